@@ -1,0 +1,3 @@
+from gmtool.cli import main
+
+main()

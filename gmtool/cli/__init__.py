@@ -1,0 +1,51 @@
+"""The gmtool command line: command groups registered in one readable block.
+
+Each group lives in its own module with its own `typer.Typer()`. Those modules import
+only typer at load time; everything heavy (rich, tomlkit, sqlite_utils, the engine) is
+imported inside the command that uses it, so `gmtool --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from gmtool import __version__
+from gmtool.cli import rules
+
+app = typer.Typer(
+    name="gmtool",
+    help="GM console and rule-configuration CLI for showhand card games.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+app.add_typer(rules.app, name="rules")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"gmtool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """GM console and rule-configuration CLI for showhand card games."""
+    if debug:
+        os.environ["GMTOOL_DEBUG"] = "1"
+
+
+def main() -> None:
+    """Console-script entry point: run the app, turning errors into one clear message."""
+    from gmtool.cli.errors import run
+
+    sys.exit(run(app))

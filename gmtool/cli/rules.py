@@ -1,0 +1,145 @@
+"""`gmtool rules`: validate, compile, show, diff, set, schema and odds of rule profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from gmtool.cli.console import Abort, console
+
+app = typer.Typer(help="Validate, compile, inspect, compare and edit rule profiles.",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+_FORMATS = ("text", "json", "github")
+
+
+@app.command()
+def validate(
+    paths: List[str] = typer.Argument(..., metavar="PATH...",
+                                      help="Profile files or folders (searched for *.toml)."),
+    output_format: str = typer.Option("text", "--format", help="text, json or github."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
+) -> None:
+    """Check profiles and report every finding with file, line, column and key path."""
+    from gmtool.cli.reporters import REPORTERS
+    from gmtool.rules.validate import validate_paths
+
+    if output_format not in REPORTERS:
+        raise Abort(f"unknown --format {output_format!r}; use one of {', '.join(_FORMATS)}")
+    report = validate_paths(paths)
+    REPORTERS[output_format](report, console)
+    raise typer.Exit(report.exit_code(strict))
+
+
+@app.command("compile")
+def compile_(
+    profile: Path = typer.Argument(..., help="The profile to compile."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write to this file."),
+) -> None:
+    """Print the canonical engine configuration with its config_id."""
+    from gmtool.rules.compile import canonical_json, compile_file
+
+    text = canonical_json(compile_file(profile)) + "\n"
+    if output is None:
+        console.raw(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        console.success(f"wrote {output}")
+
+
+@app.command()
+def show(
+    profile: Path = typer.Argument(..., help="The profile to show."),
+    tier: Optional[str] = typer.Option(None, "--tier", help="Only this tier (by id)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the compiled profile as JSON."),
+) -> None:
+    """Show the tiers as a table (like RULES Q2 / H5), time limits, policies and ladder."""
+    from gmtool.cli.render_rules import render_profile
+    from gmtool.rules.compile import compile_file
+
+    compiled = compile_file(profile)
+    if tier is not None:
+        tiers = [t for t in compiled["tiers"] if t["id"] == tier]
+        if not tiers:
+            ids = ", ".join(t["id"] for t in compiled["tiers"])
+            raise Abort(f"no tier {tier!r} in {profile} (tiers: {ids})")
+        compiled = {**compiled, "tiers": tiers}
+    if as_json:
+        console.json(compiled)
+    else:
+        render_profile(compiled, console)
+
+
+@app.command()
+def diff(
+    old: Path = typer.Argument(..., help="The profile before the change."),
+    new: Path = typer.Argument(..., help="The profile after the change."),
+    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+) -> None:
+    """Say what changes for players between two profiles, field by field."""
+    from gmtool.rules.compile import compile_file
+    from gmtool.rules.diff import diff_configs
+
+    before, after = compile_file(old), compile_file(new)
+    changes = diff_configs(before, after)
+    if as_json:
+        console.json({"old": before["config_id"], "new": after["config_id"],
+                      "changes": [change.as_json() for change in changes]})
+    elif changes:
+        console.lines(change.message for change in changes)
+    else:
+        console.line("no change for players" + (
+            "" if before["config_id"] == after["config_id"] else " (only names or metadata)"))
+
+
+@app.command("set")
+def set_(
+    profile: Path = typer.Argument(..., help="The profile to edit in place."),
+    key: str = typer.Argument(..., help="Dotted key path, tiers by id: tiers.junior.hand_cap."),
+    value: str = typer.Argument(..., help="The new value as TOML (600, true, [1, 5], \"x\")."),
+) -> None:
+    """Edit one value keeping comments and layout; refuse (exit 1) an invalid result."""
+    from gmtool.rules.edit import InvalidEdit, set_in_file
+
+    try:
+        edit = set_in_file(profile, key, value)
+    except InvalidEdit as refused:
+        for finding in refused.findings:
+            console.error(str(finding))
+        raise Abort(f"{profile} left unchanged: {refused}", code=1) from None
+    for warning in edit.warnings:
+        console.warning(str(warning))
+    console.success(f"{profile}: {key} = {edit.new!r} (was {edit.old!r})")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the profile format (committed as rules/profile.schema.json)."""
+    import json
+
+    from gmtool.rules.jsonschema import profile_json_schema
+
+    console.raw(json.dumps(profile_json_schema(), ensure_ascii=False, indent=2) + "\n")
+
+
+@app.command()
+def odds(
+    profile: Path = typer.Argument(..., help="The profile whose deck to enumerate."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+) -> None:
+    """Exact category counts by enumerating every hand of the profile's deck."""
+    from gmtool.engine.config import ranking_for
+    from gmtool.engine.odds import odds_report
+    from gmtool.rules.compile import compile_file
+
+    categories, notes = odds_report(ranking_for(compile_file(profile)))
+    total = sum(c["count"] for c in categories)
+    if as_json:
+        console.json({"hands_total": total, "categories": categories, "notes": notes})
+        return
+    console.table(f"{profile}: {total:,} hands", ["rank", "category", "count", "probability"],
+                  [(c["rank"], c["name"], f"{c['count']:,}", f"{c['probability']:.6f}")
+                   for c in categories], right_align=(0, 2, 3))
+    console.lines(f"note: {note}" for note in notes)

@@ -1,0 +1,256 @@
+"""Validation of rule profiles: every finding of PROFILE.md, all at once, with positions.
+
+`validate_text` checks one document; `validate_paths` checks files and folders. Both
+return findings instead of raising or exiting, so every caller (the CLI, `rules set`,
+tests, the store's deploy) reports them its own way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from pathlib import Path as FsPath
+from typing import Any
+
+from gmtool.rules import checks, schema
+from gmtool.rules.findings import Finding, Report
+from gmtool.rules.schema import Context, Field
+from gmtool.rules.source import Path, Position, SourceMap
+
+_TOML_ERROR_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+class ProfileFileError(OSError):
+    """A profile path that cannot be read at all (missing, a directory, no permission)."""
+
+
+def context_of(data: dict) -> Context:
+    """The game and betting style a profile declares, for applicability and defaults."""
+    profile = data.get("profile")
+    game = profile.get("game") if isinstance(profile, dict) else None
+    betting = data.get("betting")
+    style = betting.get("style") if isinstance(betting, dict) else None
+    return Context(
+        game if game in schema.GAMES else None,
+        style if style in (schema.CAPPED, schema.OWNER_ANTE) else schema.CAPPED,
+    )
+
+
+def display_path(path: Path, data: dict) -> str:
+    """A dotted key path for people: tiers by their id where it is unique."""
+    tiers = data.get("tiers") if isinstance(data, dict) else None
+    out = ""
+    for i, part in enumerate(path):
+        if isinstance(part, int):
+            tier_id = _tier_id(tiers, part) if path[:i] == ("tiers",) else None
+            out += f".{tier_id}" if tier_id else f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def _tier_id(tiers: Any, index: int) -> str | None:
+    if not isinstance(tiers, list) or index >= len(tiers) or not isinstance(tiers[index], dict):
+        return None
+    tier_id = tiers[index].get("id")
+    ids = [t.get("id") for t in tiers if isinstance(t, dict)]
+    if isinstance(tier_id, str) and re.match(schema.ID_PATTERN, tier_id) and ids.count(tier_id) == 1:
+        return tier_id
+    return None
+
+
+class Collector:
+    """Accumulates findings for one document, placing each at its key's position."""
+
+    def __init__(self, file: str, data: dict, source: SourceMap) -> None:
+        self.file = file
+        self.data = data
+        self.source = source
+        self.findings: list[Finding] = []
+
+    def add(self, path: Path, code: str, message: str, at: Position | None = None) -> None:
+        line, column = at or self.source.find(path)
+        self.findings.append(
+            Finding(self.file, line, column, display_path(path, self.data), code, message))
+
+
+def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
+    """A TOML syntax error as a finding at the line and column tomllib names."""
+    message = str(error)
+    match = _TOML_ERROR_AT.search(message)
+    line, column = (int(match.group(1)), int(match.group(2))) if match else (1, 1)
+    message = _TOML_ERROR_AT.sub("", message).strip()
+    return Finding(file, line, column, "", "toml-syntax", message)
+
+
+def validate_text(text: str, file: str = "<profile>") -> list[Finding]:
+    """Every finding for one profile text, sorted by position."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return [parse_error_finding(file, error)]
+    collector = Collector(file, data, SourceMap(text))
+    ctx = context_of(data)
+    check_structure(collector, schema.ROOT, data, (), ctx)
+    if ctx.game is not None:
+        checks.check_semantics(collector, data, ctx)
+    return sorted(collector.findings, key=lambda f: (f.line, f.column, f.code))
+
+
+def check_structure(out: Collector, spec: Field, value: Any, path: Path, ctx: Context) -> bool:
+    """Check types, ranges, choices and keys against the schema; True if the value is sound."""
+    kind_ok = _kind_matches(spec.kind, value)
+    if not kind_ok:
+        out.add(path, "wrong-type", f"expected {_kind_words(spec)}, got {_value_words(value)}")
+        return False
+    if spec.kind == "table":
+        return _check_table(out, spec, value, path, ctx)
+    if spec.kind == "array":
+        sound = _check_length(out, spec, value, path)
+        for index, item in enumerate(value):
+            sound &= check_structure(out, spec.items, item, path + (index,), ctx)
+        return sound
+    return _check_scalar(out, spec, value, path)
+
+
+def _check_table(out: Collector, spec: Field, value: dict, path: Path, ctx: Context) -> bool:
+    sound = True
+    for key, item in value.items():
+        child = spec.fields.get(key)
+        if child is None:
+            out.add(path + (key,), "unknown-key", _unknown_key_message(key, spec, path, ctx))
+            sound = False
+        elif not child.applies(ctx):
+            out.add(path + (key,), "not-applicable",
+                    f"{key!r} applies only where {child.when.text}")
+            sound = False
+        else:
+            sound &= check_structure(out, child, item, path + (key,), ctx)
+    for key, child in spec.fields.items():
+        if key in value or not child.applies(ctx) or not child.is_required(ctx):
+            continue
+        where = out.source.table_position(path) if path else None
+        out.add(path + (key,), "missing-key",
+                f"required key {key!r} is missing" + (f" from [{_dotted(path)}]" if path else ""),
+                at=where or (out.source.find(path) if path else Position(1, 1)))
+        sound = False
+    return sound
+
+
+def _check_length(out: Collector, spec: Field, value: list, path: Path) -> bool:
+    if spec.min_items is not None and len(value) < spec.min_items or \
+            spec.max_items is not None and len(value) > spec.max_items:
+        wanted = (f"exactly {spec.min_items}" if spec.min_items == spec.max_items
+                  else f"at least {spec.min_items}")
+        out.add(path, "out-of-range", f"expected {wanted} item(s), got {len(value)}")
+        return False
+    return True
+
+
+def _check_scalar(out: Collector, spec: Field, value: Any, path: Path) -> bool:
+    if spec.choices and value not in spec.choices:
+        near = difflib.get_close_matches(str(value), spec.choices, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        out.add(path, "bad-value",
+                f"{value!r} is not one of {', '.join(map(repr, spec.choices))}{hint}")
+        return False
+    if spec.pattern and not re.match(spec.pattern, value):
+        out.add(path, "bad-value", f"{value!r} must be lowercase letters, digits and dashes")
+        return False
+    if spec.kind == "integer":
+        if spec.minimum is not None and value < spec.minimum:
+            out.add(path, "out-of-range", f"{value} is below the minimum {spec.minimum}")
+            return False
+        if spec.maximum is not None and value > spec.maximum:
+            out.add(path, "out-of-range", f"{value} is above the maximum {spec.maximum}")
+            return False
+    return True
+
+
+def _kind_matches(kind: str, value: Any) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, {"string": str, "boolean": bool, "array": list, "table": dict}[kind])
+
+
+def _kind_words(spec: Field) -> str:
+    words = {"string": "a string", "integer": "an integer", "boolean": "true or false",
+             "array": "an array", "table": "a table"}
+    return words[spec.kind]
+
+
+def _value_words(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    name = {str: "string", int: "integer", float: "float", list: "array", dict: "table"}.get(
+        type(value), type(value).__name__)
+    shown = "" if isinstance(value, (list, dict)) else f" {value!r}"
+    return f"{name}{shown}"
+
+
+def _dotted(path: Path) -> str:
+    return ".".join(str(p) for p in path if not isinstance(p, int))
+
+
+def _unknown_key_message(key: str, spec: Field, path: Path, ctx: Context) -> str:
+    where = f"[{_dotted(path)}]" if path else "the top level"
+    message = f"unknown key {key!r} in {where}"
+    near = difflib.get_close_matches(key, list(spec.fields), n=1, cutoff=0.6)
+    if near:
+        return f"{message}; did you mean {near[0]!r}?"
+    elsewhere = [name for name, _ in schema.walk() if name.rsplit(".", 1)[-1] == key]
+    if elsewhere:
+        return f"{message}; it belongs in {elsewhere[0].replace('[]', '')!r}"
+    return message
+
+
+def profile_files(paths: list[str]) -> list[FsPath]:
+    """Profile files under the given files and folders (scenario files are left out)."""
+    found: list[FsPath] = []
+    for name in paths:
+        path = FsPath(name)
+        if path.is_dir():
+            found.extend(p for p in sorted(path.rglob("*.toml")) if not is_scenario(p))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ProfileFileError(f"no such file or folder: {name}")
+    return found
+
+
+def is_scenario(path: FsPath) -> bool:
+    """A scenario names its profile with a top-level string `profile = "..."`."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return False
+    return isinstance(data.get("profile"), str)
+
+
+def read_profile_bytes(path: FsPath) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise ProfileFileError(f"{path}: {error.strerror or error}") from None
+
+
+def validate_bytes(raw: bytes, file: str) -> list[Finding]:
+    """Like validate_text, for raw file contents: bytes that are not UTF-8 are a finding."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        return [Finding(file, line, column, "", "toml-syntax",
+                        f"not UTF-8 text: byte 0x{raw[error.start]:02x} cannot be decoded")]
+    return validate_text(text, file)
+
+
+def validate_paths(paths: list[str]) -> Report:
+    """Validate every profile under `paths`; raises ProfileFileError for unreadable input."""
+    files = profile_files(paths)
+    findings: list[Finding] = []
+    for path in files:
+        findings.extend(validate_bytes(read_profile_bytes(path), str(path)))
+    return Report(len(files), findings)
