@@ -8,15 +8,16 @@ imported inside the command that uses it, so `gmtool --help` stays fast.
 from __future__ import annotations
 
 import os
-import sys
 
 import typer
 
 from gmtool import __version__
 from gmtool.cli import rules
+from gmtool.cli.errors import GmtoolGroup
 
 app = typer.Typer(
     name="gmtool",
+    cls=GmtoolGroup,
     help="GM console and rule-configuration CLI for showhand card games.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -45,7 +46,5 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point: run the app, turning errors into one clear message."""
-    from gmtool.cli.errors import run
-
-    sys.exit(run(app))
+    """Console-script entry point."""
+    app()

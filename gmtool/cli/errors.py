@@ -1,7 +1,9 @@
 """Where errors become user messages: the single place an exception is turned into text.
 
-Bad input of any kind ends with one line on stderr and exit code 2 (usage or
+Bad input of any kind ends with one message on stderr and exit code 2 (usage or
 environment) or 1 (a finding); a traceback appears only with --debug or GMTOOL_DEBUG=1.
+The conversion sits in the root command group, so the console script and tests that
+invoke the app directly (typer's CliRunner) behave the same.
 """
 
 from __future__ import annotations
@@ -9,38 +11,23 @@ from __future__ import annotations
 import os
 
 import typer
+from typer.core import TyperGroup
 
 from gmtool.cli.console import Abort, console
 
-# Domain errors that mean "the environment or the input is wrong" (exit 2), by class name,
-# so this module need not import the layers that define them.
+# Domain errors by class name, so this module need not import the layers defining them.
 _USAGE_ERRORS = {"ProfileFileError", "DeckSpecError", "CardError", "KeyPathError",
                  "ScenarioError", "StoreError"}
 _FINDING_ERRORS = {"InvalidProfile", "IllegalAction"}
 
 
-def run(app: typer.Typer) -> int:
-    """Run the app; click reports usage errors itself (exit 2), the rest is reported here."""
-    try:
-        app()
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
-    except Abort as error:
+def exit_code_for(error: Exception) -> int:
+    """Print the one message for `error` and return its exit code."""
+    if isinstance(error, Abort):
         if error.message:
             console.error(error.message)
         return error.code
-    except KeyboardInterrupt:
-        console.error("interrupted")
-        return 130
-    except Exception as error:  # noqa: BLE001 - the one place errors become messages
-        return _report(error)
-    return 0
-
-
-def _report(error: Exception) -> int:
     name = type(error).__name__
-    if os.environ.get("GMTOOL_DEBUG") == "1":
-        raise error
     if name in _FINDING_ERRORS:
         console.error(str(error))
         return 1
@@ -49,3 +36,20 @@ def _report(error: Exception) -> int:
         return 2
     console.error(f"internal error: {name}: {error} (rerun with --debug for the traceback)")
     return 2
+
+
+class GmtoolGroup(TyperGroup):
+    """The root group: runs the command and turns our exceptions into exit codes."""
+
+    def invoke(self, ctx):  # noqa: ANN001 - click's signature
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            console.error("interrupted")
+            raise typer.Exit(130) from None
+        except Exception as error:  # noqa: BLE001 - the one place errors become messages
+            if type(error).__module__.split(".")[0] in ("typer", "click"):
+                raise  # usage errors and exits: click reports them itself (exit 2)
+            if os.environ.get("GMTOOL_DEBUG") == "1":
+                raise
+            raise typer.Exit(exit_code_for(error)) from None

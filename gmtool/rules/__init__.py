@@ -1,0 +1,1 @@
+"""Rule profiles: the format, validation with source positions, compilation, diff, edits."""

@@ -1,0 +1,69 @@
+"""The layers of DESIGN.md, enforced: a lower layer never imports a higher one.
+
+engine (pure rules) <- rules (profiles) <- store <- house / audit <- cli. The engine
+imports no I/O, clock or global randomness at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gmtool"
+
+# For each layer: the gmtool packages and third-party modules it may import.
+ALLOWED = {
+    "rules": ({"rules"}, {"tomlkit"}),
+    "engine": ({"engine"}, set()),
+    "store": ({"store", "engine", "rules"}, {"sqlite_utils"}),
+    "house": ({"house", "store", "engine", "rules"}, set()),
+    "audit": ({"audit", "store", "engine", "rules"}, set()),
+    "cli": ({"cli", "rules", "engine", "store", "house", "audit"}, {"typer", "rich", "click"}),
+}
+ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
+                           "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def _layer_modules():
+    for layer in ALLOWED:
+        folder = PACKAGE / layer
+        if folder.is_dir():
+            for path in sorted(folder.rglob("*.py")):
+                yield layer, path
+
+
+@pytest.mark.parametrize("layer, path", list(_layer_modules()),
+                         ids=lambda v: v if isinstance(v, str) else v.name)
+def test_layer_imports_only_what_design_allows(layer: str, path: Path) -> None:
+    """DESIGN.md: the layering may not be refined; a lower layer never imports a higher one."""
+    own, third_party = ALLOWED[layer]
+    for line, module in _imports(path):
+        top = module.split(".")[0]
+        where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
+        if top == "gmtool":
+            parts = module.split(".")
+            assert len(parts) == 1 or parts[1] in own or parts[1] == "__init__", where
+        elif top in sys.stdlib_module_names or top == "__future__":
+            if layer == "engine":
+                assert top not in ENGINE_FORBIDDEN_STDLIB, where + " (the engine must stay pure)"
+        else:
+            assert top in third_party, where
+
+
+def test_every_layer_package_exists_that_this_stage_needs() -> None:
+    for layer in ("rules", "engine", "cli"):
+        assert (PACKAGE / layer / "__init__.py").is_file(), layer

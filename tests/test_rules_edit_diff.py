@@ -1,0 +1,140 @@
+"""`rules set` (safe edits keeping comments), `rules diff` (player words) and `rules schema`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gmtool.cli import app
+from gmtool.rules.compile import compile_file
+
+RULES = Path(__file__).resolve().parent.parent / "rules"
+runner = CliRunner()
+
+
+@pytest.fixture
+def qq(tmp_path: Path) -> Path:
+    copy = tmp_path / "qq.toml"
+    shutil.copy(RULES / "qq-showhand.toml", copy)
+    return copy
+
+
+def test_set_edits_one_value_and_keeps_comments_and_layout(qq: Path) -> None:
+    before = qq.read_text(encoding="utf-8")
+    result = runner.invoke(app, ["rules", "set", str(qq), "tiers.junior.street_caps",
+                                 "[200, 600, 1000, 1000]"])
+    assert result.exit_code == 0, result.output
+    after = qq.read_text(encoding="utf-8")
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    assert changed == [("street_caps = [200, 500, 1000, 1000] # Q1: 本轮最大注 for streets 2, 3, 4, 5",
+                        "street_caps = [200, 600, 1000, 1000] # Q1: 本轮最大注 for streets 2, 3, 4, 5")]
+    assert len(before.splitlines()) == len(after.splitlines())
+
+
+def test_set_reports_a_seed_ratio_warning_but_writes(qq: Path) -> None:
+    result = runner.invoke(app, ["rules", "set", str(qq), "tiers.junior.street_caps",
+                                 "[200, 600, 1000, 1000]"])
+    assert "seed-ratio" in result.output
+
+
+@pytest.mark.parametrize("key, value, code", [
+    ("tiers.junior.min_holding", "900", "min-holding"),
+    ("tiers.junior.street_caps", "[200, 100, 1000, 1000]", "caps-decrease"),
+    ("tiers.junior.hand_cap", '"lots"', "wrong-type"),
+    ("table.seats", "6", "deck-too-small"),
+    ("timeouts.actoin_s", "20", "unknown-key"),
+])
+def test_set_refuses_an_invalid_result_and_leaves_the_file_unchanged(
+        qq: Path, key: str, value: str, code: str) -> None:
+    before = qq.read_bytes()
+    result = runner.invoke(app, ["rules", "set", str(qq), key, value])
+    assert result.exit_code == 1
+    assert code in result.output
+    assert "left unchanged" in result.output
+    assert qq.read_bytes() == before
+    assert not list(qq.parent.glob(".qq.toml.*")), "no temporary file is left behind"
+
+
+def test_set_addresses_tiers_by_id_and_by_index(qq: Path) -> None:
+    assert runner.invoke(app, ["rules", "set", str(qq), "tiers[4].title", '"大师"']).exit_code == 0
+    assert runner.invoke(app, ["rules", "set", str(qq), "tiers.senior.title", "资深"]).exit_code == 0
+    titles = {t["id"]: t["title"] for t in compile_file(qq)["tiers"]}
+    assert titles["expert"] == "大师" and titles["senior"] == "资深"
+
+
+def test_set_adds_a_key_the_file_leaves_to_its_default(qq: Path) -> None:
+    result = runner.invoke(app, ["rules", "set", str(qq), "tiers.middle.enabled", "false"])
+    assert result.exit_code == 0, result.output
+    middle = next(t for t in compile_file(qq)["tiers"] if t["id"] == "middle")
+    assert middle["enabled"] is False
+
+
+@pytest.mark.parametrize("key", ["tiers.nobody.ante", "tiers..ante", "timeouts.action_s.x"])
+def test_set_with_a_key_that_names_nothing_is_a_usage_error(qq: Path, key: str) -> None:
+    before = qq.read_bytes()
+    result = runner.invoke(app, ["rules", "set", str(qq), key, "1"])
+    assert result.exit_code == 2, result.output
+    assert qq.read_bytes() == before
+
+
+def test_set_on_broken_toml_is_refused(qq: Path) -> None:
+    qq.write_text(qq.read_text(encoding="utf-8") + "\n[oops\n", encoding="utf-8")
+    before = qq.read_bytes()
+    result = runner.invoke(app, ["rules", "set", str(qq), "table.seats", "3"])
+    assert result.exit_code == 1 and "toml-syntax" in result.output
+    assert qq.read_bytes() == before
+
+
+def test_diff_speaks_in_player_words(qq: Path) -> None:
+    runner.invoke(app, ["rules", "set", str(qq), "tiers.junior.street_caps", "[200, 600, 1000, 1000]"])
+    runner.invoke(app, ["rules", "set", str(qq), "timeouts.action_s", "20"])
+    runner.invoke(app, ["rules", "set", str(qq), "tiers.expert.enabled", "false"])
+    result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq)])
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "junior: street-3 cap 500 -> 600 (+20%)",
+        "expert: room closes",
+        "time to act: 15 s -> 20 s (+33%)",
+    ]
+
+
+def test_diff_json_lists_changes_with_raw_values(qq: Path) -> None:
+    runner.invoke(app, ["rules", "set", str(qq), "betting.escape_policy", '"fold"'])
+    result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq), "--json"])
+    payload = json.loads(result.output)
+    assert payload["old"] != payload["new"]
+    assert payload["changes"] == [{
+        "path": "betting.escape_policy", "old": "forfeit_to_banker", "new": "fold",
+        "message": "escape policy: the escapee pays the whole pot to the banker -> "
+                   "the escapee is folded and forfeits their stake"}]
+
+
+def test_diff_of_tier_added_and_removed(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"),
+                                 str(RULES / "straight-flush.toml")])
+    lines = result.output.splitlines()
+    assert "normal: new room '普通场'" in lines
+    assert "training: room '训练场' removed" in lines
+    assert "junior: room closes" in lines
+
+
+def test_diff_of_identical_profiles() -> None:
+    path = str(RULES / "qq-showhand.toml")
+    result = runner.invoke(app, ["rules", "diff", path, path])
+    assert result.exit_code == 0 and result.output == "no change for players\n"
+
+
+def test_committed_schema_equals_the_command_output() -> None:
+    """rules/profile.schema.json is what `gmtool rules schema` prints (regenerate it if not)."""
+    result = runner.invoke(app, ["rules", "schema"])
+    assert result.exit_code == 0
+    assert (RULES / "profile.schema.json").read_text(encoding="utf-8") == result.output
+
+
+def test_every_shipped_profile_points_at_the_schema() -> None:
+    for path in RULES.glob("*.toml"):
+        assert path.read_text(encoding="utf-8").startswith("#:schema ./profile.schema.json\n")
