@@ -12,7 +12,7 @@ import os
 import typer
 
 from gmtool import __version__
-from gmtool.cli import rules
+from gmtool.cli import hands, rules
 from gmtool.cli.errors import GmtoolGroup
 
 app = typer.Typer(
@@ -26,6 +26,7 @@ app = typer.Typer(
 )
 
 app.add_typer(rules.app, name="rules")
+app.add_typer(hands.app, name="hands")
 
 
 def _show_version(value: bool) -> None:

@@ -124,6 +124,32 @@ def schema() -> None:
     console.raw(json.dumps(profile_json_schema(), ensure_ascii=False, indent=2) + "\n")
 
 
+@app.command("test")
+def test_(
+    paths: List[str] = typer.Argument(..., metavar="PATH...",
+                                      help="Scenario files or folders (searched for *.toml)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+) -> None:
+    """Run every scenario under PATH...; exit 1 if any expectation is unmet."""
+    from gmtool.sandbox.suite import run_scenarios
+
+    results = run_scenarios(paths)
+    failed = [r for r in results if not r.passed]
+    if as_json:
+        console.json({"scenarios": len(results), "failed": len(failed),
+                      "results": [{"file": str(r.path), "passed": r.passed,
+                                   "rules": list(r.rules), "failures": list(r.failures)}
+                                  for r in results]})
+    else:
+        for result in results:
+            console.line(f"{'PASS' if result.passed else 'FAIL'} {result.path}")
+            console.lines(f"     {failure}" for failure in result.failures)
+        console.line(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    if not results:
+        raise Abort("no scenario files found under " + " ".join(paths))
+    raise typer.Exit(1 if failed else 0)
+
+
 @app.command()
 def odds(
     profile: Path = typer.Argument(..., help="The profile whose deck to enumerate."),

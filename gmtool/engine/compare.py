@@ -1,0 +1,36 @@
+"""Comparing hands for support staff: who wins and why, in words (RULES S3, S6, H9)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from gmtool.engine.cards import CardError
+from gmtool.engine.config import deck_for, ranking_for
+
+
+def compare_hands(config: Mapping, hands: Sequence[str]) -> dict:
+    """{"winner": INDEX or None on a tie, "hands": [{"cards", "category", "explanation"}]}."""
+    deck = deck_for(config)
+    size = 3 if config["game"] == "three-card" else 5
+    parsed = [deck.parse_cards(text) for text in hands]
+    seen: dict = {}
+    for index, cards in enumerate(parsed):
+        if len(cards) != size:
+            raise CardError(f"hand {index + 1} has {len(cards)} cards; a {config['game']} "
+                            f"hand has {size}")
+        for card in cards:
+            if card in seen:
+                raise CardError(f"{card} appears in hand {seen[card] + 1} and hand {index + 1}")
+            seen[card] = index
+    ranking = ranking_for(config)
+    keys = [ranking.key(cards) for cards in parsed]
+    best = max(keys)
+    winners = [i for i, key in enumerate(keys) if key == best]
+    order = sorted(range(len(parsed)), key=lambda i: keys[i], reverse=True)
+    runner_up = order[1]
+    out = []
+    for index, cards in enumerate(parsed):
+        other = runner_up if index == order[0] else order[0]
+        out.append({"cards": deck.format(cards), "category": ranking.category(cards),
+                    "explanation": ranking.explain(cards, parsed[other])})
+    return {"winner": winners[0] if len(winners) == 1 else None, "hands": out}

@@ -1,0 +1,115 @@
+"""Provably fair dealing: a deck order derived from a secret seed, committed in advance.
+
+The host draws a secret seed per hand and stores ``commitment(seed)`` when the hand
+starts; it reveals the seed when the hand ends. Anyone can then recompute the deck
+order from the seed, check that it hashes to the commitment, and compare it with the
+cards that were dealt (DESIGN "Engine contract"). The algorithm is fixed and named
+``ALGORITHM``; a new algorithm gets a new name, never a silent change.
+
+Algorithm "hmac-sha256-fy-v1", exactly:
+
+1. Commitment: ``sha256(seed)`` as 64 lowercase hex digits.
+2. Byte stream: block ``i`` (i = 0, 1, 2, ...) is ``HMAC-SHA256(key=seed, msg=i)``
+   with ``i`` as 8 bytes big-endian; the stream is block 0, block 1, ... concatenated.
+3. Draw: read the next 4 bytes of the stream as an unsigned big-endian integer ``x``.
+   To draw uniformly from ``0..bound-1``: let ``limit = 2**32 - (2**32 % bound)``; if
+   ``x < limit`` the result is ``x % bound``, otherwise discard ``x`` and draw again
+   (rejection sampling, so there is no modulo bias).
+4. Shuffle (Fisher-Yates, Durstenfeld): start from the cards in canonical deck order
+   (rank ascending, then suit in the profile's listed order: 8S 8H 8C 8D 9S ...); for
+   ``i`` from ``n-1`` down to ``1``: draw ``j`` from ``0..i`` (bound ``i+1``) and swap
+   positions ``i`` and ``j``. Position 0 of the result is the first card dealt.
+
+Re-deriving in a few lines of any language::
+
+    stream = b"".join(hmac(seed, i.to_bytes(8, "big"), sha256) for i in count())
+    for i in range(n - 1, 0, -1):
+        j = draw(i + 1)            # 4 bytes, rejection as in step 3
+        cards[i], cards[j] = cards[j], cards[i]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+ALGORITHM = "hmac-sha256-fy-v1"
+_DRAW_BYTES = 4
+_DRAW_SPAN = 1 << (8 * _DRAW_BYTES)
+
+T = TypeVar("T")
+
+
+class SeedError(ValueError):
+    """A seed the deck cannot be derived from (empty or not bytes)."""
+
+
+def commitment(seed: bytes) -> str:
+    """The public commitment to a seed: sha256(seed) as lowercase hex."""
+    return hashlib.sha256(_checked(seed)).hexdigest()
+
+
+def shuffle(cards: Sequence[T], seed: bytes) -> tuple[T, ...]:
+    """The deck order that ``seed`` determines (algorithm in the module docstring).
+
+    ``cards`` must be in canonical order; the same seed always gives the same order.
+    """
+    order = list(cards)
+    stream = _WordStream(_checked(seed))
+    for i in range(len(order) - 1, 0, -1):
+        j = uniform_below(i + 1, stream.next_word)
+        order[i], order[j] = order[j], order[i]
+    return tuple(order)
+
+
+def verify(seed: bytes, commitment_hex: str, cards: Sequence[T], dealt_order: Sequence[T]) -> bool:
+    """True when ``seed`` matches the commitment and the dealt cards follow from it.
+
+    ``dealt_order`` lists cards in the order they left the deck; a prefix of the full
+    order is enough, since a hand that ends early deals only part of the deck.
+    """
+    if not isinstance(seed, bytes | bytearray) or not seed or not isinstance(commitment_hex, str):
+        return False
+    if not hmac.compare_digest(commitment(seed).encode(), commitment_hex.strip().lower().encode()):
+        return False
+    dealt = tuple(dealt_order)
+    return shuffle(cards, seed)[: len(dealt)] == dealt if len(dealt) <= len(cards) else False
+
+
+def uniform_below(bound: int, next_word: Callable[[], int]) -> int:
+    """A uniform integer in ``0..bound-1`` from 32-bit words, by rejection (step 3)."""
+    if not 0 < bound <= _DRAW_SPAN:
+        raise ValueError(f"bound must be in 1..2**32, got {bound}")
+    limit = _DRAW_SPAN - _DRAW_SPAN % bound
+    while True:
+        word = next_word()
+        if word < limit:
+            return word % bound
+
+
+class _WordStream:
+    """32-bit words of the seed's HMAC-SHA256 byte stream, in order (step 2)."""
+
+    __slots__ = ("_seed", "_counter", "_block", "_offset")
+
+    def __init__(self, seed: bytes) -> None:
+        self._seed, self._counter, self._block, self._offset = seed, 0, b"", 0
+
+    def next_word(self) -> int:
+        offset = self._offset
+        if offset + _DRAW_BYTES > len(self._block):  # a 32-byte block holds exactly 8 words
+            self._block = hmac.digest(self._seed, self._counter.to_bytes(8, "big"), "sha256")
+            self._counter += 1
+            offset = 0
+        self._offset = offset + _DRAW_BYTES
+        return int.from_bytes(self._block[offset:offset + _DRAW_BYTES], "big")
+
+
+def _checked(seed: bytes) -> bytes:
+    if not isinstance(seed, bytes | bytearray):
+        raise SeedError(f"a seed is bytes, not {type(seed).__name__}")
+    if not seed:
+        raise SeedError("a seed must not be empty: an empty seed is public knowledge")
+    return bytes(seed)

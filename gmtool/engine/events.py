@@ -1,0 +1,121 @@
+"""Events and actions: the hand's log and the inputs that produce it.
+
+Every change of a hand yields frozen `Event` records; the list of them is the hand's
+log. An event that carries no `cause` is an *input* (a player's action, or time and
+connection news from the host) and can be turned back into the `Action` that made it,
+so replay is: start the same hand, apply the inputs again, compare the events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+STUD5_VERBS = ("bet", "raise", "call", "check", "fold", "allin")
+THREE_CARD_VERBS = ("follow", "look", "buy", "open", "pass")
+HOST_VERBS = ("timeout", "disconnect", "reconnect", "wait", "escape", "kick")
+TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
+INPUT_TYPES = frozenset(STUD5_VERBS + THREE_CARD_VERBS + HOST_VERBS)
+_VERBS = INPUT_TYPES | frozenset(TABLE_VERBS)
+_WITH_AMOUNT = frozenset({"bet", "raise", "follow"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened in a hand, as JSON-ready fields."""
+
+    type: str
+    fields: Mapping[str, Any]
+
+    def as_json(self) -> dict:
+        return {"type": self.type, **self.fields}
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> Event:
+        fields = dict(value)
+        return cls(fields.pop("type"), fields)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+
+def event(type_: str, **fields: Any) -> Event:
+    return Event(type_, fields)
+
+
+class ActionSyntaxError(ValueError):
+    """An action line that cannot be read ("ann bet", "ann dance")."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One input to a hand: `player verb [amount | target | seconds]`."""
+
+    verb: str
+    player: str | None = None
+    amount: int | None = None
+    target: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Action:
+        """Read a scenario line: "ann bet 100", "bob buy carl", "wait 30", "kick bob"."""
+        words = text.split()
+        if not words:
+            raise ActionSyntaxError("empty action")
+        if words[0] == "wait":
+            return cls("wait", amount=_number(words, 1, text))
+        if words[0] == "kick" and len(words) >= 2:
+            return cls("kick", words[1], reason=" ".join(words[2:]) or None)
+        if len(words) < 2 or words[1] not in _VERBS:
+            raise ActionSyntaxError(f"{text!r}: expected 'PLAYER VERB [N]' with VERB one of "
+                                    f"{', '.join(sorted(_VERBS))}")
+        player, verb = words[0], words[1]
+        if verb in _WITH_AMOUNT:
+            return cls(verb, player, amount=_number(words, 2, text))
+        if verb == "ante" and len(words) == 3 and words[2] in ("max", "clear"):
+            return cls(verb, player, target=words[2])
+        if verb in ("ante", "join"):
+            return cls(verb, player, amount=_number(words, 2, text))
+        if verb == "buy":
+            if len(words) != 3:
+                raise ActionSyntaxError(f"{text!r}: expected 'PLAYER buy TARGET'")
+            return cls(verb, player, target=words[2])
+        if len(words) != 2:
+            raise ActionSyntaxError(f"{text!r}: {verb!r} takes no argument")
+        return cls(verb, player)
+
+    def as_fields(self) -> dict:
+        fields = {"player": self.player, "amount": self.amount, "target": self.target,
+                  "reason": self.reason}
+        return {k: v for k, v in fields.items() if v is not None}
+
+    @classmethod
+    def from_event(cls, recorded: Event) -> Action | None:
+        """The input that produced `recorded`, or None for a derived event."""
+        if recorded.type not in INPUT_TYPES or "cause" in recorded.fields:
+            return None
+        f = recorded.fields
+        return cls(recorded.type, f.get("player"), f.get("amount") if recorded.type in
+                   _WITH_AMOUNT | {"wait"} else None, f.get("target"), f.get("reason"))
+
+    def __str__(self) -> str:
+        parts = [self.player or "", self.verb] if self.verb != "wait" else ["wait"]
+        parts += [str(v) for v in (self.amount, self.target, self.reason) if v is not None]
+        return " ".join(p for p in parts if p)
+
+
+def _number(words: list[str], index: int, text: str) -> int:
+    try:
+        value = int(words[index])
+    except (IndexError, ValueError):
+        raise ActionSyntaxError(f"{text!r}: expected a whole number after {words[index - 1]!r}") \
+            from None
+    if len(words) > index + 1:
+        raise ActionSyntaxError(f"{text!r}: unexpected {' '.join(words[index + 1:])!r}")
+    return value
+
+
+def inputs_of(events: list[Event]) -> list[Action]:
+    """The actions that, applied to the same starting hand, reproduce `events`."""
+    return [action for action in map(Action.from_event, events) if action is not None]

@@ -1,0 +1,299 @@
+"""What every hand shares, whatever the game: seats, turns, time, connections, escapes.
+
+A hand is a pure function of (compiled config, seats with coins, cards, actions). Each
+input goes through `apply`, which checks it completely (raising `IllegalAction` naming
+the rule, with nothing changed) before it changes anything, and returns the events it
+caused. Time is an input too: the host sends `wait N` (N seconds passed) or `timeout`,
+and connection news as `disconnect` / `reconnect`; the engine never reads a clock.
+
+Time rules (RULES S17, S18, G1): the player to act has `action_s` seconds; past them the
+system folds (passes) for them. When the player to act is disconnected, their action
+clock pauses and the reconnect window (`reconnect_min` minutes) runs instead; a player
+who is not to act is not waited for. When the window runs out, the player has escaped
+(S19). Time past the moment a clock runs out is not carried to the next player: the
+host sends time in small steps, and each turn starts with a fresh clock.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Protocol, Sequence
+
+from gmtool.engine.cards import Card
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action, Event, event
+from gmtool.engine.settlement import Result, Settlement
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A player sitting down for a hand, with the coins they hold at its start."""
+
+    name: str
+    coins: int
+
+
+@dataclass(frozen=True, slots=True)
+class Legal:
+    """One action the player to act may take, with the bounds of its amount."""
+
+    verb: str
+    min_amount: int | None = None
+    max_amount: int | None = None
+    step: int = 1
+    targets: tuple[str, ...] = ()
+
+    def as_json(self) -> dict:
+        out = {"verb": self.verb}
+        if self.min_amount is not None:
+            out.update(min=self.min_amount, max=self.max_amount, step=self.step)
+        if self.targets:
+            out["targets"] = list(self.targets)
+        return out
+
+
+@dataclass(slots=True)
+class PlayerState:
+    """A seated player's state within one hand."""
+
+    name: str
+    coins: int  # at the start of the hand (for training rooms: the virtual stack)
+    total: int = 0  # chips put into the pot this hand
+    cards: list[Card] = field(default_factory=list)
+    folded: bool = False
+    connected: bool = True
+    escaped: bool = False
+    acted: bool = False
+    raises: int = 0
+    result: Result | None = None
+    action_elapsed: int = 0
+    window_elapsed: int = 0
+
+
+class CardSource(Protocol):
+    def draw(self, player: str) -> Card: ...
+
+
+class DeckSource:
+    """Cards from a shuffled deck, in dealing order."""
+
+    def __init__(self, cards: Sequence[Card]) -> None:
+        self._cards = list(cards)
+        self._next = 0
+
+    def draw(self, player: str) -> Card:
+        if self._next >= len(self._cards):
+            raise SetupError("S1", "the deck ran out of cards")
+        card = self._cards[self._next]
+        self._next += 1
+        return card
+
+
+class FixedSource:
+    """Cards given per player, in the order each receives them (scenarios, disputes)."""
+
+    def __init__(self, cards: Mapping[str, Sequence[Card]]) -> None:
+        self._cards = {player: list(hand) for player, hand in cards.items()}
+        seen: set[Card] = set()
+        for player, hand in self._cards.items():
+            for card in hand:
+                if card in seen:
+                    raise SetupError("S1", f"card {card} is dealt twice ({player})")
+                seen.add(card)
+
+    def draw(self, player: str) -> Card:
+        hand = self._cards.get(player)
+        if not hand:
+            raise SetupError("S10", f"no card left to deal to {player}")
+        return hand.pop(0)
+
+
+class Hand(ABC):
+    """The shared machinery of a hand; games add their betting and showdown."""
+
+    game = ""
+
+    def __init__(self, config: Mapping, seats: Sequence[Seat], source: CardSource) -> None:
+        self.config = config
+        self.timeouts = config["timeouts"]
+        self.escape_policy = config["betting"]["escape_policy"]
+        names = [seat.name for seat in seats]
+        if len(set(names)) != len(names):
+            raise SetupError("S8", f"a player is seated twice: {names}")
+        if not 2 <= len(seats) <= config["table"]["seats"]:
+            raise SetupError("S8" if self.game == "stud5" else "H1",
+                             f"{len(seats)} players; a table seats 2 to {config['table']['seats']}")
+        self.order = names  # counterclockwise seat order
+        self.players = {seat.name: PlayerState(seat.name, seat.coins) for seat in seats}
+        self.source = source
+        self.events: list[Event] = []
+        self.to_act: str | None = None
+        self.settlement: Settlement | None = None
+
+    # -- queries ----------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.settlement is not None
+
+    @property
+    def pot(self) -> int:
+        return sum(p.total for p in self.players.values())
+
+    def live(self) -> list[PlayerState]:
+        """Players still in the hand, in seat order."""
+        return [self.players[name] for name in self.order if not self.players[name].folded]
+
+    def next_live(self, name: str) -> str:
+        """The next player counterclockwise from `name` who has not folded."""
+        index = self.order.index(name)
+        for step in range(1, len(self.order) + 1):
+            candidate = self.order[(index + step) % len(self.order)]
+            if not self.players[candidate].folded:
+                return candidate
+        return name
+
+    def from_player(self, name: str) -> list[str]:
+        """Live players counterclockwise starting at `name`."""
+        index = self.order.index(name)
+        turn = self.order[index:] + self.order[:index]
+        return [p for p in turn if not self.players[p].folded]
+
+    @abstractmethod
+    def legal_actions(self) -> list[Legal]:
+        """What the player to act may do now, with amount bounds."""
+
+    # -- input ------------------------------------------------------------------
+
+    def apply(self, action: Action) -> list[Event]:
+        """Check `action` completely, then perform it; returns the events it caused."""
+        if self.is_over:
+            raise IllegalAction("S20", action.player, "the hand is already over")
+        handler = getattr(self, f"_do_{action.verb}", None)
+        if handler is None:
+            raise IllegalAction("S13", action.player, f"{action.verb!r} is not an action of "
+                                f"{self.game}")
+        if action.player is not None and action.player not in self.players:
+            raise IllegalAction("S8", action.player, "is not seated at this table")
+        verify = getattr(self, f"verify_{action.verb}")
+        verify(action)
+        start = len(self.events)
+        handler(action)
+        return self.events[start:]
+
+    def can(self, action: Action) -> bool:
+        """Whether `action` would be accepted now (for menus and bots)."""
+        try:
+            if self.is_over:
+                return False
+            getattr(self, f"verify_{action.verb}")(action)
+        except (IllegalAction, AttributeError):
+            return False
+        return True
+
+    def emit(self, type_: str, **fields) -> None:
+        self.events.append(event(type_, **fields))
+
+    def _require_turn(self, action: Action, rule: str = "S12") -> PlayerState:
+        if action.player != self.to_act:
+            raise IllegalAction(rule, action.player, f"it is {self.to_act}'s turn, not theirs")
+        return self.players[action.player]
+
+    def _require_live(self, action: Action, rule: str) -> PlayerState:
+        player = self.players[action.player]
+        if player.folded:
+            raise IllegalAction(rule, action.player, "has already left this hand")
+        return player
+
+    # -- time and connections (S17, S18) -----------------------------------------
+
+    def verify_wait(self, action: Action) -> None:
+        if action.amount is None or action.amount < 0:
+            raise IllegalAction("G1", None, "time only moves forward (wait SECONDS >= 0)")
+
+    def _do_wait(self, action: Action) -> None:
+        self.emit("wait", amount=action.amount)
+        if self.to_act is None:
+            return
+        player = self.players[self.to_act]
+        if player.connected:
+            player.action_elapsed += action.amount
+            if player.action_elapsed >= self.timeouts["action_s"]:
+                self.emit("timeout", player=player.name, cause="clock", rule="S17")
+                self._timeout_fold(player)
+        else:
+            player.window_elapsed += action.amount
+            if player.window_elapsed >= self.timeouts["reconnect_min"] * 60:
+                self.emit("window_expired", player=player.name, cause="clock", rule="S18")
+                self._escape(player, Result.DISCONNECT, "reconnect_window")
+
+    def verify_timeout(self, action: Action) -> None:
+        player = self._require_turn(action, "S17")
+        if not player.connected:
+            raise IllegalAction("S18", action.player, "is disconnected: the action clock is "
+                                "paused while the reconnect window runs")
+
+    def _do_timeout(self, action: Action) -> None:
+        self.emit("timeout", player=action.player, rule="S17")
+        self._timeout_fold(self.players[action.player])
+
+    def verify_disconnect(self, action: Action) -> None:
+        player = self._require_live(action, "S18")
+        if not player.connected:
+            raise IllegalAction("S18", action.player, "is already disconnected")
+
+    def _do_disconnect(self, action: Action) -> None:
+        player = self.players[action.player]
+        player.connected = False
+        self.emit("disconnect", player=player.name)
+
+    def verify_reconnect(self, action: Action) -> None:
+        if self.players[action.player].connected:
+            raise IllegalAction("S18", action.player, "is not disconnected")
+
+    def _do_reconnect(self, action: Action) -> None:
+        player = self.players[action.player]
+        player.connected = True
+        self.emit("reconnect", player=player.name, waited_s=player.window_elapsed)
+
+    def verify_escape(self, action: Action) -> None:
+        self._require_live(action, "S19")
+
+    def _do_escape(self, action: Action) -> None:
+        self.emit("escape", player=action.player, rule="S19")
+        self._escape(self.players[action.player], Result.ESCAPE, "left")
+
+    def verify_kick(self, action: Action) -> None:
+        self._require_live(action, "G2")
+
+    def _do_kick(self, action: Action) -> None:
+        fields = {"player": action.player, "rule": "G2"}
+        if action.reason:
+            fields["reason"] = action.reason
+        self.emit("kick", **fields)
+        self._escape(self.players[action.player], Result.ESCAPE, "kick")
+
+    def _start_turn(self, name: str | None) -> None:
+        self.to_act = name
+        if name is not None:
+            self.players[name].action_elapsed = 0
+            self.players[name].window_elapsed = 0
+
+    # -- hooks each game implements -----------------------------------------------
+
+    @abstractmethod
+    def _timeout_fold(self, player: PlayerState) -> None:
+        """The system's answer to a timeout (S17): stud5 folds, three-card passes."""
+
+    @abstractmethod
+    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
+        """An escape under the profile's policy (S19)."""
+
+    # -- shared endings ------------------------------------------------------------
+
+    def _settle(self, settlement: Settlement, extra: Iterable[Event] = ()) -> None:
+        self.to_act = None
+        self.settlement = settlement
+        self.emit("settlement", **settlement.as_json())
+        self.events.extend(extra)

@@ -1,0 +1,279 @@
+"""Seed 000's owner-ante table: owner, ante, agreement, start, continue (RULES L1-L8, L13, L14).
+
+The table wraps hands: players join, the first is the owner (L1), the owner sets the ante
+with chip clicks (L2), the others agree or reject (L3), the owner starts (L5), and after
+each hand everyone presses start again within the continue time (L6). Time comes in as
+`wait N` inputs; "a random other player becomes owner" is drawn from the table's seed
+with the deck's unbiased HMAC draw, so a table is as replayable as a hand.
+
+Decisions where the seed is silent: the ante counts as set as soon as it is above zero
+(every click is sent to the others, and a change clears their agreement); a player who
+agrees while holding less than the minimum (L7) is removed with the seed's message; when
+everybody has pressed start after a hand, the next hand starts by itself.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+from gmtool.engine.deck import shuffle
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action, Event, event
+from gmtool.engine.hand import CardSource, Seat
+from gmtool.engine.stud5 import L7_MESSAGE, Stud5Hand
+
+TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
+
+
+class OwnerTable:
+    """One owner-ante table and its hands; `apply` takes table and hand actions alike."""
+
+    def __init__(self, config: Mapping, tier_id: str, seed: bytes,
+                 deal: Callable[[int], CardSource]) -> None:
+        self.config = config
+        self.tier_id = tier_id
+        self.seed = seed
+        self.deal = deal  # hand number -> card source
+        self.owner_ante = config["owner_ante"]
+        self.timeouts = config["timeouts"]
+        self.capacity = config["table"]["seats"]
+        self.seated: list[str] = []
+        self.coins: dict[str, int] = {}
+        self.owner: str | None = None
+        self.ante = 0
+        self.agreed: set[str] = set()
+        self.ready: set[str] = set()
+        self.phase = "empty"
+        self.elapsed = 0
+        self.hand: Stud5Hand | None = None
+        self.hands_played = 0
+        self.last_winner: str | None = None
+        self.removed: list[str] = []
+        self.messages: list[str] = []
+        self.events: list[Event] = []
+        self._draws = 0
+
+    # -- queries for drivers and expectations --------------------------------------------
+
+    @property
+    def settlement(self):
+        return self.hand.settlement if self.hand else None
+
+    def __getattr__(self, name: str):  # to_act, pot, street, legal_actions of the hand
+        if name in ("to_act", "pot", "street", "legal_actions") and self.__dict__.get("hand"):
+            return getattr(self.__dict__["hand"], name)
+        raise AttributeError(name)
+
+    # -- input ----------------------------------------------------------------------------
+
+    def apply(self, action: Action) -> list[Event]:
+        start = len(self.events)
+        if action.verb in TABLE_VERBS or (action.verb == "wait" and not self._playing()):
+            handler = getattr(self, f"_{action.verb}")
+            handler(action)
+        elif self._playing():
+            if action.verb == "leave":
+                action = Action("escape", action.player)
+            self._absorb(self.hand.apply(action))
+            if self.hand.is_over:
+                self._after_hand()
+        else:
+            raise IllegalAction("S9", action.player, f"no hand is running ({action.verb})")
+        return self.events[start:]
+
+    def join(self, name: str, coins: int) -> None:
+        """Seat a player (not an action of the hand log's players: the host seats them)."""
+        if name in self.seated:
+            raise IllegalAction("S8", name, "is already seated")
+        if len(self.seated) >= self.capacity:
+            raise IllegalAction("S8", name, f"the table has {self.capacity} seats, all taken")
+        if self._playing():
+            raise IllegalAction("S9", name, "a hand is running; sit down after it")
+        self.seated.append(name)
+        self.coins[name] = coins
+        self._emit("join", player=name, coins=coins)
+        if self.owner is None:
+            self._new_owner(name, "L1")
+
+    def _join(self, action: Action) -> None:
+        self.join(action.player, action.amount or 0)
+
+    def _playing(self) -> bool:
+        return self.hand is not None and not self.hand.is_over and self.phase == "playing"
+
+    def _emit(self, type_: str, **fields) -> None:
+        self.events.append(event(type_, **fields))
+
+    def _absorb(self, events: Sequence[Event]) -> None:
+        self.events.extend(events)
+
+    def _require(self, action: Action, owner: bool | None, phases: tuple[str, ...],
+                 rule: str) -> None:
+        if action.player not in self.seated:
+            raise IllegalAction("S8", action.player, "is not seated at this table")
+        if owner is True and action.player != self.owner:
+            raise IllegalAction(rule, action.player, f"only the owner ({self.owner}) may do this")
+        if owner is False and action.player == self.owner:
+            raise IllegalAction(rule, action.player, "the owner sets the ante, not agrees to it")
+        if self.phase not in phases:
+            raise IllegalAction(rule, action.player, f"not now (the table is {self.phase})")
+
+    # -- owner and ante (L1, L2, L4) ---------------------------------------------------------
+
+    def _new_owner(self, name: str | None, rule: str) -> None:
+        self.owner = name
+        self.ante = 0
+        self.agreed.clear()
+        self.ready.clear()
+        self.elapsed = 0
+        if name is None:
+            self.phase = "empty"
+            self._emit("table_dissolved", rule="L1")
+            return
+        self.phase = "setting_ante"
+        self._emit("owner", player=name, rule=rule)
+
+    def _random_other(self, leaving: str) -> str | None:
+        others = [p for p in self.seated if p != leaving]
+        if not others:
+            return None
+        self._draws += 1
+        return shuffle(others, self.seed + b":owner:" + str(self._draws).encode())[0]
+
+    def _remove(self, name: str, reason: str, rule: str, message: str | None = None) -> None:
+        self.seated.remove(name)
+        self.agreed.discard(name)
+        self.ready.discard(name)
+        self.removed.append(name)
+        fields = {"player": name, "reason": reason, "rule": rule}
+        if message:
+            fields["message"] = message
+            self.messages.append(message)
+        self._emit("removed", **fields)
+        if name == self.owner:
+            self._new_owner(self._random_other(name), "L1")
+
+    def _ante(self, action: Action) -> None:
+        self._require(action, True, ("setting_ante", "agreeing", "countdown"), "L2")
+        bound = self.coins[action.player] // self.owner_ante["max_divisor"]
+        if action.target == "clear":
+            new = 0
+        elif action.target == "max":
+            new = bound
+        elif action.amount in self.owner_ante["chips"]:
+            new = self.ante + action.amount
+        else:
+            raise IllegalAction("L2", action.player, f"chips are {self.owner_ante['chips']} "
+                                "and max")
+        if new > bound or (action.target == "max" and bound < 1):
+            raise IllegalAction("L2", action.player, f"an ante of {new} exceeds 1/"
+                                f"{self.owner_ante['max_divisor']} of the owner's "
+                                f"{self.coins[action.player]} coins (at most {bound})")
+        self.ante = new
+        self.agreed.clear()
+        self.phase = "agreeing" if new else "setting_ante"
+        self.elapsed = 0
+        self._emit("ante_set", player=action.player, ante=new, rule="L2")
+
+    # -- agreement and start (L3, L5, L7, L8) ------------------------------------------------
+
+    def min_holding(self) -> int:
+        return self.owner_ante["min_holding_antes"] * self.ante
+
+    def _agree(self, action: Action) -> None:
+        self._require(action, False, ("agreeing", "countdown"), "L3")
+        if self.coins[action.player] < self.min_holding():
+            self._remove(action.player, "below_minimum", "L7", L7_MESSAGE)
+            return
+        self.agreed.add(action.player)
+        self._emit("agree", player=action.player, ante=self.ante, rule="L3")
+        if len(self.seated) == self.capacity and self.agreed >= set(self.seated) - {self.owner}:
+            self.phase = "countdown"
+            self.elapsed = 0
+            self._emit("countdown", seconds=self.timeouts["start_countdown_s"], rule="L5")
+
+    def _reject(self, action: Action) -> None:
+        self._require(action, False, ("agreeing", "countdown"), "L3")
+        self._emit("reject", player=action.player, rule="L3")
+        self._remove(action.player, "rejected_ante", "L3")
+
+    def _start(self, action: Action) -> None:
+        if self.phase == "continue":
+            self._require(action, None, ("continue",), "L6")
+            self.ready.add(action.player)
+            self._emit("continue", player=action.player, rule="L6")
+            if self.ready >= set(self.seated):
+                self._begin(sorted(self.ready, key=self.seated.index))
+            return
+        self._require(action, True, ("agreeing", "countdown"), "L5")
+        players = [p for p in self.seated if p == self.owner or p in self.agreed]
+        if len(players) < self.config["table"]["min_players"]:
+            raise IllegalAction("L5", action.player, "at least 2 players (owner included) "
+                                "must have agreed to the ante")
+        self._begin(players)
+
+    def _begin(self, players: list[str]) -> None:
+        for name in list(players):
+            if self.coins[name] < self.min_holding():
+                self._remove(name, "below_minimum", "L7", L7_MESSAGE)
+                players.remove(name)
+        if len(players) < self.config["table"]["min_players"] or self.owner not in self.seated:
+            self.phase = "agreeing" if self.ante else "setting_ante"
+            return
+        banker = self.last_winner if self.last_winner in players else self.owner  # L8
+        self.hands_played += 1
+        try:
+            self.hand = Stud5Hand(self.config, self.tier_id,
+                                  [Seat(p, self.coins[p]) for p in players], banker,
+                                  self.deal(self.hands_played), ante=self.ante)
+        except SetupError as error:
+            raise IllegalAction(error.rule, None, error.reason) from None
+        self.phase = "playing"
+        self.ready.clear()
+        self._absorb(self.hand.events)
+
+    def _after_hand(self) -> None:
+        settlement = self.hand.settlement
+        for entry in settlement.entries:
+            self.coins[entry.player] += entry.delta
+        self.last_winner = settlement.winners[0] if settlement.winners else None
+        self.phase = "continue"
+        self.elapsed = 0
+        for escaped in [n for n, p in self.hand.players.items() if p.escaped]:
+            if escaped in self.seated:
+                self._remove(escaped, "escaped", "L13")
+        for name in [e.get("player") for e in self.hand.events if e.type == "below_minimum"]:
+            if name in self.seated:
+                self._remove(name, "below_minimum", "L7", L7_MESSAGE)
+
+    # -- leaving and time (L4, L5, L6, L14) -------------------------------------------------
+
+    def _leave(self, action: Action) -> None:
+        if action.player not in self.seated:
+            raise IllegalAction("S8", action.player, "is not seated at this table")
+        self._emit("leave", player=action.player, rule="L14")
+        self._remove(action.player, "left", "L14")
+
+    def _wait(self, action: Action) -> None:
+        if action.amount is None or action.amount < 0:
+            raise IllegalAction("G1", None, "time only moves forward (wait SECONDS >= 0)")
+        self._emit("wait", amount=action.amount)
+        self.elapsed += action.amount
+        limits = {"setting_ante": ("set_ante_s", "L4"), "countdown": ("start_countdown_s", "L5"),
+                  "continue": ("continue_s", "L6")}
+        if self.phase not in limits:
+            return
+        key, rule = limits[self.phase]
+        if self.elapsed < self.timeouts[key]:
+            return
+        if self.phase == "continue":
+            for name in [p for p in self.seated if p not in self.ready]:
+                self._remove(name, "timeout", "L6")
+            if self.phase == "continue":
+                if len(self.ready) >= self.config["table"]["min_players"]:
+                    self._begin(sorted(self.ready, key=self.seated.index))
+                else:
+                    self.phase = "agreeing" if self.ante else "setting_ante"
+                    self.agreed = set()
+        else:
+            self._remove(self.owner, "timeout", rule)

@@ -1,0 +1,55 @@
+"""Starting, driving and replaying hands of any game from a compiled configuration.
+
+This is the engine's front door for its four drivers (the host, replay and audit, the
+sandbox, the bots): they name a tier, seats, a banker and a card source, and get the
+game's hand object back.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from gmtool.engine.cards import Card
+from gmtool.engine.config import deck_for
+from gmtool.engine.deck import shuffle
+from gmtool.engine.events import Action, Event
+from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
+
+
+def start_hand(config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
+               source: CardSource, ante: int | None = None, ranking=None) -> Hand:
+    """A new hand of the configuration's game; raises SetupError if it cannot start."""
+    if config["game"] == "three-card":
+        from gmtool.engine.three_card import ThreeCardHand
+
+        return ThreeCardHand(config, tier_id, seats, banker, source, ranking=ranking)
+    from gmtool.engine.stud5 import Stud5Hand
+
+    return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking)
+
+
+def seeded_source(config: Mapping, seed: bytes) -> DeckSource:
+    """The deck a hand seed gives (RULES/DESIGN: HMAC-SHA256 Fisher-Yates)."""
+    return DeckSource(shuffle(deck_for(config).cards, seed))
+
+
+def fixed_source(config: Mapping, cards: Mapping[str, str | Sequence[str]]) -> FixedSource:
+    """Cards named per player ("AS KS QS JS TS"), dealt in the order given."""
+    deck = deck_for(config)
+    return FixedSource({player: deck.parse_cards(text) for player, text in cards.items()})
+
+
+def replay(hand: Hand, events: Iterable[Event]) -> list[Event]:
+    """Apply the inputs recorded in `events` to a freshly started `hand`; its new log."""
+    from gmtool.engine.events import inputs_of
+
+    for action in inputs_of(list(events)):
+        hand.apply(action)
+    return hand.events
+
+
+def hole_cards(hand: Hand) -> dict[str, list[Card]]:
+    return {name: list(player.cards) for name, player in hand.players.items()}
+
+
+__all__ = ["Action", "Seat", "fixed_source", "replay", "seeded_source", "start_hand"]

@@ -1,0 +1,394 @@
+"""Five-card showhand ranking: categories, tie-break policies and showing cards (RULES S1-S7).
+
+``Stud5Ranking.key(cards)`` maps a complete hand to an int; a larger key beats a
+smaller one and equal keys tie under the profile's policy. A key packs the category's
+strength (from the profile's category order, S3) above the tie-break fields of the
+policy (S6): rank fields, then the strength of the one suit that decides.
+
+Every 5-card hand of a small deck (98,280 for 28 cards) is keyed once, lazily, into a
+table indexed by a card bitmask, so ranking a hand is one dict look-up (DESIGN
+"Budgets"). Larger decks (52 cards: 2.6M hands) are evaluated directly with a cache.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from enum import StrEnum
+from itertools import combinations
+from math import comb
+
+from gmtool.engine.cards import (SUIT_BITS, Card, Deck, HandError, card_count, category_words,
+                                  hand_text, listing, outcome, with_article)
+
+
+class Category(StrEnum):
+    """Stud5 hand categories; the profile orders them (RULES S3)."""
+
+    STRAIGHT_FLUSH = "straight_flush"
+    FOUR_OF_A_KIND = "four_of_a_kind"
+    FULL_HOUSE = "full_house"
+    FLUSH = "flush"
+    STRAIGHT = "straight"
+    THREE_OF_A_KIND = "three_of_a_kind"
+    TWO_PAIR = "two_pair"
+    ONE_PAIR = "one_pair"
+    HIGH_CARD = "high_card"
+
+
+class TieBreak(StrEnum):
+    """Tie-break policies inside a category (RULES S6)."""
+
+    KEY_THEN_SUIT = "key_then_suit"
+    RANKS_THEN_SUIT = "ranks_then_suit"
+
+
+DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
+# Showing cards use this fixed order, not the profile's (RULES S7).
+SHOWING_ORDER = ("straight_flush", "four_of_a_kind", "flush", "straight",
+                 "three_of_a_kind", "two_pair", "one_pair", "high_card")
+TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
+_FIELDS = 6  # at most five rank fields and one suit field per key
+
+
+class RankingError(ValueError):
+    """A ranking setting the engine cannot use (category order, tie-break, deck)."""
+
+
+def checked_categories(categories: Sequence[str], allowed: Sequence[str], game: str) -> tuple[str, ...]:
+    """The profile's category order, refused unless it names each category once."""
+    order = tuple(str(c) for c in categories)
+    if sorted(order) != sorted(allowed):
+        missing = [c for c in allowed if c not in order]
+        unknown = sorted({c for c in order if c not in allowed})
+        repeated = sorted({c for c in order if order.count(c) > 1})
+        parts = [f"missing {', '.join(missing)}" if missing else "",
+                 f"unknown {', '.join(unknown)}" if unknown else "",
+                 f"repeated {', '.join(repeated)}" if repeated else ""]
+        raise RankingError(f"{game} categories must list each of {' '.join(allowed)} once: "
+                           + "; ".join(p for p in parts if p))
+    return order
+
+
+def pack(fields: Sequence[int], width: int) -> int:
+    """Fields as one int, first field most significant, each ``width`` bits."""
+    packed = 0
+    for value in fields:
+        packed = packed << width | value
+    return packed
+
+
+def tie_reason(deck: Deck, labels: Sequence[str], fields_a: Sequence[int],
+               fields_b: Sequence[int], card_a: Card | None, card_b: Card | None) -> str:
+    """The parenthesis naming the tie-break step that decided, or "(equal hands)"."""
+    for label, x, y in zip(labels, fields_a, fields_b):
+        if x != y:
+            return f"({label}: {deck.rank_name(x)} against {deck.rank_name(y)})"
+    if card_a is not None and card_b is not None and card_a.suit != card_b.suit:
+        return (f"(equal ranks; suit of the deciding card: {deck.suit_name(card_a.suit)} "
+                f"against {deck.suit_name(card_b.suit)})")
+    return "(equal hands)"
+
+
+_SHOWING_WORDS = {
+    "straight_flush": "four-card straight flush to the {0}", "four_of_a_kind": "four {0}",
+    "flush": "four-card flush, {flush},", "straight": "four-card straight to the {0}",
+    "three_of_a_kind": "three {0}", "two_pair": "two pair, {0} and {1},",
+    "one_pair": "pair of {0}", "high_card": "{0} high",
+}
+_CARDS = ("top card", "second card", "third card", "fourth card", "fifth card")
+_KICKERS = ("top kicker", "second kicker", "third kicker")
+# Names of the rank fields of each category under ranks_then_suit, in comparison order
+# (RULES S6); key_then_suit compares a prefix of them (two_pair: two, others: one).
+_LABELS = {
+    "straight_flush": ("top card",), "four_of_a_kind": ("four-of-a-kind rank", "kicker"),
+    "full_house": ("three-of-a-kind rank", "pair rank"), "flush": _CARDS, "straight": ("top card",),
+    "three_of_a_kind": ("three-of-a-kind rank",) + _KICKERS[:2],
+    "two_pair": ("high pair", "low pair", "kicker"), "one_pair": ("pair rank",) + _KICKERS,
+    "high_card": _CARDS,
+}
+
+# (category, rank fields, position of the suit-deciding card or None, key without suit)
+_Entry = tuple[str, tuple[int, ...], "int | None", int]
+
+
+class Stud5Ranking:
+    """Ranks 5-card hands of ``deck`` under a profile's category order and tie-break.
+
+    Not a dataclass because it owns a lazily built look-up table; its settings
+    (``deck``, ``categories``, ``tie_break``, ``wrap_straights``) never change.
+    With ``wrap_straights`` the top rank may also play low (A-8-9-T-J, the lowest
+    straight, topped by the jack), as the ace does in A-2-3-4-5.
+    """
+
+    hand_size = 5
+
+    def __init__(self, deck: Deck, categories: Sequence[str] = DEFAULT_CATEGORIES,
+                 tie_break: str = TieBreak.KEY_THEN_SUIT, wrap_straights: bool = False,
+                 *, table_limit: int = TABLE_LIMIT) -> None:
+        if len(deck) < 5:
+            raise RankingError(f"a stud5 deck needs at least 5 cards, this one has {len(deck)}")
+        try:
+            self.tie_break = TieBreak(tie_break)
+        except ValueError:
+            raise RankingError(f"tie_break {tie_break!r} is not one of "
+                               f"{', '.join(TieBreak)} (RULES S6)") from None
+        self.deck = deck
+        self.categories = checked_categories(categories, DEFAULT_CATEGORIES, "stud5")
+        self.wrap_straights = bool(wrap_straights)
+        self.hand_count = comb(len(deck), 5)
+        self.precomputed = self.hand_count <= table_limit
+        self._ranks, self._suits = len(deck.ranks), len(deck.suits)
+        self._width = max(self._ranks - 1, self._suits - 1, 1).bit_length()
+        self._shift = self._width * _FIELDS
+        self._strength = {name: len(self.categories) - i for i, name in enumerate(self.categories)}
+        self._by_strength = {v: k for k, v in self._strength.items()}
+        self._deck_mask = sum(card.mask for card in deck.cards)
+        self._shapes: dict[tuple[int, ...], tuple[_Entry, _Entry | None]] = {}
+        self._table: dict[int, int] | _DirectLookup | None = None
+
+    # ---- keys -------------------------------------------------------------------------
+    def key(self, cards: Sequence[Card]) -> int:
+        """Strength of a complete hand: larger beats smaller, equal ties (S3, S6).
+
+        One look-up by the hand's bitmask; the cards are checked only when it fails, so
+        pass this deck's cards (``deck.parse_cards``), not look-alikes from another deck.
+        """
+        table = self._table if self._table is not None else self._load()
+        try:
+            a, b, c, d, e = cards
+            return table[a.mask | b.mask | c.mask | d.mask | e.mask]
+        except (TypeError, ValueError, AttributeError, KeyError):
+            self._check(cards, 5)
+            raise
+
+    def category(self, cards: Sequence[Card]) -> str:
+        """The hand's category id, "one_pair"."""
+        return self.category_of_key(self.key(cards))
+
+    def category_of_key(self, key: int) -> str:
+        """The category id a key belongs to."""
+        return self._by_strength[key >> self._shift]
+
+    def compare(self, a: Sequence[Card], b: Sequence[Card]) -> int:
+        """1 when ``a`` beats ``b``, -1 when it loses, 0 for a tie."""
+        ka, kb = self.key(a), self.key(b)
+        return (ka > kb) - (ka < kb)
+
+    def hand_keys(self) -> Iterator[int]:
+        """The key of every 5-card hand of the deck (from the table when precomputed)."""
+        lookup = self._load()
+        if self.precomputed:
+            yield from lookup.values()
+            return
+        for hand in combinations([card.mask for card in self.deck.cards], 5):
+            yield lookup[sum(hand)]
+
+    def classify(self, ranks: tuple[int, ...]) -> tuple[str, str | None]:
+        """Category of ascending rank indices in several suits, and in one suit (or None).
+
+        Lets odds count hands by rank multiset on decks too large to enumerate.
+        """
+        plain, suited = self._shape(ranks)
+        return plain[0], (suited[0] if suited is not None else None)
+
+    # ---- words ------------------------------------------------------------------------
+    def describe(self, cards: Sequence[Card]) -> str:
+        """The hand in words, naming what decides ties: "pair of kings with the king of spades"."""
+        category, fields, card = self._value(cards)
+        name = self.deck.rank_name
+        rts = self.tie_break is TieBreak.RANKS_THEN_SUIT
+        top = name(fields[0])
+        kickers = f", {listing([name(r) for r in fields[1:]])} kickers," if rts and fields[1:] else ""
+        if category in ("straight_flush", "straight"):
+            text = f"{top}-high {category_words(category)}"
+        elif category == "four_of_a_kind":
+            text = f"four {name(fields[0], True)}" + (f", {with_article(name(fields[1]))} kicker," if rts else "")
+        elif category == "full_house":
+            pair = next(c.rank for c in cards if c.rank != fields[0])
+            text = f"full house, {name(fields[0], True)} full of {name(pair, True)}"
+        elif category in ("flush", "high_card"):
+            ranks = "-".join(name(r) for r in fields) if rts else f"{top}-high"
+            text = f"{ranks} flush" if category == "flush" else f"{ranks.removesuffix('-high')} high"
+        elif category == "three_of_a_kind":
+            text = f"three {name(fields[0], True)}{kickers}"
+        elif category == "two_pair":
+            text = f"two pair, {name(fields[0], True)} and {name(fields[1], True)}"
+            text += (f", {with_article(name(fields[2]))} kicker," if rts else ",")
+        else:
+            text = f"pair of {name(fields[0], True)}{kickers}"
+        return f"{text} with the {card.name}" if card is not None else text
+
+    def explain(self, a: Sequence[Card], b: Sequence[Card]) -> str:
+        """Why ``a`` beats, loses to or ties with ``b``, naming the rule and policy.
+
+        "pair of kings with the king of spades beats pair of kings with the king of
+        hearts: RULES S6, key_then_suit (equal ranks; suit of the deciding card: ...)"
+        """
+        ka, kb = self.key(a), self.key(b)
+        head = f"{self.describe(a)} {outcome(ka, kb)} {self.describe(b)}"
+        (cat_a, fields_a, card_a), (cat_b, fields_b, card_b) = self._value(a), self._value(b)
+        if cat_a != cat_b:
+            high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)
+            return f"{head}: RULES S3, {category_words(high)} ranks above {category_words(low)}"
+        return f"{head}: RULES S6, {self.tie_break} " + tie_reason(
+            self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b)
+
+    # ---- showing cards (S7) -------------------------------------------------------------
+    def showing_key(self, cards: Sequence[Card]) -> int:
+        """Strength of 1 to 4 face-up cards for who speaks first (RULES S7).
+
+        Compare keys only between equal numbers of cards.
+        """
+        category, fields, card = self._showing_value(cards)
+        strength = len(SHOWING_ORDER) - SHOWING_ORDER.index(category)
+        suit = self._suits - 1 - card.suit
+        return (strength << self._shift) | pack(fields, self._width) << self._width | suit
+
+    def describe_showing(self, cards: Sequence[Card]) -> str:
+        """Face-up cards in words: "pair of kings with the king of spades"."""
+        category, fields, card = self._showing_value(cards)
+        if len(cards) == 1:
+            return card.name
+        plural = category in ("four_of_a_kind", "three_of_a_kind", "two_pair", "one_pair")
+        ranks = [self.deck.rank_name(r, plural) for r in fields]
+        text = _SHOWING_WORDS[category].format(*ranks, flush="-".join(
+            self.deck.rank_name(r) for r in fields))
+        return f"{text} with the {card.name}"
+
+    def explain_showing(self, a: Sequence[Card], b: Sequence[Card]) -> str:
+        """Why face-up cards ``a`` speak before (or after) ``b``: RULES S7."""
+        ka, kb = self.showing_key(a), self.showing_key(b)
+        (cat_a, fields_a, card_a), (cat_b, fields_b, card_b) = (
+            self._showing_value(a), self._showing_value(b))
+        head = f"{self.describe_showing(a)} {outcome(ka, kb)} {self.describe_showing(b)}: RULES S7"
+        if cat_a != cat_b:
+            high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)
+            return f"{head}, {category_words(high)} ranks above {category_words(low)}"
+        labels = ("rank",) * len(fields_a)
+        return f"{head} " + tie_reason(self.deck, labels, fields_a, fields_b, card_a, card_b)
+
+    # ---- internals ----------------------------------------------------------------------
+    def _load(self) -> dict[int, int] | _DirectLookup:
+        """Build the table once (small decks) or the cached direct evaluator (large)."""
+        if self._table is None:
+            self._table = self._build_table() if self.precomputed else _DirectLookup(self)
+        return self._table
+
+    def _build_table(self) -> dict[int, int]:
+        cards = [(c.rank, c.suit, c.mask) for c in self.deck.cards]
+        key_of = self._key_of
+        return {b0 | b1 | b2 | b3 | b4: key_of((r0, r1, r2, r3, r4), (s0, s1, s2, s3, s4))
+                for (r0, s0, b0), (r1, s1, b1), (r2, s2, b2), (r3, s3, b3), (r4, s4, b4)
+                in combinations(cards, 5)}
+
+    def _key_of(self, ranks: tuple[int, ...], suits: Sequence[int]) -> int:
+        """Key of a hand given ranks ascending, suits aligned (canonical card order)."""
+        plain, suited = self._shape(ranks)
+        s = suits[0]
+        _, _, pos, base = suited if suited is not None and all(x == s for x in suits) else plain
+        return base if pos is None else base + self._suits - 1 - suits[pos]
+
+    def _shape(self, r: tuple[int, ...]) -> tuple[_Entry, _Entry | None]:
+        """Category, fields and deciding position for a rank tuple, plain and one-suited."""
+        if r in self._shapes:
+            return self._shapes[r]
+        groups = sorted(Counter(r).items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
+        pattern = tuple(count for _, count in groups)
+        # RULES S6 ranks_then_suit: defining ranks, then the rest high to low; the
+        # deciding suit is the best card of the first group (cards are in canonical
+        # order, so the first card of a rank has its strongest suit).
+        by_rank = tuple(rank for rank, _ in groups)
+        lead = r.index(by_rank[0])
+        top = None
+        if pattern == (1,) * 5:
+            if r[4] - r[0] == 4:
+                top = (r[4], 4)
+            elif self.wrap_straights and r == (0, 1, 2, 3, self._ranks - 1):
+                top = (3, 3)  # A-8-9-T-J: the ace plays low, the jack tops it
+        rts = self.tie_break is TieBreak.RANKS_THEN_SUIT
+        if top is not None:
+            plain, suited = ("straight", top[:1], top[1]), ("straight_flush", top[:1], top[1])
+        else:
+            category = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind",
+                        (2, 2, 1): "two_pair", (2, 1, 1, 1): "one_pair"}.get(pattern, "high_card")
+            if rts:
+                plain = (category, by_rank, lead)
+            elif category in ("four_of_a_kind", "full_house", "three_of_a_kind"):
+                plain = (category, by_rank[:1], None)  # kickers never count, no suit needed
+            else:
+                plain = (category, by_rank[:2] if category == "two_pair" else by_rank[:1], lead)
+            suited = ("flush", by_rank if rts else by_rank[:1], 4) if category == "high_card" else None
+        shape = self._shapes[r] = self._entry(*plain), (self._entry(*suited) if suited else None)
+        return shape
+
+    def _entry(self, category: str, fields: tuple[int, ...], pos: int | None) -> _Entry:
+        packed = pack(fields, self._width)
+        base = self._strength[category] << self._shift | (packed if pos is None else packed << self._width)
+        return category, fields, pos, base
+
+    def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card | None]:
+        self.key(cards)  # validates the hand
+        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        plain, suited = self._shape(tuple(c.rank for c in ordered))
+        one_suit = len({c.suit for c in ordered}) == 1
+        category, fields, pos, _ = suited if suited is not None and one_suit else plain
+        return category, fields, (ordered[pos] if pos is not None else None)
+
+    def _showing_value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card]:
+        if not 1 <= card_count(cards) <= 4:
+            raise HandError(f"showing cards are 1 to 4 face-up cards, got {card_count(cards)} (RULES S7)")
+        self._check(cards, len(cards))
+        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        r = tuple(c.rank for c in ordered)
+        groups = sorted(Counter(r).items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
+        pattern = tuple(count for _, count in groups)
+        lead = ordered[r.index(groups[0][0])]
+        if len(r) == 4 and pattern == (1, 1, 1, 1):
+            top = 3 if r[3] - r[0] == 3 else (
+                2 if self.wrap_straights and r == (0, 1, 2, self._ranks - 1) else None)
+            flush = len({c.suit for c in ordered}) == 1
+            if top is not None:
+                return ("straight_flush" if flush else "straight"), (r[top],), ordered[top]
+            if flush:
+                return "flush", r[::-1], ordered[3]
+        if pattern[0] == 4:
+            return "four_of_a_kind", (groups[0][0],), lead
+        if pattern[0] == 3:
+            return "three_of_a_kind", (groups[0][0],), lead
+        if pattern[:2] == (2, 2):
+            return "two_pair", (groups[0][0], groups[1][0]), lead
+        if pattern[0] == 2:
+            return "one_pair", (groups[0][0],), lead
+        return "high_card", (r[-1],), ordered[-1]  # kickers never count
+
+    def _check(self, cards: Sequence[Card], size: int) -> None:
+        """Raise HandError unless ``cards`` are ``size`` different cards of the deck."""
+        if isinstance(cards, str):
+            raise HandError(f"{cards!r} is text: read it with deck.parse_cards first")
+        if card_count(cards) != size:
+            raise HandError(f"{hand_text(cards)}: expected {size} cards, got {card_count(cards)}")
+        for card in cards:
+            if card not in self.deck:
+                raise HandError(f"{hand_text(cards)}: {card} is not a card of this deck")
+        if len(set(cards)) != size:
+            raise HandError(f"{hand_text(cards)}: a card is repeated")
+
+
+class _DirectLookup(dict):
+    """The table's stand-in on large decks: a key is evaluated on first use and kept."""
+
+    def __init__(self, ranking: Stud5Ranking, limit: int = 1 << 18) -> None:
+        super().__init__()
+        self._ranking, self._limit = ranking, limit
+
+    def __missing__(self, mask: int) -> int:
+        ranking = self._ranking
+        if mask.bit_count() != 5 or mask & ~ranking._deck_mask:
+            raise KeyError(mask)
+        if len(self) >= self._limit:
+            self.clear()  # bounded memory: 2.6M keys of a 52-card deck would be ~300 MB
+        bits = [i for i in range(mask.bit_length()) if mask >> i & 1]  # canonical order
+        key = self[mask] = ranking._key_of(tuple(b >> SUIT_BITS for b in bits),
+                                           [b & ((1 << SUIT_BITS) - 1) for b in bits])
+        return key

@@ -1,0 +1,177 @@
+"""Suihua three-card ranking (RULES H9-H10): trips down to high card, suits never count.
+
+``ThreeCardRanking.key(cards)`` maps three cards to an int: larger beats smaller and
+equal keys are equal hands, which the betting rules then resolve (H7: the buyer loses;
+H8: the opened player wins). The key packs the category's strength (profile order)
+above the three comparison ranks, highest first (pair: the pair, then the single).
+
+All 22,100 hands of the 52-card deck are keyed once, lazily, into a table indexed by a
+card bitmask, so ranking is one dict look-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from enum import StrEnum
+from itertools import combinations
+from math import comb
+
+from gmtool.engine.cards import (Card, Deck, HandError, card_count, category_words, hand_text,
+                                 outcome, with_article)
+from gmtool.engine.ranking import RankingError, checked_categories, pack
+
+
+class Category3(StrEnum):
+    """Three-card categories, in the default order of RULES H9."""
+
+    TRIPS = "trips"
+    STRAIGHT_FLUSH = "straight_flush"
+    STRAIGHT = "straight"
+    FLUSH = "flush"
+    PAIR = "pair"
+    HIGH_CARD = "high_card"
+
+
+DEFAULT_CATEGORIES3 = tuple(str(c) for c in Category3)
+_LABELS = {"trips": ("trips rank",), "pair": ("pair rank", "single card")}
+_CARDS = ("highest card", "second card", "third card")
+
+
+class ThreeCardRanking:
+    """Ranks 3-card hands of ``deck`` under a profile's category order (RULES H9).
+
+    With ``low_ace_straight`` the top rank also plays below the lowest one, so A-2-3
+    is the lowest straight and Q-K-A the highest; K-A-2 is never a straight. Not a
+    dataclass because it owns a lazily built look-up table.
+    """
+
+    hand_size = 3
+
+    def __init__(self, deck: Deck, categories: Sequence[str] = DEFAULT_CATEGORIES3,
+                 low_ace_straight: bool = True) -> None:
+        if len(deck) < 3:
+            raise RankingError(f"a three-card deck needs at least 3 cards, this one has {len(deck)}")
+        self.deck = deck
+        self.categories = checked_categories(categories, DEFAULT_CATEGORIES3, "three-card")
+        self.low_ace_straight = bool(low_ace_straight)
+        self.hand_count = comb(len(deck), 3)
+        self.precomputed = True
+        self._ranks, self._suits = len(deck.ranks), len(deck.suits)
+        self._width = self._ranks.bit_length()  # fields are rank + 1, 0 = an ace played low
+        self._shift = self._width * 3
+        self._strength = {name: len(self.categories) - i for i, name in enumerate(self.categories)}
+        self._by_strength = {v: k for k, v in self._strength.items()}
+        self._table: dict[int, int] | None = None
+
+    def key(self, cards: Sequence[Card]) -> int:
+        """Strength of a hand: larger beats smaller, equal keys are equal hands (H9).
+
+        One look-up by the hand's bitmask; pass this deck's cards (``deck.parse_cards``).
+        """
+        table = self._table if self._table is not None else self._load()
+        try:
+            a, b, c = cards
+            return table[a.mask | b.mask | c.mask]
+        except (TypeError, ValueError, AttributeError, KeyError):
+            self._check(cards)
+            raise
+
+    def category(self, cards: Sequence[Card]) -> str:
+        """The hand's category id, "pair"."""
+        return self.category_of_key(self.key(cards))
+
+    def category_of_key(self, key: int) -> str:
+        """The category id a key belongs to."""
+        return self._by_strength[key >> self._shift]
+
+    def compare(self, a: Sequence[Card], b: Sequence[Card]) -> int:
+        """1 when ``a`` beats ``b``, -1 when it loses, 0 for equal hands."""
+        ka, kb = self.key(a), self.key(b)
+        return (ka > kb) - (ka < kb)
+
+    def hand_keys(self) -> Iterator[int]:
+        """The key of every 3-card hand of the deck, from the table."""
+        yield from (self._table if self._table is not None else self._load()).values()
+
+    def describe(self, cards: Sequence[Card]) -> str:
+        """The hand in words: "pair of kings with an ace", "three-high straight (ace low)"."""
+        self.key(cards)
+        category, fields = self._value(cards)
+        names = [self._name(v) for v in fields]
+        if category == "trips":
+            return f"trips, three {self._name(fields[0], True)}"
+        if category == "pair":
+            return f"pair of {self._name(fields[0], True)} with {with_article(names[1])}"
+        if category in ("straight", "straight_flush"):
+            low = " (ace low)" if fields[-1] == 0 else ""
+            return f"{names[0]}-high {category_words(category)}{low}"
+        return "-".join(names) + (" flush" if category == "flush" else " high")
+
+    def explain(self, a: Sequence[Card], b: Sequence[Card]) -> str:
+        """Why ``a`` beats, loses to or equals ``b``, naming the rule.
+
+        "pair of kings with an ace beats pair of kings with a queen: RULES H9 (single
+        card: ace against queen)"; equal hands say how the betting rules resolve them.
+        """
+        ka, kb = self.key(a), self.key(b)
+        (cat_a, fields_a), (cat_b, fields_b) = self._value(a), self._value(b)
+        if ka == kb:
+            return (f"{self.describe(a)} and {self.describe(b)} are equal hands: RULES H9, "
+                    "suits never break ties (buying: the buyer loses, H7; "
+                    "opening: the opened player wins, H8)")
+        head = f"{self.describe(a)} {outcome(ka, kb)} {self.describe(b)}: RULES H9"
+        if cat_a != cat_b:
+            high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)
+            return f"{head}, {category_words(high)} ranks above {category_words(low)}"
+        labels = _LABELS.get(cat_a, _CARDS)
+        i = next(i for i, (x, y) in enumerate(zip(fields_a, fields_b)) if x != y)
+        return f"{head} ({labels[i]}: {self._name(fields_a[i])} against {self._name(fields_b[i])})"
+
+    # ---- internals ----------------------------------------------------------------------
+    def _load(self) -> dict[int, int]:
+        """Key every 3-card hand of the deck once (22,100 for 52 cards)."""
+        if self._table is None:
+            cards = [(c.rank, c.suit, c.mask) for c in self.deck.cards]
+            self._table = {
+                b0 | b1 | b2: self._key_of((r0, r1, r2), s0 == s1 == s2)
+                for (r0, s0, b0), (r1, s1, b1), (r2, s2, b2) in combinations(cards, 3)
+            }
+        return self._table
+
+    def _key_of(self, ranks: tuple[int, int, int], one_suit: bool) -> int:
+        category, fields = self._classify(ranks, one_suit)
+        return self._strength[category] << self._shift | pack(fields, self._width)
+
+    def _classify(self, r: tuple[int, int, int], one_suit: bool) -> tuple[str, tuple[int, ...]]:
+        """Category and comparison fields (rank + 1, highest first) of ascending ranks."""
+        low, mid, high = r
+        if low == high:
+            return "trips", (high + 1,)
+        if low == mid or mid == high:
+            pair, single = (mid, high if low == mid else low)
+            return "pair", (pair + 1, single + 1)
+        fields = (high + 1, mid + 1, low + 1)
+        if high - low != 2:
+            if not (self.low_ace_straight and r == (0, 1, self._ranks - 1)):
+                return ("flush" if one_suit else "high_card"), fields
+            fields = (2, 1, 0)  # A-2-3: the ace plays below the two
+        return ("straight_flush" if one_suit else "straight"), fields
+
+    def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...]]:
+        ranks = tuple(sorted(card.rank for card in cards))
+        return self._classify(ranks, len({card.suit for card in cards}) == 1)  # type: ignore[arg-type]
+
+    def _name(self, field: int, plural: bool = False) -> str:
+        return self.deck.rank_name(field - 1 if field else self._ranks - 1, plural)
+
+    def _check(self, cards: Sequence[Card]) -> None:
+        """Raise HandError unless ``cards`` are three different cards of the deck."""
+        if isinstance(cards, str):
+            raise HandError(f"{cards!r} is text: read it with deck.parse_cards first")
+        if card_count(cards) != 3:
+            raise HandError(f"a three-card hand has 3 cards, got {card_count(cards)}")
+        for card in cards:
+            if card not in self.deck:
+                raise HandError(f"{hand_text(cards)}: {card} is not a card of this deck")
+        if len(set(cards)) != 3:
+            raise HandError(f"{hand_text(cards)}: a card is repeated")

@@ -1,0 +1,316 @@
+"""Five-card stud showhand (RULES S8-S23, Q1-Q6, L9-L13), both betting styles.
+
+The two styles of the seeds are data, not branches of copied code: `Limits` (in
+stud5_limits) answers "how much may this player put in now" for the capped QQ tiers and
+for the owner-ante table alike, and this module runs the hand: antes, deals, first
+speakers, betting rounds, all-in, early end, escapes, showdown and settlement.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from gmtool.engine.cards import Card
+from gmtool.engine.config import ranking_for
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action
+from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
+from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
+from gmtool.engine.stud5_limits import Limits
+
+LAST_STREET = 5
+L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"
+
+
+def find_tier(config: Mapping, tier_id: str) -> Mapping:
+    for tier in config["tiers"]:
+        if tier["id"] == tier_id:
+            return tier
+    raise SetupError("Q6", f"no tier {tier_id!r} (tiers: "
+                     f"{', '.join(t['id'] for t in config['tiers'])})")
+
+
+class Stud5Hand(Hand):
+    """One hand of five-card stud under a compiled stud5 configuration."""
+
+    game = "stud5"
+
+    def __init__(self, config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
+                 source: CardSource, ante: int | None = None, ranking=None) -> None:
+        super().__init__(config, seats, source)
+        self.tier = find_tier(config, tier_id)
+        if not self.tier["enabled"]:
+            raise SetupError("Q6", f"tier {tier_id!r} is closed and seats nobody")
+        if banker not in self.players:
+            raise SetupError("S11", f"banker {banker!r} is not seated")
+        self.ranking = ranking or ranking_for(config)
+        self.limits = Limits.for_hand(config, self.tier, ante)
+        self.training = not self.tier["coins"]
+        self._check_holdings()
+        if self.training:  # S22: virtual stacks; no coins move
+            for player in self.players.values():
+                player.coins = self.limits.training_stack
+        self.banker = banker
+        self.street = 1
+        self.round_max = 0
+        self.allin_target: int | None = None
+        self.emit("hand_started", game="stud5", config_id=config.get("config_id"),
+                  tier=tier_id, ante=self.limits.ante, banker=banker, training=self.training,
+                  seats=[{"player": s.name, "coins": s.coins} for s in seats])
+        for player in self.players.values():
+            player.total = self.limits.ante
+            self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
+        self.round_max = self.limits.ante
+        self._next_street()
+
+    def _check_holdings(self) -> None:
+        need = self.limits.min_holding
+        for player in self.players.values():
+            if not self.training and player.coins < need:
+                rule = "L7" if self.limits.owner_ante else "Q1"
+                raise SetupError(rule, f"{player.name} holds {player.coins}, below the "
+                                 f"minimum holding {need} to sit")
+
+    # -- streets, speakers, dealing (S10-S12) ------------------------------------------
+
+    def _next_street(self) -> None:
+        self.street += 1
+        dealt = []
+        for name in self.from_player(self.banker):
+            player = self.players[name]
+            faces = ("down", "up") if self.street == 2 else ("up",)
+            for face in faces:
+                card = self.source.draw(name)
+                player.cards.append(card)
+                dealt.append({"player": name, "card": str(card), "face": face})
+        if self.street == 2:  # deal 1: every hole card first, then every first face-up card
+            dealt = dealt[0::2] + dealt[1::2]
+        self.emit("deal", street=self.street, cards=dealt, rule="S10")
+        self.banker = self._best_showing()
+        self.emit("first_speaker", street=self.street, player=self.banker,
+                  showing=self.ranking.describe_showing(self._showing(self.banker)), rule="S11")
+        for player in self.live():
+            player.acted = False
+            player.raises = 0
+        if self.allin_target is not None or not self._anyone_can_bet():
+            self._start_turn(None)
+            self._close_street()
+        else:
+            self._start_turn(self.banker)
+
+    def _showing(self, name: str) -> list[Card]:
+        return self.players[name].cards[1:]
+
+    def _best_showing(self, exclude: str | None = None) -> str:
+        candidates = [p for p in self.from_player(self.banker) if p != exclude]
+        return max(candidates, key=lambda name: self.ranking.showing_key(self._showing(name)))
+
+    def _anyone_can_bet(self) -> bool:
+        return any(self.limits.max_total(self, p) > p.total for p in self.live())
+
+    # -- legal actions (S13, S15, Q3, Q4, L9-L11) ------------------------------------------
+
+    def legal_actions(self) -> list[Legal]:
+        if self.to_act is None:
+            return []
+        return self.limits.legal(self, self.players[self.to_act])
+
+    def _legal(self, action: Action) -> Legal:
+        player = self._require_turn(action)
+        for legal in self.limits.legal(self, player):
+            if legal.verb == action.verb:
+                return legal
+        raise IllegalAction(*self.limits.why_not(self, player, action.verb))
+
+    def _check_amount(self, action: Action) -> None:
+        legal = self._legal(action)
+        amount = action.amount
+        if amount is None or not legal.min_amount <= amount <= legal.max_amount \
+                or (amount - legal.min_amount) % legal.step:
+            rule = self.limits.amount_rule(action.verb, amount is not None
+                                           and amount > legal.max_amount)
+            steps = f" in steps of {legal.step}" if legal.step > 1 else ""
+            raise IllegalAction(rule, action.player, f"{action.verb} {amount} is not allowed: "
+                                f"{legal.min_amount} to {legal.max_amount}{steps} "
+                                f"({self.limits.bound_words(self)})")
+
+    def verify_bet(self, action: Action) -> None:
+        self._check_amount(action)
+
+    def verify_raise(self, action: Action) -> None:
+        self._check_amount(action)
+
+    def verify_call(self, action: Action) -> None:
+        self._legal(action)
+
+    def verify_check(self, action: Action) -> None:
+        self._legal(action)
+
+    def verify_fold(self, action: Action) -> None:
+        self._legal(action)
+
+    def verify_allin(self, action: Action) -> None:
+        self._legal(action)
+
+    def _put_in(self, action: Action, amount: int, **extra) -> None:
+        player = self.players[action.player]
+        player.total += amount
+        player.acted = True
+        player.action_elapsed = 0
+        if player.total > self.round_max:
+            self.round_max = player.total
+            for other in self.live():
+                if other is not player:
+                    other.acted = False
+        self.emit(action.verb, player=player.name, amount=amount, total=player.total,
+                  pot=self.pot, **extra)
+        self._advance()
+
+    def _do_bet(self, action: Action) -> None:
+        self._put_in(action, action.amount)
+
+    def _do_raise(self, action: Action) -> None:
+        self.players[action.player].raises += 1
+        self._put_in(action, action.amount)
+
+    def _do_call(self, action: Action) -> None:
+        target = self.allin_target if self.allin_target is not None else self.round_max
+        self._put_in(action, target - self.players[action.player].total)
+
+    def _do_allin(self, action: Action) -> None:
+        target = self.limits.allin_total(self)
+        self.allin_target = target
+        self._put_in(action, target - self.players[action.player].total, rule="S15")
+
+    def _do_check(self, action: Action) -> None:
+        player = self.players[action.player]
+        player.acted = True
+        self.emit("check", player=player.name, pot=self.pot)
+        self._advance()
+
+    def _do_fold(self, action: Action) -> None:
+        self.emit("fold", player=action.player, pot=self.pot)
+        self._fold(self.players[action.player])
+
+    # -- flow -------------------------------------------------------------------------
+
+    def _fold(self, player: PlayerState) -> None:
+        player.folded = True
+        if player.result is None:
+            player.result = Result.LOSS
+        was_to_act = self.to_act == player.name
+        if len(self.live()) == 1:
+            self._end_without_showdown()
+        elif was_to_act or self._round_complete():
+            self._advance(after=player.name)
+
+    def _round_complete(self) -> bool:
+        target = self.allin_target if self.allin_target is not None else self.round_max
+        return all(p.acted and p.total == target for p in self.live())
+
+    def _advance(self, after: str | None = None) -> None:
+        if self.is_over:
+            return
+        if self._round_complete():
+            self._start_turn(None)
+            self._close_street()
+            return
+        current = after or self.to_act
+        self._start_turn(self.next_live(current))
+
+    def _close_street(self) -> None:
+        self.emit("street_end", street=self.street, pot=self.pot, rule="S14")
+        if self.street == LAST_STREET:
+            self._showdown()
+        else:
+            self._next_street()
+
+    def _timeout_fold(self, player: PlayerState) -> None:
+        self.emit("fold", player=player.name, pot=self.pot, cause="timeout", rule="S17")
+        self._fold(player)
+
+    # -- escape (S18, S19, D-1, D-9, G2) -------------------------------------------------------
+
+    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
+        player.escaped = True
+        player.result = result
+        if self.escape_policy == "fold":
+            self.emit("fold", player=player.name, pot=self.pot, cause=cause, rule="S19")
+            self._fold(player)
+            return
+        banker = self.banker
+        if banker == player.name:  # D-1: the best showing player left takes the banker's place
+            banker = self._best_showing(exclude=player.name)
+            self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
+        charge = min(self.pot, player.coins)  # D-9: never more than they held
+        entries = [Entry(name, -charge if name == player.name else charge if name == banker
+                         else 0, "escape" if name == player.name else
+                         "escape_win" if name == banker else "returned") for name in self.order]
+        results = {name: self.players[name].result if name == player.name
+                   else Result.WIN if name == banker else Result.DRAW for name in self.order}
+        self.emit("hand_ended", reason="escape", escaped=player.name, winners=[banker],
+                  pot=self.pot, charge=charge, rule="S19")
+        self._finish(entries, results, (banker,), "escape")
+
+    # -- endings (S14, S16, S20-S22) -----------------------------------------------------
+
+    def _end_without_showdown(self) -> None:
+        winner = self.live()[0].name
+        self.emit("hand_ended", reason="all_folded", winners=[winner], pot=self.pot, rule="S16")
+        self._pay({winner: self.pot}, "all_folded")
+
+    def _showdown(self) -> None:
+        live = self.live()
+        keys = {p.name: self.ranking.key(p.cards) for p in live}
+        best = max(keys.values())
+        winners = [p for p in self.from_player(self.banker) if keys[p] == best]
+        ordered = sorted(live, key=lambda p: keys[p.name], reverse=True)
+        hands = [{"player": p.name, "cards": [str(c) for c in p.cards],
+                  "category": self.ranking.category(p.cards),
+                  "description": self.ranking.describe(p.cards)} for p in live]
+        explanation = self.ranking.explain(ordered[0].cards, ordered[1].cards)
+        self.emit("showdown", hands=hands, winners=winners, explanation=explanation, rule="S14")
+        self.emit("hand_ended", reason="showdown", winners=winners, pot=self.pot, rule="S14")
+        self._pay(split_pot(self.pot, winners), "showdown")
+
+    def _pay(self, shares: dict[str, int], reason: str) -> None:
+        draw = len(shares) > 1
+        entries, results = [], {}
+        for name in self.order:
+            player = self.players[name]
+            share = shares.get(name, 0)
+            entries.append(Entry(name, share - player.total,
+                                 "won" if share and not draw else "split" if share
+                                 else "folded" if player.folded else "lost"))
+            results[name] = player.result if player.result in (Result.ESCAPE, Result.DISCONNECT) \
+                else Result.DRAW if share and draw else Result.WIN if share else Result.LOSS
+        self._finish(entries, results, tuple(shares), reason)
+
+    def _finish(self, entries: list[Entry], results: dict, winners: tuple, reason: str) -> None:
+        scoring = self.config["scoring"]
+        if self.training:
+            entries = [Entry(e.player, 0, "training") for e in entries]
+            score = {name: scoring[str(result)] if str(result) in scoring else 0
+                     for name, result in results.items()}
+        else:
+            score = {}
+        settlement = Settlement(tuple(entries), results, score, winners, reason)
+        self._settle(settlement, self._below_minimum(settlement))
+
+    def _below_minimum(self, settlement: Settlement):
+        """S21/L7: players whose coins after the hand are below the minimum holding."""
+        from gmtool.engine.events import event
+
+        if self.training:
+            return []
+        need = self.limits.min_holding
+        out = []
+        for name in self.order:
+            after = self.players[name].coins + settlement.delta(name)
+            if after < need:
+                fields = {"player": name, "coins": after, "min_holding": need,
+                          "rule": "L7" if self.limits.owner_ante else "S21"}
+                if self.limits.owner_ante:
+                    fields["message"] = L7_MESSAGE
+                out.append(event("below_minimum", **fields))
+        return out

@@ -1,0 +1,153 @@
+"""How much a stud5 player may put in: the two betting styles as data (RULES Q1-Q5, L9-L11).
+
+- capped (QQ tiers): bets and raises are multiples of the bet unit and may not take a
+  hand total above the street's cumulative cap (Q1, Q4); all-in brings it to the hand
+  cap (Q3); check is allowed while nobody has bet.
+- owner_ante (seed 000): the first speaker must open with at least `open_min_antes`
+  antes or fold, no check (L9); raises are any whole number of chips on top of the call,
+  at most `raises_per_street` per player (L10); no hand total may exceed the smallest
+  stack of the players still in the hand, taken at the hand's start (L11, D-7).
+
+Both styles also respect D-7's bound, so coins never go negative and no side pot arises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping
+
+from gmtool.engine.errors import SetupError
+from gmtool.engine.hand import Legal, PlayerState
+
+if TYPE_CHECKING:
+    from gmtool.engine.stud5 import Stud5Hand
+
+
+@dataclass(frozen=True)
+class Limits:
+    owner_ante: bool
+    ante: int
+    unit: int
+    street_caps: tuple[int, ...] | None
+    hand_cap: int | None
+    allin_from_street: int
+    allin_to_hand_cap: bool
+    raises_per_street: int
+    open_min: int
+    min_holding: int
+
+    @classmethod
+    def for_hand(cls, config: Mapping, tier: Mapping, ante: int | None) -> Limits:
+        betting = config["betting"]
+        owner_ante = betting["style"] == "owner_ante"
+        if owner_ante:
+            if ante is None or ante < 1:
+                raise SetupError("L2", "the owner has not set an ante")
+            holding = config["owner_ante"]["min_holding_antes"] * ante
+            return cls(True, ante, 1, None, None, betting["allin_from_street"],
+                       betting["allin_amount"] == "hand_cap", betting["raises_per_street"],
+                       betting["open_min_antes"] * ante, holding)
+        return cls(False, tier["ante"], tier["bet_unit"], tuple(tier["street_caps"]),
+                   tier["hand_cap"], betting["allin_from_street"],
+                   betting["allin_amount"] == "hand_cap", betting["raises_per_street"],
+                   tier["bet_unit"], tier["min_holding"])
+
+    @property
+    def training_stack(self) -> int:
+        """The virtual stack of a training-room player (S22): enough for any hand."""
+        return self.hand_cap if self.hand_cap is not None else self.min_holding
+
+    # -- bounds ---------------------------------------------------------------------
+
+    def stack_bound(self, hand: Stud5Hand) -> int:
+        """D-7: the smallest stack among players still in the hand, at the hand's start."""
+        return min(p.coins for p in hand.live())
+
+    def max_total(self, hand: Stud5Hand, player: PlayerState | None = None) -> int:
+        bound = self.stack_bound(hand)
+        if self.street_caps is not None:
+            bound = min(bound, self.street_caps[hand.street - 2])
+        return bound
+
+    def allin_total(self, hand: Stud5Hand) -> int:
+        bound = self.stack_bound(hand)
+        return min(bound, self.hand_cap) if self.allin_to_hand_cap and self.hand_cap else bound
+
+    def bound_words(self, hand: Stud5Hand) -> str:
+        if self.street_caps is not None:
+            return (f"street-{hand.street} cap {self.street_caps[hand.street - 2]}, "
+                    f"bet unit {self.unit}")
+        return f"smallest stack {self.stack_bound(hand)}, D-7"
+
+    def amount_rule(self, verb: str, too_large: bool) -> str:
+        if not self.owner_ante:
+            return "Q4"
+        if too_large:
+            return "L11"
+        return "L9" if verb == "bet" else "L10"
+
+    # -- what the player to act may do -------------------------------------------------
+
+    def legal(self, hand: Stud5Hand, player: PlayerState) -> list[Legal]:
+        if hand.allin_target is not None:  # S15: after an all-in, only call or fold
+            owed = hand.allin_target - player.total
+            return ([Legal("call", owed, owed)] if owed > 0 else []) + [Legal("fold")]
+        room = self.max_total(hand) - player.total
+        facing = hand.round_max - player.total
+        legal: list[Legal] = []
+        if facing == 0:
+            if not self.owner_ante:
+                legal.append(Legal("check"))
+            low = self.open_min if self.owner_ante else self.unit
+            low = min(low, room) if self.owner_ante else low
+            if room >= low > 0:
+                legal.append(Legal("bet", low, _top(low, room, self.unit), self.unit))
+        else:
+            legal.append(Legal("call", facing, facing))
+            low = facing + self.unit
+            if self._may_raise(player) and room >= low:
+                legal.append(Legal("raise", low, _top(low, room, self.unit), self.unit))
+        legal.append(Legal("fold"))
+        if hand.street >= self.allin_from_street:
+            owed = self.allin_total(hand) - player.total
+            if owed > 0:
+                legal.append(Legal("allin", owed, owed))
+        return legal
+
+    def _may_raise(self, player: PlayerState) -> bool:
+        return not self.raises_per_street or player.raises < self.raises_per_street
+
+    def why_not(self, hand: Stud5Hand, player: PlayerState, verb: str) -> tuple[str, str, str]:
+        """(rule, player, reason) for a verb that is not among the legal actions."""
+        name = player.name
+        if hand.allin_target is not None:
+            return "S15", name, "after an all-in the others may only call or fold"
+        facing = hand.round_max - player.total
+        if verb == "allin":
+            if hand.street < self.allin_from_street:
+                return "S15", name, (f"all-in is allowed only from street {self.allin_from_street}"
+                                     f" ({self.allin_from_street} cards in hand); this is "
+                                     f"street {hand.street}")
+            return "S15", name, "already at the all-in amount"
+        if verb in ("check", "call") and self.owner_ante and facing == 0:
+            return "L9", name, (f"the opener must bet at least {self.open_min} or fold; "
+                                f"{verb} is not allowed")
+        if verb == "check":
+            return "S13", name, f"there is a bet of {facing} to call; check is not allowed"
+        if verb == "call":
+            return "S13", name, "there is no bet to call"
+        if verb == "bet" and facing > 0:
+            return "S13", name, "a bet already exists: call, raise or fold"
+        if verb == "raise" and facing == 0:
+            return "S13", name, "there is no bet to raise: bet instead"
+        if verb == "raise" and not self._may_raise(player):
+            return "L10", name, f"each player may raise at most {self.raises_per_street} " \
+                                "time(s) per street"
+        if self.owner_ante:
+            return "L11", name, f"no room left below the {self.bound_words(hand)}"
+        return "Q4", name, f"the hand total already reaches the {self.bound_words(hand)}"
+
+
+def _top(low: int, room: int, step: int) -> int:
+    """The largest amount low + k * step that fits in `room`."""
+    return low + (room - low) // step * step

@@ -1,0 +1,1 @@
+"""The sandbox: scripted hands (scenario files) played by the engine, no database."""

@@ -1,0 +1,103 @@
+"""Checking a scenario's `[expect]` table against what the engine did."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from gmtool.sandbox.run import Outcome
+
+
+def check(outcome: Outcome) -> list[str]:
+    """Every unmet expectation, as sentences; empty when the scenario passes."""
+    expect = outcome.scenario.expect
+    failures = _check_error(outcome, expect)
+    for key, value in expect.items():
+        if key == "error":
+            continue
+        actual = _ACTUAL[key](outcome)
+        wanted = _normalise(key, value)
+        if actual != wanted:
+            failures.append(f"{key}: expected {_show(wanted)}, got {_show(actual)}")
+    return failures
+
+
+def _check_error(outcome: Outcome, expect: dict) -> list[str]:
+    wanted = expect.get("error")
+    error = outcome.error
+    if wanted is None:
+        return [f"{outcome.error_action!r} was refused: {error}"] if error else []
+    if error is None:
+        return [f"error: expected an action refused under RULES {wanted}, "
+                "but every action was accepted"]
+    if error.rule != wanted:
+        return [f"error: expected RULES {wanted}, got {error}"]
+    remaining = len(outcome.scenario.actions) - outcome.actions_run - 1
+    if remaining > 0 and outcome.error_action != "(start of the hand)":
+        return [f"error: {remaining} action(s) after the refused {outcome.error_action!r} "
+                "never ran; end the scenario there"]
+    return []
+
+
+def _normalise(key: str, value: Any) -> Any:
+    if key in ("below_minimum", "removed", "seated", "legal"):
+        return sorted(value) if key != "seated" else list(value)
+    if key == "winner":
+        return [value]
+    return value
+
+
+def _show(value: Any) -> str:
+    return repr(value)
+
+
+def _types(outcome: Outcome) -> list[str]:
+    return [e.type for e in outcome.events]
+
+
+def _subsequence(outcome: Outcome) -> Any:
+    wanted = outcome.scenario.expect["events"]
+    types = iter(_types(outcome))
+    return wanted if all(any(t == w for t in types) for w in wanted) else _types(outcome)
+
+
+def _first_speakers(outcome: Outcome) -> list[str]:
+    return [e.get("player") for e in outcome.events if e.type == "first_speaker"]
+
+
+def _showdown_hands(outcome: Outcome) -> dict:
+    for e in outcome.events:
+        if e.type == "showdown":
+            return {h["player"]: h["category"] for h in e.get("hands")}
+    return {}
+
+
+def _state(name: str, default: Any = None) -> Callable[[Outcome], Any]:
+    return lambda outcome: getattr(outcome.state, name, default)
+
+
+_ACTUAL: dict[str, Callable[[Outcome], Any]] = {
+    "winner": lambda o: o.winners,
+    "winners": lambda o: o.winners,
+    "settlement": lambda o: {p: d for p, d in o.deltas().items()
+                             if d or p in o.scenario.expect["settlement"]},
+    "reason": lambda o: o.settlement.reason if o.settlement else None,
+    "results": lambda o: {p: str(r) for p, r in o.settlement.results.items()
+                          if p in o.scenario.expect["results"]} if o.settlement else {},
+    "score": lambda o: {p: s for p, s in o.settlement.score.items()
+                        if p in o.scenario.expect["score"]} if o.settlement else {},
+    "pot": lambda o: getattr(o.state, "pot", None),
+    "below_minimum": lambda o: sorted(e.get("player") for e in o.events
+                                      if e.type == "below_minimum"),
+    "events": _subsequence,
+    "first_speakers": _first_speakers,
+    "legal": lambda o: sorted(l.verb for l in o.state.legal_actions()) if o.state else [],
+    "to_act": _state("to_act"),
+    "over": lambda o: bool(o.settlement),
+    "hands": _showdown_hands,
+    "street": _state("street"),
+    "owner": _state("owner"),
+    "ante": _state("ante"),
+    "seated": lambda o: list(getattr(o.state, "seated", [])),
+    "removed": lambda o: sorted(getattr(o.state, "removed", [])),
+    "messages": lambda o: list(getattr(o.state, "messages", [])),
+}

@@ -1,0 +1,127 @@
+"""Running a scenario through the engine and checking its `[expect]` table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action, ActionSyntaxError, Event
+from gmtool.sandbox.scenario import Scenario, ScenarioError
+
+
+@dataclass
+class Outcome:
+    """What happened when a scenario ran: events, settlement, or the illegal action."""
+
+    scenario: Scenario
+    config: dict
+    events: list[Event] = field(default_factory=list)
+    settlement: Any = None
+    error: IllegalAction | SetupError | None = None
+    error_action: str | None = None
+    actions_run: int = 0
+    state: Any = None  # the hand (or owner table) at the end
+
+    @property
+    def winners(self) -> list[str]:
+        return list(self.settlement.winners) if self.settlement else []
+
+    def deltas(self) -> dict[str, int]:
+        if not self.settlement:
+            return {}
+        out: dict[str, int] = {}
+        for entry in self.settlement.entries:
+            out[entry.player] = out.get(entry.player, 0) + entry.delta
+        return out
+
+    def as_json(self) -> dict:
+        winners = self.winners
+        return {
+            "scenario": str(self.scenario.path),
+            "winner": winners[0] if len(winners) == 1 else (winners or None),
+            "settlement": self.deltas(),
+            "events": [e.as_json() for e in self.events],
+            "error": None if self.error is None else {
+                "rule": self.error.rule, "action": self.error_action, "message": str(self.error)},
+        }
+
+
+def play(scenario: Scenario) -> Outcome:
+    """Run the scenario to its end, or to its first illegal action."""
+    from gmtool.rules.compile import compile_file
+
+    config = compile_file(scenario.profile_path)
+    if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante" \
+            and scenario.ante is None:
+        from gmtool.sandbox.table_run import play_owner_table
+
+        return play_owner_table(scenario, config)
+    outcome = Outcome(scenario, config)
+    try:
+        hand = _start(scenario, config)
+    except SetupError as error:
+        outcome.error, outcome.error_action = error, "(start of the hand)"
+        return outcome
+    outcome.state = hand
+    for text in scenario.actions:
+        try:
+            action = Action.parse(text)
+        except ActionSyntaxError as error:
+            raise ScenarioError(f"{scenario.path}: {error}") from None
+        try:
+            hand.apply(action)
+        except (IllegalAction, SetupError) as error:
+            outcome.error, outcome.error_action = error, text
+            break
+        outcome.actions_run += 1
+    outcome.events = list(hand.events)
+    outcome.settlement = hand.settlement
+    return outcome
+
+
+def _start(scenario: Scenario, config: dict):
+    from gmtool.engine.hand import Seat
+    from gmtool.engine.play import fixed_source, seeded_source, start_hand
+
+    tier = pick_tier(scenario, config)
+    seats = [Seat(p.name, p.coins if p.coins is not None else default_coins(config, tier,
+                                                                            scenario.ante))
+             for p in scenario.players]
+    if scenario.seed is not None:
+        source = seeded_source(config, scenario.seed.encode("utf-8"))
+    elif all(p.cards for p in scenario.players):
+        source = _fixed(scenario, config, fixed_source)
+    else:
+        raise ScenarioError(f"{scenario.path}: give a seed or every player's cards")
+    banker = scenario.banker or scenario.players[0].name
+    return start_hand(config, tier["id"], seats, banker, source, ante=scenario.ante)
+
+
+def _fixed(scenario: Scenario, config: dict, fixed_source):
+    from gmtool.engine.cards import CardError
+
+    try:
+        return fixed_source(config, {p.name: p.cards for p in scenario.players})
+    except CardError as error:
+        raise ScenarioError(f"{scenario.path}: {error}") from None
+
+
+def pick_tier(scenario: Scenario, config: dict) -> dict:
+    tiers = config["tiers"]
+    if scenario.tier is None:
+        enabled = [t for t in tiers if t["enabled"]]
+        return enabled[0] if enabled else tiers[0]
+    for tier in tiers:
+        if tier["id"] == scenario.tier:
+            return tier
+    raise ScenarioError(f"{scenario.path}: no tier {scenario.tier!r} in the profile "
+                        f"(tiers: {', '.join(t['id'] for t in tiers)})")
+
+
+def default_coins(config: dict, tier: dict, ante: int | None) -> int:
+    """Coins of a player the scenario gives none: ten times what the room requires."""
+    if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante":
+        return config["owner_ante"]["min_holding_antes"] * (ante or 1) * 10
+    return max(tier.get("min_holding", 0), tier.get("hand_cap", 0), tier.get("cap", 0) * 10,
+               100) * 10

@@ -1,0 +1,126 @@
+"""Scenario files: executable rule tests (PROFILE.md, "Scenario files").
+
+A scenario plays one hand (or, for the owner-ante table, one table from its first
+player to the end of its hands) from a profile, players, cards or a seed, and actions,
+then checks `[expect]`. `gmtool hands play` runs one; `gmtool rules test` runs them all.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_KEYS = {"profile", "tier", "seed", "players", "actions", "expect", "banker", "ante",
+         "title", "rules", "description"}
+_PLAYER_KEYS = {"name", "coins", "cards"}
+EXPECT_KEYS = {"winner", "winners", "settlement", "error", "reason", "results", "score",
+               "pot", "below_minimum", "events", "first_speakers", "legal", "to_act", "over",
+               "owner", "ante", "seated", "removed", "messages", "hands", "street"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run as written (not a rule finding)."""
+
+
+@dataclass(frozen=True)
+class ScenarioPlayer:
+    name: str
+    coins: int | None
+    cards: str | None
+
+
+@dataclass
+class Scenario:
+    path: Path
+    profile_path: Path
+    tier: str | None
+    players: list[ScenarioPlayer]
+    actions: list[str]
+    expect: dict[str, Any]
+    seed: str | None = None
+    banker: str | None = None
+    ante: int | None = None
+    title: str = ""
+    rules: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and check the shape of a scenario file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"no such scenario file: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ScenarioError(f"{path}: not valid TOML: {error}") from None
+    except OSError as error:
+        raise ScenarioError(f"{path}: {error.strerror or error}") from None
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise ScenarioError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}")
+    if not isinstance(data.get("profile"), str):
+        raise ScenarioError(f"{path}: 'profile' (path of the profile, relative to the "
+                            "scenario) is required")
+    players = []
+    for index, player in enumerate(_list(data, "players", path)):
+        if not isinstance(player, dict) or not isinstance(player.get("name"), str) \
+                or set(player) - _PLAYER_KEYS:
+            raise ScenarioError(f"{path}: players[{index}] must be {{ name = \"...\", "
+                                "coins = N, cards = \"...\" }}")
+        coins = player.get("coins")
+        if coins is not None and (not isinstance(coins, int) or isinstance(coins, bool)):
+            raise ScenarioError(f"{path}: players[{index}].coins must be a whole number")
+        players.append(ScenarioPlayer(player["name"], coins, player.get("cards")))
+    actions = _list(data, "actions", path, required=False)
+    if not all(isinstance(a, str) for a in actions):
+        raise ScenarioError(f"{path}: actions must be strings like \"ann bet 100\"")
+    expect = data.get("expect", {})
+    if not isinstance(expect, dict) or set(expect) - EXPECT_KEYS:
+        raise ScenarioError(f"{path}: unknown [expect] key(s) "
+                            f"{', '.join(sorted(set(expect) - EXPECT_KEYS))}; known: "
+                            f"{', '.join(sorted(EXPECT_KEYS))}")
+    has_cards = any(p.cards for p in players)
+    if has_cards and "seed" in data:
+        raise ScenarioError(f"{path}: give either a seed or every player's cards, not both")
+    if has_cards and not all(p.cards for p in players):
+        raise ScenarioError(f"{path}: every player needs cards (or use a seed)")
+    return Scenario(
+        path=path, profile_path=(path.parent / data["profile"]).resolve(),
+        tier=data.get("tier"), players=players, actions=actions, expect=expect,
+        seed=data.get("seed"), banker=data.get("banker"), ante=data.get("ante"),
+        title=str(data.get("title", "")), rules=list(data.get("rules", [])),
+    )
+
+
+def _list(data: dict, key: str, path: Path, required: bool = True) -> list:
+    value = data.get(key, [] if not required else None)
+    if not isinstance(value, list) or (required and not value):
+        raise ScenarioError(f"{path}: '{key}' must be a non-empty array")
+    return value
+
+
+def scenario_files(paths: list[str]) -> list[Path]:
+    """Scenario files under the given files and folders (profiles are left out)."""
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            candidates = sorted(path.rglob("*.toml"))
+        elif path.is_file():
+            candidates = [path]
+        else:
+            raise ScenarioError(f"no such file or folder: {name}")
+        found.extend(p for p in candidates if _is_scenario(p) or path.is_file())
+    return found
+
+
+def _is_scenario(path: Path) -> bool:
+    try:
+        return isinstance(tomllib.loads(path.read_text(encoding="utf-8")).get("profile"), str)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return False

@@ -1,0 +1,37 @@
+"""Running every scenario under some paths: the engine of `gmtool rules test`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gmtool.sandbox.scenario import ScenarioError, load_scenario, scenario_files
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    path: Path
+    failures: tuple[str, ...]
+    rules: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
+    """Run each scenario; a scenario that cannot even be read is a failure, not a crash."""
+    from gmtool.rules.compile import InvalidProfile
+    from gmtool.sandbox.expect import check
+    from gmtool.sandbox.run import play
+
+    results = []
+    for path in scenario_files(paths):
+        try:
+            scenario = load_scenario(path)
+            failures = tuple(check(play(scenario)))
+            rules = tuple(scenario.rules)
+        except (ScenarioError, InvalidProfile) as error:
+            failures, rules = (str(error),), ()
+        results.append(ScenarioResult(path, failures, rules))
+    return results
