@@ -21,7 +21,9 @@ ALLOWED = {
     "store": ({"store", "engine", "rules"}, {"sqlite_utils"}),
     "house": ({"house", "store", "engine", "rules"}, set()),
     "audit": ({"audit", "store", "engine", "rules"}, set()),
-    "cli": ({"cli", "rules", "engine", "store", "house", "audit"}, {"typer", "rich", "click"}),
+    "sandbox": ({"sandbox", "engine", "rules"}, set()),
+    "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox"},
+            {"typer", "rich", "click"}),
 }
 ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
                            "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}

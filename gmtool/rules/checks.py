@@ -78,10 +78,12 @@ def _check_deck(out: Collector, data: dict, ctx: Context) -> None:
             sizes.append(len(parse(text)))
         except DeckSpecError as error:
             out.add(("deck", key), "bad-deck", str(error))
-            return
-    seats = _int(_resolved(data, ctx, "table", "seats"))
-    if seats is None:
+    if len(sizes) != 2:
         return
+    seats = _int(_resolved(data, ctx, "table", "seats"))
+    seats_spec = schema.TABLE.fields["seats"]
+    if seats is None or not seats_spec.minimum <= seats <= seats_spec.maximum:
+        return  # out of range: the structural walk said so
     deck_size = sizes[0] * sizes[1]
     per_player = schema.CARDS_PER_PLAYER[ctx.game]
     if seats * per_player > deck_size:
@@ -136,7 +138,9 @@ def _check_time_limits(out: Collector, data: dict) -> None:
     if not isinstance(timeouts, dict):
         return
     for key, value in timeouts.items():
-        if key.endswith("_s") and _int(value) is not None and not low <= value <= high:
+        # Below 1 s is an out-of-range error already; do not warn about it again.
+        if key.endswith("_s") and _int(value) is not None and 1 <= value and \
+                not low <= value <= high:
             out.add(("timeouts", key), "time-limit",
                     f"{value} s is outside the usual {low}..{high} s (RULES G1: 15 s in every seed)")
 
@@ -165,7 +169,7 @@ def _check_capped_tier(out: Collector, tier: dict, path: tuple) -> None:
         if after < before:
             out.add(path + ("street_caps", street - 2), "caps-decrease",
                     f"street-{street} cap {after} is below the street-{street - 1} cap {before}")
-            return
+            break  # one finding per tier; the Q5 checks below still apply
     if hand_cap is not None and caps[-1] != hand_cap:
         out.add(path + ("hand_cap",), "last-cap",
                 f"hand_cap {hand_cap} differs from the street-5 cap {caps[-1]} (RULES Q5)")
@@ -207,18 +211,24 @@ def _check_three_card_tier(out: Collector, tier: dict, path: tuple) -> None:
     if ante is not None and cap is not None and ante > cap:
         out.add(path + ("ante",), "out-of-range", f"ante {ante} is above the cap {cap} (RULES H3)")
     tables = {name: _ints(tier.get(name)) for name in _FOLLOWS}
+    sound = True  # each table is checked on its own; the H5 minimums need all four sound
     for name, amounts in tables.items():
         if amounts is None:
-            return
+            sound = False
+            continue
         for index, (before, after) in enumerate(zip(amounts, amounts[1:]), start=1):
             if after <= before:
                 out.add(path + (name, index), "not-increasing",
                         f"{name} amounts must be strictly increasing ({before}, {after})")
-                return
-        if cap is not None and amounts[-1] > cap:
-            out.add(path + (name,), "follow-table",
-                    f"{name} allows {amounts[-1]}, above the room cap {cap} (RULES H3, H5)")
-            return
+                sound = False
+                break
+        else:
+            if cap is not None and amounts[-1] > cap:
+                out.add(path + (name,), "follow-table",
+                        f"{name} allows {amounts[-1]}, above the room cap {cap} (RULES H3, H5)")
+                sound = False
+    if not sound:
+        return
     # What each state can have bet before: the ante (posted blind) and its follow amounts.
     bets = {"blind": set(tables["blind_follows_blind"]) | set(tables["blind_follows_seen"]),
             "seen": set(tables["seen_follows_seen"]) | set(tables["seen_follows_blind"])}
@@ -229,13 +239,13 @@ def _check_three_card_tier(out: Collector, tier: dict, path: tuple) -> None:
         low, high = min(bets[previous]), max(bets[previous])
         if min(amounts) < multiple * low:
             out.add(path + (name,), "follow-table",
-                    f"{name} allows {min(amounts)}, below {_times(multiple)} a {previous} bet "
+                    f"{name} allows {min(amounts)}, below {_times(multiple)}a {previous} bet "
                     f"of {low} (RULES H5)")
         elif cap is not None and max(amounts) < min(multiple * high, cap):
             out.add(path + (name,), "follow-table",
-                    f"{name} has no amount of at least {_times(multiple)} a {previous} bet "
+                    f"{name} has no amount of at least {_times(multiple)}a {previous} bet "
                     f"of {high} (RULES H5)")
 
 
 def _times(multiple: Fraction) -> str:
-    return {Fraction(1): "the", Fraction(2): "twice", Fraction(1, 2): "half"}[multiple]
+    return {Fraction(1): "", Fraction(2): "twice ", Fraction(1, 2): "half "}[multiple]

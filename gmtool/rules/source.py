@@ -12,6 +12,7 @@ tables, strings, comments) far enough to know where things are.
 
 from __future__ import annotations
 
+import tomllib
 from typing import NamedTuple
 
 Path = tuple[str | int, ...]
@@ -105,20 +106,34 @@ class SourceMap:
         self._skip_space(newlines=False)
         self._advance(2 if is_array else 1)
         if is_array:
+            keys = self._in_arrays(keys[:-1]) + keys[-1:]
             index = self._aot_counts.get(keys, 0)
             self._aot_counts[keys] = index + 1
             self.headers.setdefault(keys, position)
             path = keys + (index,)
         else:
-            path = keys
+            path = self._in_arrays(keys)
+        for end in range(1, len(path)):  # [a.b] opens a implicitly: a finding on a goes here
+            self.headers.setdefault(path[:end], position)
         self.headers[path] = position
+        return path
+
+    def _in_arrays(self, keys: tuple[str, ...]) -> Path:
+        """`[tiers.x]` after `[[tiers]]` means the last tier's x: insert that index."""
+        path: Path = ()
+        for key in keys:
+            path += (key,)
+            if path in self._aot_counts:
+                path += (self._aot_counts[path] - 1,)
         return path
 
     def _key(self) -> tuple[str, ...]:
         parts: list[str] = []
         while True:
             self._skip_space(newlines=False)
-            if self._peek() in "\"'":
+            if self._peek() == '"':
+                parts.append(_unescape(self._string()))
+            elif self._peek() == "'":
                 parts.append(self._string())
             else:
                 start = self._i
@@ -179,6 +194,8 @@ class SourceMap:
         if self._text.startswith(quote * 3, self._i):
             self._advance(3)
             end = self._text.find(quote * 3, self._i)
+            while quote == '"' and _escaped(self._text, end):  # \""" does not close it
+                end = self._text.find(quote * 3, end + 1)
             while self._text.startswith(quote, end + 3):  # up to two quotes may close it
                 end += 1
             value = self._text[self._i:end]
@@ -193,3 +210,21 @@ class SourceMap:
         value = self._text[start:self._i]
         self._advance()
         return value
+
+
+def _escaped(text: str, index: int) -> bool:
+    """Whether the character at `index` follows an odd number of backslashes."""
+    backslashes = 0
+    while index - backslashes > 0 and text[index - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def _unescape(raw: str) -> str:
+    """A basic-string key as tomllib reads it ("a\\tb" is a, tab, b)."""
+    if "\\" not in raw:
+        return raw
+    try:
+        return tomllib.loads(f'k = "{raw}"')["k"]
+    except tomllib.TOMLDecodeError:
+        return raw

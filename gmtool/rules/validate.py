@@ -121,21 +121,30 @@ def _check_table(out: Collector, spec: Field, value: dict, path: Path, ctx: Cont
         if child is None:
             out.add(path + (key,), "unknown-key", _unknown_key_message(key, spec, path, ctx))
             sound = False
-        elif not child.applies(ctx):
+        elif not child.applies(ctx) and ctx.game is not None:
             out.add(path + (key,), "not-applicable",
                     f"{key!r} applies only where {child.when.text}")
             sound = False
         else:
             sound &= check_structure(out, child, item, path + (key,), ctx)
     for key, child in spec.fields.items():
-        if key in value or not child.applies(ctx) or not child.is_required(ctx):
+        if key in value or not child.applies(ctx) or \
+                not (child.is_required(ctx) or _required_section(child, ctx)):
             continue
+        if ctx.game is None and (child.when is not schema.ALWAYS or child.required_when):
+            continue  # required or not depends on the game, which is missing or unknown
         where = out.source.table_position(path) if path else None
         out.add(path + (key,), "missing-key",
                 f"required key {key!r} is missing" + (f" from [{_dotted(path)}]" if path else ""),
                 at=where or (out.source.find(path) if path else Position(1, 1)))
         sound = False
     return sound
+
+
+def _required_section(spec: Field, ctx: Context) -> bool:
+    """A section with a required key (like [profile]) is required itself, unless optional."""
+    return spec.kind == "table" and not spec.optional_table and any(
+        child.applies(ctx) and child.is_required(ctx) for child in spec.fields.values())
 
 
 def _check_length(out: Collector, spec: Field, value: list, path: Path) -> bool:
@@ -241,7 +250,8 @@ def validate_bytes(raw: bytes, file: str) -> list[Finding]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[:error.start].count(b"\n") + 1
-        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        line_start = raw.rfind(b"\n", 0, error.start) + 1
+        column = len(raw[line_start:error.start].decode("utf-8")) + 1  # characters, not bytes
         return [Finding(file, line, column, "", "toml-syntax",
                         f"not UTF-8 text: byte 0x{raw[error.start]:02x} cannot be decoded")]
     return validate_text(text, file)
