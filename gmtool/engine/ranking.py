@@ -13,7 +13,7 @@ table indexed by a card bitmask, so ranking a hand is one dict look-up (DESIGN
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from itertools import combinations
 from math import comb
@@ -55,7 +55,8 @@ class RankingError(ValueError):
     """A ranking setting the engine cannot use (category order, tie-break, deck)."""
 
 
-def checked_categories(categories: Sequence[str], allowed: Sequence[str], game: str) -> tuple[str, ...]:
+def checked_categories(categories: Sequence[str], allowed: Sequence[str],
+                       game: str) -> tuple[str, ...]:
     """The profile's category order, refused unless it names each category once."""
     order = tuple(str(c) for c in categories)
     if sorted(order) != sorted(allowed):
@@ -96,6 +97,8 @@ _SHOWING_WORDS = {
     "three_of_a_kind": "three {0}", "two_pair": "two pair, {0} and {1},",
     "one_pair": "pair of {0}", "high_card": "{0} high",
 }
+_BY_PATTERN = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind",
+               (2, 2, 1): "two_pair", (2, 1, 1, 1): "one_pair"}
 _CARDS = ("top card", "second card", "third card", "fourth card", "fifth card")
 _KICKERS = ("top kicker", "second kicker", "third kicker")
 # Names of the rank fields of each category under ranks_then_suit, in comparison order
@@ -147,7 +150,6 @@ class Stud5Ranking:
         self._shapes: dict[tuple[int, ...], tuple[_Entry, _Entry | None]] = {}
         self._table: dict[int, int] | _DirectLookup | None = None
 
-    # ---- keys -------------------------------------------------------------------------
     def key(self, cards: Sequence[Card]) -> int:
         """Strength of a complete hand: larger beats smaller, equal ties (S3, S6).
 
@@ -198,25 +200,25 @@ class Stud5Ranking:
         category, fields, card = self._value(cards)
         name = self.deck.rank_name
         rts = self.tie_break is TieBreak.RANKS_THEN_SUIT
-        top = name(fields[0])
-        kickers = f", {listing([name(r) for r in fields[1:]])} kickers," if rts and fields[1:] else ""
+        top, tops = name(fields[0]), name(fields[0], True)
+        rest = [name(r) for r in fields[1:]] if rts else []  # kickers count only here (S6)
+        kicker = f", {with_article(rest[-1])} kicker," if rest else ""
         if category in ("straight_flush", "straight"):
             text = f"{top}-high {category_words(category)}"
         elif category == "four_of_a_kind":
-            text = f"four {name(fields[0], True)}" + (f", {with_article(name(fields[1]))} kicker," if rts else "")
+            text = f"four {tops}{kicker}"
         elif category == "full_house":
             pair = next(c.rank for c in cards if c.rank != fields[0])
-            text = f"full house, {name(fields[0], True)} full of {name(pair, True)}"
+            text = f"full house, {tops} full of {name(pair, True)}"
         elif category in ("flush", "high_card"):
-            ranks = "-".join(name(r) for r in fields) if rts else f"{top}-high"
-            text = f"{ranks} flush" if category == "flush" else f"{ranks.removesuffix('-high')} high"
-        elif category == "three_of_a_kind":
-            text = f"three {name(fields[0], True)}{kickers}"
+            ranks = "-".join([top, *rest]) if rts else top
+            suffix = " high" if category == "high_card" else " flush" if rts else "-high flush"
+            text = ranks + suffix
         elif category == "two_pair":
-            text = f"two pair, {name(fields[0], True)} and {name(fields[1], True)}"
-            text += (f", {with_article(name(fields[2]))} kicker," if rts else ",")
+            text = f"two pair, {tops} and {name(fields[1], True)}{kicker or ','}"
         else:
-            text = f"pair of {name(fields[0], True)}{kickers}"
+            of = "three" if category == "three_of_a_kind" else "pair of"
+            text = f"{of} {tops}" + (f", {listing(rest)} kickers," if rest else "")
         return f"{text} with the {card.name}" if card is not None else text
 
     def explain(self, a: Sequence[Card], b: Sequence[Card]) -> str:
@@ -230,7 +232,9 @@ class Stud5Ranking:
         (cat_a, fields_a, card_a), (cat_b, fields_b, card_b) = self._value(a), self._value(b)
         if cat_a != cat_b:
             high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)
-            return f"{head}: RULES S3, {category_words(high)} ranks above {category_words(low)}"
+            custom = "" if self.categories == DEFAULT_CATEGORIES else " in this profile's order"
+            return (f"{head}: RULES S3, {category_words(high)} ranks above "
+                    f"{category_words(low)}{custom}")
         return f"{head}: RULES S6, {self.tie_break} " + tie_reason(
             self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b)
 
@@ -310,21 +314,22 @@ class Stud5Ranking:
         if top is not None:
             plain, suited = ("straight", top[:1], top[1]), ("straight_flush", top[:1], top[1])
         else:
-            category = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind",
-                        (2, 2, 1): "two_pair", (2, 1, 1, 1): "one_pair"}.get(pattern, "high_card")
+            category = _BY_PATTERN.get(pattern, "high_card")
             if rts:
                 plain = (category, by_rank, lead)
             elif category in ("four_of_a_kind", "full_house", "three_of_a_kind"):
                 plain = (category, by_rank[:1], None)  # kickers never count, no suit needed
             else:
                 plain = (category, by_rank[:2] if category == "two_pair" else by_rank[:1], lead)
-            suited = ("flush", by_rank if rts else by_rank[:1], 4) if category == "high_card" else None
+            flush = ("flush", by_rank if rts else by_rank[:1], 4)
+            suited = flush if category == "high_card" else None
         shape = self._shapes[r] = self._entry(*plain), (self._entry(*suited) if suited else None)
         return shape
 
     def _entry(self, category: str, fields: tuple[int, ...], pos: int | None) -> _Entry:
         packed = pack(fields, self._width)
-        base = self._strength[category] << self._shift | (packed if pos is None else packed << self._width)
+        packed = packed if pos is None else packed << self._width  # room for the suit
+        base = self._strength[category] << self._shift | packed
         return category, fields, pos, base
 
     def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card | None]:
@@ -337,7 +342,8 @@ class Stud5Ranking:
 
     def _showing_value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card]:
         if not 1 <= card_count(cards) <= 4:
-            raise HandError(f"showing cards are 1 to 4 face-up cards, got {card_count(cards)} (RULES S7)")
+            raise HandError(f"showing cards are 1 to 4 face-up cards, got {card_count(cards)} "
+                            "(RULES S7)")
         self._check(cards, len(cards))
         ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
         r = tuple(c.rank for c in ordered)

@@ -50,7 +50,7 @@ class ThreeCardRanking:
     def __init__(self, deck: Deck, categories: Sequence[str] = DEFAULT_CATEGORIES3,
                  low_ace_straight: bool = True) -> None:
         if len(deck) < 3:
-            raise RankingError(f"a three-card deck needs at least 3 cards, this one has {len(deck)}")
+            raise RankingError(f"a three-card deck needs at least 3 cards, not {len(deck)}")
         self.deck = deck
         self.categories = checked_categories(categories, DEFAULT_CATEGORIES3, "three-card")
         self.low_ace_straight = bool(low_ace_straight)
@@ -158,8 +158,8 @@ class ThreeCardRanking:
         return ("straight_flush" if one_suit else "straight"), fields
 
     def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...]]:
-        ranks = tuple(sorted(card.rank for card in cards))
-        return self._classify(ranks, len({card.suit for card in cards}) == 1)  # type: ignore[arg-type]
+        low, mid, high = sorted(card.rank for card in cards)
+        return self._classify((low, mid, high), len({card.suit for card in cards}) == 1)
 
     def _name(self, field: int, plural: bool = False) -> str:
         return self.deck.rank_name(field - 1 if field else self._ranks - 1, plural)
