@@ -9,11 +9,11 @@ order in the TOML never change it and any change of value always does.
 from __future__ import annotations
 
 import hashlib
-import json
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from gmtool.canonical import canonical_json
 from gmtool.rules import schema
 from gmtool.rules.deckspec import parse_ranks, parse_suits
 from gmtool.rules.findings import Finding
@@ -30,11 +30,6 @@ class InvalidProfile(ValueError):
         errors = [f for f in findings if f.severity == "error"]
         super().__init__(f"invalid profile, {len(errors)} error(s):\n"
                          + "\n".join(f"  {error}" for error in errors))
-
-
-def canonical_json(value: Any) -> str:
-    """The one serialisation used for hashing and for `rules compile` output."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def config_id_of(compiled: dict) -> str:
