@@ -87,7 +87,9 @@ def _check_deck(out: Collector, data: dict, ctx: Context) -> None:
     deck_size = sizes[0] * sizes[1]
     per_player = schema.CARDS_PER_PLAYER[ctx.game]
     if seats * per_player > deck_size:
-        path = ("table", "seats") if _get(data, "table", "seats") is not None else ("deck", "ranks")
+        written = [p for p in (("table", "seats"), ("deck", "ranks"), ("deck", "suits"))
+                   if _get(data, *p) is not None]  # name a key the file has, seats first
+        path = written[0] if written else ("table", "seats")
         out.add(path, "deck-too-small",
                 f"{seats} seats x {per_player} cards = {seats * per_player} cards, "
                 f"but the deck has {deck_size}")

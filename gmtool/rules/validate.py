@@ -8,6 +8,7 @@ tests, the store's deploy) reports them its own way.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import tomllib
 from pathlib import Path as FsPath
@@ -46,8 +47,14 @@ def display_path(path: Path, data: dict) -> str:
             tier_id = _tier_id(tiers, part) if path[:i] == ("tiers",) else None
             out += f".{tier_id}" if tier_id else f"[{part}]"
         else:
+            part = _key_words(part)
             out += f".{part}" if out else part
     return out
+
+
+def _key_words(key: str) -> str:
+    """A key as TOML writes it in a dotted path: quoted unless bare ("a.b" stays one key)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
 
 
 def _tier_id(tiers: Any, index: int) -> str | None:
