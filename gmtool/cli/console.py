@@ -53,6 +53,10 @@ class Console:
     def error(self, message: str) -> None:
         self.err.write(f"error: {message}\n")
 
+    def diagnostic(self, text: str) -> None:
+        """A line on stderr that carries its own severity (a validation finding)."""
+        self.err.write(text + "\n")
+
     def warning(self, message: str) -> None:
         self.err.write(f"warning: {message}\n")
 

@@ -20,9 +20,11 @@ def timeline(events) -> list[str]:
         elif e.type == "deal":
             cards = ", ".join(f"{c['player']} {c['card']}" + (" (hole)" if c["face"] == "down"
                                                               else "") for c in f["cards"])
-            lines.append(f"street {f['street']}: deal {cards}")
+            where = f"street {f['street']}: " if "street" in f else ""  # three-card: one deal
+            lines.append(f"{where}deal {cards}")
         elif e.type == "first_speaker":
-            lines.append(f"  {f['player']} speaks first, showing {f['showing']} ({f['rule']})")
+            showing = f", showing {f['showing']}" if "showing" in f else ""  # stud5 only
+            lines.append(f"  {f['player']} speaks first{showing} ({f['rule']})")
         elif e.type in _ACTION_TYPES:
             lines.append("  " + _action_line(e))
         elif e.type == "street_end":

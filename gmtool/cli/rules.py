@@ -39,7 +39,8 @@ def compile_(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write to this file."),
 ) -> None:
     """Print the canonical engine configuration with its config_id."""
-    from gmtool.rules.compile import canonical_json, compile_file
+    from gmtool.canonical import canonical_json
+    from gmtool.rules.compile import compile_file
 
     text = canonical_json(compile_file(profile)) + "\n"
     if output is None:
@@ -107,10 +108,10 @@ def set_(
         edit = set_in_file(profile, key, value)
     except InvalidEdit as refused:
         for finding in refused.findings:
-            console.error(str(finding))
+            console.diagnostic(str(finding))
         raise Abort(f"{profile} left unchanged: {refused}", code=1) from None
     for warning in edit.warnings:
-        console.warning(str(warning))
+        console.diagnostic(str(warning))
     console.success(f"{profile}: {key} = {edit.new!r} (was {edit.old!r})")
 
 

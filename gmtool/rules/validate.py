@@ -70,11 +70,19 @@ def _tier_id(tiers: Any, index: int) -> str | None:
 class Collector:
     """Accumulates findings for one document, placing each at its key's position."""
 
-    def __init__(self, file: str, data: dict, source: SourceMap) -> None:
+    def __init__(self, file: str, data: dict, text: str) -> None:
         self.file = file
         self.data = data
-        self.source = source
+        self.text = text
+        self._source: SourceMap | None = None
         self.findings: list[Finding] = []
+
+    @property
+    def source(self) -> SourceMap:
+        """Built on the first finding only: a clean profile never pays for the scan."""
+        if self._source is None:
+            self._source = SourceMap(self.text)
+        return self._source
 
     def add(self, path: Path, code: str, message: str, at: Position | None = None) -> None:
         line, column = at or self.source.find(path)
@@ -91,13 +99,14 @@ def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
     return Finding(file, line, column, "", "toml-syntax", message)
 
 
-def validate_text(text: str, file: str = "<profile>") -> list[Finding]:
-    """Every finding for one profile text, sorted by position."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        return [parse_error_finding(file, error)]
-    collector = Collector(file, data, SourceMap(text))
+def validate_text(text: str, file: str = "<profile>", data: dict | None = None) -> list[Finding]:
+    """Every finding for one profile text (`data` = the text already parsed), by position."""
+    if data is None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            return [parse_error_finding(file, error)]
+    collector = Collector(file, data, text)
     ctx = context_of(data)
     check_structure(collector, schema.ROOT, data, (), ctx)
     if ctx.game is not None:
@@ -221,13 +230,13 @@ def _unknown_key_message(key: str, spec: Field, path: Path, ctx: Context) -> str
     return message
 
 
-def profile_files(paths: list[str]) -> list[FsPath]:
-    """Profile files under the given files and folders (scenario files are left out)."""
+def candidate_files(paths: list[str]) -> list[FsPath]:
+    """The .toml files under the given files and folders."""
     found: list[FsPath] = []
     for name in paths:
         path = FsPath(name)
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*.toml")) if not is_scenario(p))
+            found.extend(sorted(path.rglob("*.toml")))
         elif path.is_file():
             found.append(path)
         else:
@@ -235,12 +244,8 @@ def profile_files(paths: list[str]) -> list[FsPath]:
     return found
 
 
-def is_scenario(path: FsPath) -> bool:
+def is_scenario_data(data: dict) -> bool:
     """A scenario names its profile with a top-level string `profile = "..."`."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-        return False
     return isinstance(data.get("profile"), str)
 
 
@@ -265,9 +270,25 @@ def validate_bytes(raw: bytes, file: str) -> list[Finding]:
 
 
 def validate_paths(paths: list[str]) -> Report:
-    """Validate every profile under `paths`; raises ProfileFileError for unreadable input."""
-    files = profile_files(paths)
+    """Validate every profile under `paths`, reading and parsing each file once.
+
+    Scenario files (executable rule tests, run by `gmtool rules test`) are skipped, also
+    when named directly, so a pre-commit hook may pass every changed .toml file.
+    Raises ProfileFileError for a path that cannot be read at all.
+    """
     findings: list[Finding] = []
-    for path in files:
-        findings.extend(validate_bytes(read_profile_bytes(path), str(path)))
-    return Report(len(files), findings)
+    checked = 0
+    for path in candidate_files(paths):
+        raw = read_profile_bytes(path)
+        try:
+            text = raw.decode("utf-8")
+            data = tomllib.loads(text)
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            checked += 1
+            findings.extend(validate_bytes(raw, str(path)))
+            continue
+        if is_scenario_data(data):
+            continue
+        checked += 1
+        findings.extend(validate_text(text, str(path), data))
+    return Report(checked, findings)
