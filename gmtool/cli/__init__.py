@@ -12,7 +12,7 @@ import os
 import typer
 
 from gmtool import __version__
-from gmtool.cli import hands, rules
+from gmtool.cli import db, deploy, hands, house, rules
 from gmtool.cli.errors import GmtoolGroup
 
 app = typer.Typer(
@@ -27,6 +27,9 @@ app = typer.Typer(
 
 app.add_typer(rules.app, name="rules")
 app.add_typer(hands.app, name="hands")
+app.add_typer(db.app, name="db")
+app.add_typer(deploy.app, name="deploy")
+app.add_typer(house.app, name="house")
 
 
 def _show_version(value: bool) -> None:

@@ -1,0 +1,1 @@
+"""Replay and verification of recorded hands, ledgers and hash chains."""

@@ -1,0 +1,92 @@
+"""Hash chains and balances: the checks that need no engine.
+
+Each check streams rows in id order and yields `Problem`s naming the hand (or table,
+player, GM action) and the kind of problem, so a tampered database is pinpointed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterator
+
+from gmtool.canonical import ZERO_HASH, chain_hash
+from gmtool.store.db import Store
+from gmtool.store.gm import gm_record
+from gmtool.store.hands import event_record
+
+BATCH = 5000
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in the store."""
+
+    kind: str
+    detail: str
+    hand: int | None = None
+    table: str | None = None
+    player: str | None = None
+    gm_action: int | None = None
+
+    def as_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator:
+    cursor = store.conn.execute(sql, params)
+    while True:
+        rows = cursor.fetchmany(BATCH)
+        if not rows:
+            return
+        yield from rows
+
+
+def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[Problem]:
+    """Every table's chain: sequence without gaps, each hash and each link."""
+    where = " WHERE table_id = ?" if table_id else ""
+    sql = ("SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM "
+           f"events{where} ORDER BY table_id, seq")
+    current, expected_seq, head = None, 0, ZERO_HASH
+    for row in _rows(store, sql, (table_id,) if table_id else ()):
+        if row["table_id"] != current:
+            current, expected_seq, head = row["table_id"], 1, ZERO_HASH
+        where_at = f"table {current} event {row['seq']}"
+        if row["seq"] != expected_seq:
+            yield Problem("chain_gap", f"{where_at}: expected event {expected_seq} (an event "
+                          "was deleted or inserted)", hand=row["hand_id"], table=current)
+        if row["prev_hash"] != head:
+            yield Problem("chain_link", f"{where_at}: does not follow the event before it "
+                          "(deleted, inserted or reordered)", hand=row["hand_id"], table=current)
+        digest = chain_hash(row["prev_hash"], event_record(
+            row["table_id"], row["hand_id"], row["seq"], row["type"], row["payload"],
+            row["created_at"]))
+        if digest != row["hash"]:
+            yield Problem("event_hash", f"{where_at} ({row['type']}): content does not match "
+                          "its hash (edited)", hand=row["hand_id"], table=current)
+        expected_seq, head = row["seq"] + 1, row["hash"]
+
+
+def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem]:
+    """Every player's coins equal the sum of their ledger rows."""
+    sql = ("SELECT p.name, p.coins, COALESCE(SUM(l.delta), 0) AS ledger FROM players p "
+           "LEFT JOIN ledger l ON l.player = p.name" + (" WHERE p.name = ?" if player else "")
+           + " GROUP BY p.name ORDER BY p.name")
+    for row in _rows(store, sql, (player,) if player else ()):
+        if row["coins"] != row["ledger"]:
+            yield Problem("balance", f"{row['name']} holds {row['coins']} coins but the ledger "
+                          f"sums to {row['ledger']}", player=row["name"])
+
+
+def verify_gm_log(store: Store) -> Iterator[Problem]:
+    """The GM action log's chain: ids without gaps, each hash and each link."""
+    head, expected = ZERO_HASH, 1
+    for row in _rows(store, "SELECT * FROM gm_actions ORDER BY id"):
+        if row["id"] != expected:
+            yield Problem("gm_log_gap", f"GM action {expected} is missing", gm_action=expected)
+        if row["prev_hash"] != head:
+            yield Problem("gm_log_link", f"GM action {row['id']} does not follow the one "
+                          "before it", gm_action=row["id"])
+        if chain_hash(row["prev_hash"], gm_record(dict(row))) != row["hash"]:
+            yield Problem("gm_log_hash", f"GM action {row['id']} does not match its hash "
+                          "(edited)", gm_action=row["id"])
+        head, expected = row["hash"], row["id"] + 1

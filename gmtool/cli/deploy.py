@@ -1,0 +1,82 @@
+"""`gmtool deploy`: make a profile's compiled rules active; history and rollback (G4, G5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.console import console
+
+
+
+class _DeployGroup(TyperGroup):
+    """`gmtool deploy PROFILE` deploys; `deploy history` and `deploy rollback` are commands."""
+
+    def parse_args(self, ctx, args):  # noqa: ANN001 - click's signature
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["profile", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(cls=_DeployGroup, no_args_is_help=True, rich_markup_mode=None,
+                  help="Deploy a rule profile: `gmtool deploy PROFILE [--rooms ID]`; "
+                       "see also `deploy history` and `deploy rollback`.")
+
+
+@app.command("profile", hidden=True)
+def deploy(
+    profile: Path = typer.Argument(..., help="The profile to deploy."),
+    rooms: Optional[List[str]] = typer.Option(None, "--rooms", help="Only these tiers (repeat)."),
+    db: Optional[str] = DB_OPTION,
+    as_user: Optional[str] = AS_OPTION,
+) -> None:
+    """Compile PROFILE and make it active; tables switch at their next hand (G5)."""
+    from gmtool.house.operations import deploy_profile
+
+    with open_store(db) as store:
+        result = deploy_profile(store, profile, rooms or None, acting_user(as_user))
+    console.success(f"deployed {result['profile']} v{result['version']} "
+                    f"(config {result['config_id'][:12]}) to "
+                    f"{', '.join(result['rooms']) if result['rooms'] else 'every room'}; "
+                    "tables switch at their next hand")
+
+
+@app.command()
+def history(
+    profile: Optional[str] = typer.Option(None, "--profile", help="Only this profile id."),
+    db: Optional[str] = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the history as JSON."),
+) -> None:
+    """Every deployment: what, which rooms, who, when, and whether it is active."""
+    from gmtool.store.configs import history as deployment_history
+
+    with open_store(db) as store:
+        rows = deployment_history(store, profile)
+    if as_json:
+        console.json(rows)
+        return
+    console.table("deployments", ["id", "profile", "version", "config", "rooms", "by", "at",
+                                  "active", "note"],
+                  [(r["id"], r["profile_id"], r["version"], r["config_id"][:12],
+                    ", ".join(r["rooms"]) if r["rooms"] else "all", r["deployed_by"],
+                    r["deployed_at"][:19], "yes" if r["active"] else "no", r["note"] or "")
+                   for r in rows])
+
+
+@app.command()
+def rollback(
+    profile: str = typer.Argument(..., help="The profile id to roll back."),
+    db: Optional[str] = DB_OPTION,
+    as_user: Optional[str] = AS_OPTION,
+) -> None:
+    """Retire the newest deployment of PROFILE; the one before it applies at the next hand."""
+    from gmtool.house.operations import rollback_profile
+
+    with open_store(db) as store:
+        result = rollback_profile(store, profile, acting_user(as_user))
+    console.success(f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "
+                    f"{result['active'][:12]} (tables switch at their next hand)")

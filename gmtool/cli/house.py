@@ -1,0 +1,55 @@
+"""`gmtool house run`: host live tables with bots into the store."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from gmtool.cli.common import DB_OPTION, open_store
+from gmtool.cli.console import Abort, console
+
+app = typer.Typer(help="Host live tables (bots stand in for players).", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+
+@app.command()
+def run(
+    tables: int = typer.Option(4, "--tables", min=1, help="Tables to host."),
+    system: Optional[List[str]] = typer.Option(None, "--system",
+                                               help="Profile id to host (repeat); default all."),
+    speed: float = typer.Option(1.0, "--speed", help="Time scale: 10 = ten times faster."),
+    hands: Optional[int] = typer.Option(None, "--hands", min=1, help="Stop after N hands."),
+    duration: Optional[float] = typer.Option(None, "--duration", help="Stop after S seconds."),
+    chaos: float = typer.Option(0.0, "--chaos", min=0.0, max=1.0,
+                                help="Chance per turn of a disconnect, stall or escape."),
+    seed: Optional[str] = typer.Option(None, "--seed", help="Reproducible bots and decks "
+                                       "(demo/test only: the seed text reveals every deck)."),
+    grace: float = typer.Option(10.0, "--grace", help="Seconds running hands get to finish "
+                                "on stop before they are voided."),
+    db: Optional[str] = DB_OPTION,
+) -> None:
+    """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration."""
+    import asyncio
+
+    from gmtool.house.host import Host, HostOptions
+
+    if speed <= 0:
+        raise Abort("--speed must be above 0")
+    options = HostOptions(tables=tables, systems=system or None, speed=speed, hands=hands,
+                          duration=duration, chaos=chaos, seed=seed, grace=grace)
+    with open_store(db) as store:
+        host = Host(store, options, notify=console.line)
+        host.recover()
+        plan = host.plan_tables()
+        host.ensure_bots(plan)
+        host.build_tables(plan)
+        console.line(f"hosting {len(plan)} table(s): {', '.join(host.tables)} "
+                     f"(speed x{speed:g}, chaos {chaos:g})")
+        report = asyncio.run(host.run())
+    console.line(f"stopped: {report.hands} hand(s) settled")
+    if report.voided_on_stop:
+        console.line(f"voided on stop (every stake returned): hand(s) "
+                     f"{', '.join(map(str, report.voided_on_stop))}")
+    if report.finished_on_stop:
+        console.line(f"finished their hand before stopping: {', '.join(report.finished_on_stop)}")

@@ -1,0 +1,123 @@
+"""A hosted owner-ante table (seed 000): the owner bot sets the ante, the others agree.
+
+The engine's OwnerTable runs the lifecycle (L1-L8); this driver only decides, for each
+bot, when to click, agree, start, continue or leave. A changed deployment reaches the
+table between hands (G5): the table is rebuilt with its players and the new rules.
+"""
+
+from __future__ import annotations
+
+from gmtool.engine.events import Action
+from gmtool.engine.owner_table import OwnerTable
+from gmtool.engine.play import seeded_source
+from gmtool.house.table import HostedTable
+
+REJECT_CHANCE = 0.05
+LEAVE_CHANCE = 0.05
+
+
+class OwnerAnteTable(HostedTable):
+    table: OwnerTable | None = None
+
+    def current_hand(self):
+        table = self.state
+        return table.hand if table is not None and table.phase == "playing" else None
+
+    def extra_live(self) -> dict:
+        table = self.state
+        if table is None:
+            return {}
+        return {"owner": table.owner, "ante": table.ante, "phase": table.phase}
+
+    def apply(self, action: Action):
+        settlement = super().apply(action)
+        self.sync_seats()
+        return settlement
+
+    def sync_seats(self) -> None:
+        table = self.state
+        for name in [p for p in self.seated if p not in table.seated]:
+            self.seated.remove(name)
+            self.host.release(name)
+        self.seated = [p for p in table.seated]
+
+    def _deal(self, hand_number: int):
+        seed = self.host.seed_for(self.id, self.host.peek_number(self.id))
+        return seeded_source(self.config, seed)
+
+    def _rebuild(self) -> None:
+        """A new OwnerTable under the active config, with the same players seated."""
+        self.config = self.host.config_for(self.profile_id, self.tier)
+        players = list(self.seated)
+        table_seed = self.host.seed_for(self.id, 0)
+        self.state = OwnerTable(self.config, self.tier, table_seed, self._deal)
+        self.seated = []
+        for name in players:
+            self._join(name)
+
+    def _join(self, name: str) -> None:
+        before = len(self.state.events)
+        self.state.join(name, self.host.coins[name])
+        self.seated.append(name)
+        self.record(self.state.events[before:])
+
+    async def run_once(self) -> None:
+        table = self.state
+        if table is None or (table.phase != "playing" and self.host.config_for(
+                self.profile_id, self.tier)["config_id"] != self.config["config_id"]):
+            self._rebuild()
+            table = self.state
+        phase = table.phase
+        if phase == "playing":
+            await self.play_turn(table.hand)
+            return
+        think = self.rng.uniform(0.5, 3.0)
+        self._fill_seats()
+        if phase == "empty" or table.owner is None:
+            await self.sleep(think)
+        elif phase == "setting_ante":
+            await self._owner_sets_ante(table, think)
+        elif phase in ("agreeing", "countdown"):
+            await self._agree_or_start(table, think)
+        elif phase == "continue":
+            await self.sleep(think)
+            for name in [p for p in table.seated if p not in table.ready]:
+                if table.phase != "continue":
+                    break
+                verb = "leave" if self.rng.random() < LEAVE_CHANCE else "start"
+                self.apply(Action(verb, name))
+        self.publish()
+
+    def _fill_seats(self) -> None:
+        table = self.state
+        capacity = self.config["table"]["seats"]
+        while len(table.seated) < self.rng.randint(2, capacity) and table.phase != "playing":
+            need = self.config["owner_ante"]["min_holding_antes"] * max(table.ante, 1) * 2
+            name = self.host.take_idle(need, self.rng)
+            if name is None:
+                return
+            self._join(name)
+
+    async def _owner_sets_ante(self, table: OwnerTable, think: float) -> None:
+        if self.host.chaos and self.rng.random() < self.host.chaos:  # the owner dawdles (L4)
+            limit = self.config["timeouts"]["set_ante_s"]
+            await self.sleep(limit)
+            self.apply(Action("wait", amount=limit))
+            return
+        await self.sleep(think)
+        bound = self.host.coins[table.owner] // self.config["owner_ante"]["max_divisor"]
+        chips = [c for c in self.config["owner_ante"]["chips"] if c <= min(bound, 10)]
+        if chips:
+            self.apply(Action("ante", table.owner, amount=self.rng.choice(chips)))
+        else:
+            self.apply(Action("leave", table.owner))  # too poor to set any ante
+
+    async def _agree_or_start(self, table: OwnerTable, think: float) -> None:
+        await self.sleep(think)
+        waiting = [p for p in table.seated if p != table.owner and p not in table.agreed]
+        if waiting:
+            name = self.rng.choice(waiting)
+            verb = "reject" if self.rng.random() < REJECT_CHANCE else "agree"
+            self.apply(Action(verb, name))
+        elif len(table.agreed) + 1 >= self.config["table"]["min_players"]:
+            self.apply(Action("start", table.owner))

@@ -1,0 +1,95 @@
+"""Compiled configurations and their deployments (RULES G4, G5).
+
+Every compiled config is stored by `config_id` with the profile text it came from; a
+deployment makes one active for a profile's rooms. Tables read the active config at the
+start of each hand, so a deployment reaches a table at its next hand, never mid-hand.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gmtool.canonical import canonical_json
+from gmtool.store.clock import now
+from gmtool.store.db import Store, StoreError
+
+
+def save_config(store: Store, compiled: dict, profile_text: str) -> None:
+    """Store a compiled config (idempotent: the id is the content)."""
+    store.conn.execute(
+        "INSERT OR IGNORE INTO configs (config_id, profile_id, version, title, game, compiled,"
+        " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (compiled["config_id"], compiled["profile"]["id"], compiled["profile"]["version"],
+         compiled["profile"]["title"], compiled["game"], canonical_json(compiled),
+         profile_text, now()))
+
+
+def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | None,
+           by: str, note: str = "") -> int:
+    """Store and activate `compiled` for `rooms` (None = every room of the profile)."""
+    unknown = sorted(set(rooms or ()) - {t["id"] for t in compiled["tiers"]})
+    if unknown:
+        raise StoreError(f"no room {', '.join(unknown)} in {compiled['profile']['id']} "
+                         f"(rooms: {', '.join(t['id'] for t in compiled['tiers'])})")
+    with store.write(durable=True):
+        save_config(store, compiled, profile_text)
+        cursor = store.conn.execute(
+            "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at,"
+            " active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
+            (compiled["profile"]["id"], json.dumps(sorted(rooms)) if rooms else None,
+             compiled["config_id"], by, now(), note))
+        return cursor.lastrowid
+
+
+def _covers(row, tier: str) -> bool:
+    return row["rooms"] is None or tier in json.loads(row["rooms"])
+
+
+def active_config_id(store: Store, profile_id: str, tier: str) -> str | None:
+    """The config a room of `profile_id` plays now: the newest active deployment covering it."""
+    for row in store.all("SELECT rooms, config_id FROM deployments WHERE profile_id = ? AND "
+                         "active = 1 ORDER BY id DESC", (profile_id,)):
+        if _covers(row, tier):
+            return row["config_id"]
+    return None
+
+
+def load_config(store: Store, config_id: str) -> dict:
+    row = store.one("SELECT compiled FROM configs WHERE config_id = ?", (config_id,))
+    if row is None:
+        raise StoreError(f"no config {config_id} in the store")
+    return json.loads(row["compiled"])
+
+
+def deployed_profiles(store: Store) -> list[str]:
+    return [r["profile_id"] for r in store.all(
+        "SELECT DISTINCT profile_id FROM deployments WHERE active = 1 ORDER BY profile_id")]
+
+
+def history(store: Store, profile_id: str | None = None) -> list[dict]:
+    sql = ("SELECT d.id, d.profile_id, d.rooms, d.config_id, d.deployed_by, d.deployed_at, "
+           "d.active, d.note, c.version FROM deployments d JOIN configs c USING (config_id)")
+    rows = store.all(sql + (" WHERE d.profile_id = ?" if profile_id else "") + " ORDER BY d.id",
+                     (profile_id,) if profile_id else ())
+    return [dict(row) | {"rooms": json.loads(row["rooms"]) if row["rooms"] else None}
+            for row in rows]
+
+
+def rollback(store: Store, profile_id: str, by: str) -> dict:
+    """Deactivate the newest active deployment of a profile; the one before it applies again."""
+    with store.write(durable=True):
+        rows = store.all("SELECT * FROM deployments WHERE profile_id = ? AND active = 1 "
+                         "ORDER BY id DESC", (profile_id,))
+        if len(rows) < 2:
+            raise StoreError(f"{profile_id}: nothing to roll back to (active deployments: "
+                             f"{len(rows)})")
+        latest, previous = rows[0], rows[1]
+        # Deployments are history: instead of editing the old rows, record the rollback as a
+        # new deployment of the previous config and retire the rolled-back one.
+        store.conn.execute("UPDATE deployments SET active = 0 WHERE id = ?", (latest["id"],))
+        store.conn.execute(
+            "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
+            "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
+            (profile_id, previous["rooms"], previous["config_id"], by, now(),
+             f"rollback of deployment {latest['id']}"))
+    return {"rolled_back": latest["config_id"], "active": previous["config_id"]}

@@ -1,0 +1,85 @@
+"""GM users, the hash-chained GM action log and the command queue from console to host.
+
+Every GM action (who, what, target, reason, when, outcome) is appended to `gm_actions`,
+chained like the events (`hash = sha256(prev_hash + canonical_json(record))`), refused
+ones included. Commands for the host (kick, close) go through `gm_commands`; the host
+acknowledges each with its outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
+from gmtool.store.clock import now
+from gmtool.store.db import Store, StoreError
+
+ROLES = ("operator", "support")
+
+
+def gm_record(row: dict) -> dict:
+    """What a GM action's hash covers."""
+    return {k: row[k] for k in ("id", "actor", "action", "target", "reason", "outcome", "at")}
+
+
+def log_action(store: Store, actor: str | None, action: str, target: str | None,
+               reason: str | None, outcome: Any) -> int:
+    """Append one GM action to the chain (inside the caller's write transaction)."""
+    head = store.one("SELECT id, hash FROM gm_actions ORDER BY id DESC LIMIT 1")
+    prev = head["hash"] if head else ZERO_HASH
+    row = {"id": (head["id"] if head else 0) + 1, "actor": actor, "action": action,
+           "target": target, "reason": reason, "outcome": canonical_json(outcome), "at": now()}
+    digest = chain_hash(prev, gm_record(row))
+    store.conn.execute("INSERT INTO gm_actions (id, actor, action, target, reason, outcome, at,"
+                       " prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (row["id"], actor, action, target, reason, row["outcome"], row["at"],
+                        prev, digest))
+    return row["id"]
+
+
+def add_user(store: Store, name: str, role: str) -> None:
+    if role not in ROLES:
+        raise StoreError(f"unknown role {role!r}; use {' or '.join(ROLES)}")
+    with store.write():
+        store.conn.execute("INSERT INTO gm_users (name, role, created_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT(name) DO UPDATE SET role = excluded.role",
+                           (name, role, now()))
+
+
+def role_of(store: Store, name: str | None) -> str | None:
+    if not name:
+        return None
+    row = store.one("SELECT role FROM gm_users WHERE name = ?", (name,))
+    return row["role"] if row else None
+
+
+def enqueue(store: Store, kind: str, table_id: str, player: str | None, reason: str | None,
+            issued_by: str | None, gm_action_id: int | None = None) -> int:
+    with store.write():
+        cursor = store.conn.execute(
+            "INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, issued_at, "
+            "status, gm_action_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+            (kind, table_id, player, reason, issued_by, now(), gm_action_id))
+        return cursor.lastrowid
+
+
+def pending_commands(store: Store) -> list[dict]:
+    return [dict(r) for r in store.all("SELECT * FROM gm_commands WHERE status = 'pending' "
+                                       "ORDER BY id")]
+
+
+def acknowledge(store: Store, command_id: int, ok: bool, outcome: dict) -> None:
+    with store.write():
+        store.conn.execute("UPDATE gm_commands SET status = ?, acked_at = ?, outcome = ? "
+                           "WHERE id = ?", ("done" if ok else "failed", now(),
+                                            canonical_json(outcome), command_id))
+
+
+def command(store: Store, command_id: int) -> dict:
+    row = store.one("SELECT * FROM gm_commands WHERE id = ?", (command_id,))
+    if row is None:
+        raise StoreError(f"no command {command_id}")
+    out = dict(row)
+    out["outcome"] = json.loads(row["outcome"]) if row["outcome"] else None
+    return out

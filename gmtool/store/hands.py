@@ -1,0 +1,127 @@
+"""Hands and their events: the per-table hash chain, settlement and voiding.
+
+Events are chained per table: `hash = sha256(prev_hash + canonical_json(record))` where
+the record holds the table, hand, sequence number, type, payload and time. Editing,
+deleting, inserting or reordering an event breaks the chain at that point.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Mapping
+
+from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
+from gmtool.store import ledger
+from gmtool.store.clock import now
+from gmtool.store.db import Store
+
+_INSERT_EVENT = ("INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
+                 "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def event_record(table_id: str, hand_id: int | None, seq: int, type_: str, payload: str,
+                 at: str) -> dict:
+    """What an event's hash covers (payload as its stored canonical JSON text)."""
+    return {"table": table_id, "hand": hand_id, "seq": seq, "type": type_, "payload": payload,
+            "at": at}
+
+
+class TableLog:
+    """Appends one table's events to its chain; keeps the chain head in memory."""
+
+    def __init__(self, store: Store, table_id: str) -> None:
+        self.store = store
+        self.table_id = table_id
+        row = store.one("SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC "
+                        "LIMIT 1", (table_id,))
+        self.seq, self.head = (row["seq"], row["hash"]) if row else (0, ZERO_HASH)
+
+    def rows(self, hand_id: int | None, events: Iterable[Mapping]) -> list[tuple]:
+        """Chained rows for `events` (JSON-ready dicts with a "type"); advances the head."""
+        out = []
+        at = now()
+        for item in events:
+            fields = {k: v for k, v in item.items() if k != "type"}
+            payload = canonical_json(fields)
+            self.seq += 1
+            digest = chain_hash(self.head, event_record(self.table_id, hand_id, self.seq,
+                                                        item["type"], payload, at))
+            out.append((self.table_id, hand_id, self.seq, item["type"], payload, at,
+                        self.head, digest))
+            self.head = digest
+        return out
+
+    def append(self, hand_id: int | None, events: Iterable[Mapping]) -> None:
+        """Write events in their own transaction (rolled back, head restored, on failure)."""
+        seq, head = self.seq, self.head
+        try:
+            with self.store.write():
+                self.store.conn.executemany(_INSERT_EVENT, self.rows(hand_id, events))
+        except BaseException:
+            self.seq, self.head = seq, head
+            raise
+
+    def write_rows(self, rows: list[tuple]) -> None:
+        """Insert prepared rows inside the caller's transaction."""
+        self.store.conn.executemany(_INSERT_EVENT, rows)
+
+
+def begin_hand(store: Store, log: TableLog, number: int, config_id: str, tier: str,
+               banker: str, ante: int | None, seats: list[dict], commitment: str,
+               algorithm: str, events: list[Mapping]) -> int:
+    """Record a new hand (commitment stored, seed still secret) and its first events."""
+    seq, head = log.seq, log.head
+    try:
+        with store.write():
+            cursor = store.conn.execute(
+                "INSERT INTO hands (table_id, number, config_id, tier, banker, ante, seats, "
+                "commitment, algorithm, started_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " ?, 'running')",
+                (log.table_id, number, config_id, tier, banker, ante, canonical_json(seats),
+                 commitment, algorithm, now()))
+            hand_id = cursor.lastrowid
+            log.write_rows(log.rows(hand_id, events))
+            return hand_id
+    except BaseException:
+        log.seq, log.head = seq, head
+        raise
+
+
+def settle_hand(store: Store, log: TableLog, hand_id: int, events: list[Mapping],
+                settlement: Mapping, seed_hex: str, coins_move: bool = True) -> None:
+    """One durable transaction: last events, ledger rows, balances, tallies, hand end, seed."""
+    seq, head = log.seq, log.head
+    try:
+        with store.write(durable=True):
+            log.write_rows(log.rows(hand_id, events))
+            if coins_move:
+                ledger.post(store, [(e["player"], e["delta"], e["reason"])
+                                    for e in settlement["entries"] if e["delta"]],
+                            hand_id=hand_id)
+            ledger.record_results(store, settlement["results"], settlement.get("score", {}))
+            store.conn.execute(
+                "UPDATE hands SET ended_at = ?, outcome = 'settled', winners = ?, seed = ? "
+                "WHERE id = ?", (now(), json.dumps(settlement["winners"]), seed_hex, hand_id))
+    except BaseException:
+        log.seq, log.head = seq, head
+        raise
+
+
+def void_hand(store: Store, log: TableLog, hand_id: int, reason: str, seed_hex: str | None,
+              detail: str = "") -> None:
+    """Void a hand: no coins move (stakes only leave at settlement), a significant event says so."""
+    seq, head = log.seq, log.head
+    try:
+        with store.write(durable=True):
+            log.write_rows(log.rows(hand_id, [{"type": "hand_voided", "reason": reason,
+                                               "detail": detail, "stakes": "returned"}]))
+            store.conn.execute("UPDATE hands SET ended_at = ?, outcome = 'voided', seed = ? "
+                               "WHERE id = ?", (now(), seed_hex, hand_id))
+    except BaseException:
+        log.seq, log.head = seq, head
+        raise
+
+
+def unfinished_hands(store: Store) -> list[dict]:
+    return [dict(r) for r in store.all("SELECT id, table_id, number FROM hands WHERE "
+                                       "outcome = 'running' ORDER BY id")]

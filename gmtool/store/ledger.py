@@ -1,0 +1,63 @@
+"""Players and the ledger: coins change only by ledger rows (DESIGN "Store").
+
+A player's `coins` column is a cached balance, always written in the same transaction
+as the ledger row that changes it; audit checks that it equals the sum of the rows.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from gmtool.store.clock import now
+from gmtool.store.db import Store, StoreError
+
+_TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
+                  "disconnect": "disconnects"}
+
+
+def ensure_player(store: Store, name: str, kind: str = "human") -> None:
+    """Create the player if new (with zero coins: coins arrive through the ledger)."""
+    store.conn.execute("INSERT OR IGNORE INTO players (name, coins, score, kind, created_at) "
+                       "VALUES (?, 0, 0, ?, ?)", (name, kind, now()))
+
+
+def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None = None,
+         gm_action_id: int | None = None) -> None:
+    """Ledger rows (player, delta, reason) and the balances they change; call inside write()."""
+    at = now()
+    for player, delta, reason in rows:
+        cursor = store.conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?",
+                                    (delta, player))
+        if cursor.rowcount != 1:
+            raise StoreError(f"no player {player!r}")
+        store.conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, reason, "
+                           "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                           (hand_id, gm_action_id, player, delta, reason, at))
+
+
+def record_results(store: Store, results: dict[str, str], score: dict[str, int]) -> None:
+    """Tallies (win/loss/draw/escape/disconnect counts) and score changes (RULES S22)."""
+    for player, result in results.items():
+        column = _TALLY_COLUMNS.get(result)
+        if column:
+            store.conn.execute(f"UPDATE players SET {column} = {column} + 1 WHERE name = ?",
+                               (player,))
+    for player, delta in score.items():
+        if delta:
+            store.conn.execute("UPDATE players SET score = score + ? WHERE name = ?",
+                               (delta, player))
+
+
+def grant(store: Store, player: str, amount: int, reason: str, kind: str = "human",
+          gm_action_id: int | None = None) -> None:
+    """Give a player coins (opening balance, GM adjustment) through one ledger row."""
+    with store.write(durable=True):
+        ensure_player(store, player, kind)
+        post(store, [(player, amount, reason)], gm_action_id=gm_action_id)
+
+
+def coins(store: Store, player: str) -> int:
+    row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
+    if row is None:
+        raise StoreError(f"no player {player!r}")
+    return row["coins"]

@@ -1,0 +1,108 @@
+"""The store's schema (DESIGN.md "Store") as sqlite-utils migrations.
+
+Each migration is applied once, in order, inside a transaction, and recorded in
+`_sqlite_migrations`; `SCHEMA_VERSION` is the number of migrations this gmtool knows.
+A database with a migration this version does not know was written by a newer gmtool
+and is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+if TYPE_CHECKING:
+    from gmtool.store.db import Store
+
+migrations = Migrations("gmtool")
+
+APPEND_ONLY = ("events", "ledger", "gm_actions")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    db["players"].create({
+        "name": str, "coins": int, "score": int, "wins": int, "losses": int, "draws": int,
+        "escapes": int, "disconnects": int, "kind": str, "created_at": str,
+    }, pk="name", not_null={"coins", "score"}, defaults={
+        "coins": 0, "score": 0, "wins": 0, "losses": 0, "draws": 0, "escapes": 0,
+        "disconnects": 0, "kind": "human"})
+    db["configs"].create({
+        "config_id": str, "profile_id": str, "version": int, "title": str, "game": str,
+        "compiled": str, "profile_text": str, "created_at": str,
+    }, pk="config_id", not_null={"compiled", "profile_id"})
+    db["deployments"].create({
+        "id": int, "profile_id": str, "rooms": str, "config_id": str, "deployed_by": str,
+        "deployed_at": str, "active": int, "note": str,
+    }, pk="id", foreign_keys=[("config_id", "configs", "config_id")], not_null={"config_id"})
+    db["tables"].create({
+        "id": str, "profile_id": str, "tier": str, "game": str, "status": str,
+        "host_pid": int, "created_at": str, "closed_at": str, "live": str, "updated_at": str,
+    }, pk="id", not_null={"profile_id", "tier", "status"})
+    db["seats"].create({
+        "table_id": str, "seat": int, "player": str, "joined_at": str,
+    }, pk=("table_id", "seat"), foreign_keys=[("table_id", "tables", "id"),
+                                              ("player", "players", "name")])
+    db["hands"].create({
+        "id": int, "table_id": str, "number": int, "config_id": str, "tier": str,
+        "banker": str, "ante": int, "seats": str, "commitment": str, "algorithm": str,
+        "seed": str, "started_at": str, "ended_at": str, "outcome": str, "winners": str,
+    }, pk="id", not_null={"table_id", "config_id", "commitment", "outcome"},
+        foreign_keys=[("table_id", "tables", "id"), ("config_id", "configs", "config_id")])
+    db["events"].create({
+        "id": int, "table_id": str, "hand_id": int, "seq": int, "type": str, "payload": str,
+        "created_at": str, "prev_hash": str, "hash": str,
+    }, pk="id", not_null={"table_id", "seq", "type", "payload", "prev_hash", "hash"})
+    db["gm_users"].create({"name": str, "role": str, "created_at": str}, pk="name",
+                          not_null={"role"})
+    db["gm_actions"].create({
+        "id": int, "actor": str, "action": str, "target": str, "reason": str, "outcome": str,
+        "at": str, "prev_hash": str, "hash": str,
+    }, pk="id", not_null={"action", "prev_hash", "hash"})
+    db["ledger"].create({
+        "id": int, "hand_id": int, "gm_action_id": int, "player": str, "delta": int,
+        "reason": str, "created_at": str,
+    }, pk="id", not_null={"player", "delta", "reason"},
+        foreign_keys=[("hand_id", "hands", "id"), ("gm_action_id", "gm_actions", "id"),
+                      ("player", "players", "name")])
+    db["gm_commands"].create({
+        "id": int, "kind": str, "table_id": str, "player": str, "reason": str,
+        "issued_by": str, "issued_at": str, "status": str, "acked_at": str, "outcome": str,
+        "gm_action_id": int,
+    }, pk="id", not_null={"kind", "table_id", "status"})
+    db["events"].create_index(["table_id", "seq"], unique=True)
+    db["events"].create_index(["hand_id", "seq"])
+    db["hands"].create_index(["table_id", "number"], unique=True)
+    db["hands"].create_index(["started_at"])
+    db["ledger"].create_index(["player"])
+    db["ledger"].create_index(["hand_id"])
+    db["gm_commands"].create_index(["status", "table_id"])
+    db["deployments"].create_index(["profile_id", "active"])
+    for table in APPEND_ONLY:
+        for change in ("UPDATE", "DELETE"):
+            db.execute(f"CREATE TRIGGER {table}_no_{change.lower()} BEFORE {change} ON {table} "
+                       f"BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END")
+
+
+KNOWN = (m001_initial.__name__,)  # every migration above, in order
+SCHEMA_VERSION = len(KNOWN)
+
+
+def schema_state(store: Store) -> str:
+    """"empty", "current", "old" (migrations pending) or "newer" (unknown migrations)."""
+    tables = set(store.db.table_names())
+    if not tables:
+        return "empty"
+    if "_sqlite_migrations" not in tables:
+        return "empty" if not tables & {"players", "hands", "events"} else "newer"
+    applied = {m.name for m in migrations.applied(store.db)}
+    known = set(KNOWN)
+    if applied - known:
+        return "newer"
+    return "current" if applied == known else "old"
+
+
+def migrate(store: Store) -> None:
+    migrations.apply(store.db)

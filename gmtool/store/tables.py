@@ -1,0 +1,54 @@
+"""Live tables: registration, seats and the public snapshot the console reads.
+
+The snapshot is what anyone may see of a running table (RULES G3): players, coins,
+pot, street, whose turn and the seconds left, face-up cards; never a hole card.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping
+
+from gmtool.canonical import canonical_json
+from gmtool.store.clock import now
+from gmtool.store.db import Store
+
+
+def open_table(store: Store, table_id: str, profile_id: str, tier: str, game: str,
+               host_pid: int) -> None:
+    with store.write():
+        store.conn.execute(
+            "INSERT INTO tables (id, profile_id, tier, game, status, host_pid, created_at) "
+            "VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT(id) DO UPDATE SET status = 'open', "
+            "host_pid = excluded.host_pid, closed_at = NULL",
+            (table_id, profile_id, tier, game, host_pid, now()))
+
+
+def set_seats(store: Store, table_id: str, players: list[str]) -> None:
+    """Replace the table's seating (inside the caller's write transaction)."""
+    store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
+    at = now()
+    store.conn.executemany("INSERT INTO seats (table_id, seat, player, joined_at) VALUES "
+                           "(?, ?, ?, ?)", [(table_id, i, p, at) for i, p in enumerate(players)])
+
+
+def publish(store: Store, table_id: str, live: Mapping, players: list[str] | None = None) -> None:
+    """Write the public snapshot (and, if given, the seating) of a table."""
+    with store.write():
+        store.conn.execute("UPDATE tables SET live = ?, updated_at = ? WHERE id = ?",
+                           (canonical_json(live), now(), table_id))
+        if players is not None:
+            set_seats(store, table_id, players)
+
+
+def close_table(store: Store, table_id: str) -> None:
+    with store.write():
+        store.conn.execute("UPDATE tables SET status = 'closed', closed_at = ?, live = NULL "
+                           "WHERE id = ?", (now(), table_id))
+        store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
+
+
+def list_tables(store: Store, include_closed: bool = False) -> list[dict]:
+    sql = "SELECT * FROM tables" + ("" if include_closed else " WHERE status = 'open'")
+    rows = store.all(sql + " ORDER BY id")
+    return [dict(r) | {"live": json.loads(r["live"]) if r["live"] else None} for r in rows]
