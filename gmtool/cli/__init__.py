@@ -12,7 +12,7 @@ import os
 import typer
 
 from gmtool import __version__
-from gmtool.cli import db, deploy, hands, house, rules
+from gmtool.cli import db, demo, deploy, hands, house, rules
 from gmtool.cli.errors import GmtoolGroup
 
 app = typer.Typer(
@@ -30,6 +30,7 @@ app.add_typer(hands.app, name="hands")
 app.add_typer(db.app, name="db")
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(house.app, name="house")
+app.command("demo")(demo.demo)
 
 
 def _show_version(value: bool) -> None:

@@ -8,6 +8,7 @@ keeps start-up fast for the commands that never draw one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any, Iterable, Sequence, TextIO
@@ -76,6 +77,28 @@ class Console:
         for row in rows:
             table.add_row(*(str(cell) for cell in row))
         RichConsole(file=self.out, width=_width(self.out), highlight=False).print(table)
+
+
+    @contextlib.contextmanager
+    def progress(self, description: str, total: float):
+        """A progress bar on a terminal (nothing elsewhere); yields advance(count)."""
+        import time
+
+        if not self.out.isatty():
+            yield lambda count: None
+            return
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        started = time.monotonic()
+        with Progress(TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.fields[count]} hands"), TimeRemainingColumn(),
+                      transient=True) as bar:
+            task = bar.add_task(description, total=total, count=0)
+
+            def advance(count: int) -> None:
+                bar.update(task, completed=min(total, time.monotonic() - started), count=count)
+
+            yield advance
 
 
 def _width(stream: TextIO) -> int:

@@ -227,6 +227,11 @@ class Host:
                 await table.run_once()
         except Closed:
             return
+        except Exception as error:  # noqa: BLE001 - one table's bug must not stop the others
+            voided = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
+            table.closed = True
+            self.notify(f"table {table.id} stopped by an internal error ({type(error).__name__}:"
+                        f" {error}); its running hand {voided} was voided, stakes returned")
 
     async def _poll_commands(self) -> None:
         while not self.stopping_now:

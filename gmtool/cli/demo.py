@@ -1,0 +1,82 @@
+"""`gmtool demo`: the newcomer's first command: a working game operation in under a minute."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gmtool.cli.console import console
+
+NEXT_STEPS = [
+    "gmtool tables list --db {db}",
+    "gmtool hands show {hand} --db {db}",
+    "gmtool audit --db {db}",
+    "gmtool house run --db {db} --tables 8 --speed 20 --chaos 0.05",
+    "gmtool rules show rules/qq-showhand.toml",
+    "gmtool rules diff rules/qq-showhand.toml rules/video-showhand.toml",
+]
+
+
+def demo(
+    db: Optional[Path] = typer.Option(None, "--db", help="Demo database (default ./gmtool-demo.db;"
+                                      " replaced if it exists)."),
+    seconds: float = typer.Option(20.0, "--seconds", min=1.0, help="How long tables play."),
+    speed: float = typer.Option(60.0, "--speed", min=1.0, help="Time scale of the profiles' "
+                                "limits (60 = a 15 s action limit lasts 0.25 s)."),
+    chaos: float = typer.Option(0.05, "--chaos", min=0.0, max=1.0,
+                                help="Chance per turn of a disconnect, stall or escape."),
+    seed: str = typer.Option("demo", "--seed", help="Seed of bots and decks (demo only)."),
+) -> None:
+    """Create a demo store, deploy every shipped profile, host tables of every system, report."""
+    import asyncio
+
+    from gmtool.house import demo as demo_setup
+    from gmtool.house.host import Host, HostOptions
+
+    path = db or Path(demo_setup.DEMO_DB)
+    with demo_setup.fresh_store(path) as store:
+        deployed = demo_setup.deploy_shipped(store)
+        console.line(f"{path}: deployed {len(deployed)} profiles: "
+                     + ", ".join(d["profile"] for d in deployed))
+        plan = demo_setup.demo_table_plan(store)
+        host = Host(store, HostOptions(tables=len(plan), speed=speed, duration=seconds,
+                                       chaos=chaos, seed=seed, grace=5.0))
+        host.ensure_bots(plan)
+        host.build_tables(plan)
+        console.line(f"hosting {len(plan)} tables with bots for {seconds:g} s "
+                     f"(time x{speed:g}, chaos {chaos:g}) ...")
+        with console.progress(f"playing {len(plan)} tables", total=seconds) as advance:
+            report = asyncio.run(host.run(progress=lambda h: advance(h.report.hands)))
+        _summary(store, path, report)
+
+
+def _summary(store, path: Path, report) -> None:
+    from gmtool.audit.chain import verify_balances, verify_event_chains, verify_gm_log
+    from gmtool.cli.render_hands import timeline
+    from gmtool.engine.events import Event
+    from gmtool.house.demo import showcase_hand
+
+    counts = store.one("SELECT COUNT(*) AS n, SUM(outcome = 'settled') AS settled, "
+                       "SUM(outcome = 'voided') AS voided FROM hands")
+    coins = store.one("SELECT SUM(coins) AS c, COUNT(*) AS n FROM players")
+    console.line("")
+    console.line(f"tables: {len(report.tables)}   hands: {counts['settled'] or 0} settled, "
+                 f"{counts['voided'] or 0} voided   coins in play: {coins['c']:,} held by "
+                 f"{coins['n']} players")
+    hand_id = showcase_hand(store)
+    if hand_id is not None:
+        rows = store.all("SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq",
+                         (hand_id,))
+        import json
+
+        events = [Event(r["type"], json.loads(r["payload"])) for r in rows]
+        console.line(f"\none hand (#{hand_id}):")
+        console.lines("  " + line for line in timeline(events))
+    problems = list(verify_event_chains(store)) + list(verify_balances(store)) + \
+        list(verify_gm_log(store))
+    verdict = "ok" if not problems else f"{len(problems)} problem(s): {problems[0].detail}"
+    console.line(f"\naudit (event chains, balances = ledger, GM log): {verdict}")
+    console.line("\nnext, try:")
+    console.lines("  " + step.format(db=path, hand=hand_id or 1) for step in NEXT_STEPS)

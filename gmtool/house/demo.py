@@ -1,0 +1,64 @@
+"""`gmtool demo`: a fresh store, every shipped profile deployed, tables of every system.
+
+The demo database is the demo's own: an existing file at the demo path is replaced
+(with its key file), never merged into, so every run starts from the same state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gmtool.house.operations import deploy_profile
+from gmtool.store.db import Store, StoreError, connect
+
+DEMO_DB = "gmtool-demo.db"
+SHIPPED = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush",
+           "suihua-three-card")
+
+
+def rules_dir() -> Path:
+    """The shipped profiles: the repository's rules/ (next to the package), else ./rules."""
+    for candidate in (Path(__file__).resolve().parents[2] / "rules", Path.cwd() / "rules"):
+        if all((candidate / f"{name}.toml").is_file() for name in SHIPPED):
+            return candidate
+    raise StoreError("cannot find the shipped profiles (rules/*.toml): run the demo from the "
+                     "gmtool repository, where `pip install -e .` was run")
+
+
+def fresh_store(path: Path) -> Store:
+    """Remove an earlier demo database (and its WAL, key) and create a new one."""
+    for suffix in ("", "-wal", "-shm", ".key"):
+        old = path.with_name(path.name + suffix)
+        if old.exists():
+            old.unlink()
+    return connect(path, create=True)
+
+
+def deploy_shipped(store: Store, by: str = "demo") -> list[dict]:
+    folder = rules_dir()
+    return [deploy_profile(store, folder / f"{name}.toml", None, by) for name in SHIPPED]
+
+
+def demo_table_plan(store: Store) -> list[tuple[str, str, str]]:
+    """One table per open room of every system, up to two per system."""
+    from gmtool.store.configs import active_config_id, load_config
+
+    plan = []
+    for name in SHIPPED:
+        row = store.one("SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
+                        "ORDER BY id DESC LIMIT 1", (name,))
+        config = load_config(store, row["config_id"])
+        open_rooms = [t["id"] for t in config["tiers"] if t["enabled"]]
+        for tier in open_rooms[:2]:
+            game = load_config(store, active_config_id(store, name, tier))["game"]
+            plan.append((name, tier, game))
+    return plan
+
+
+def showcase_hand(store: Store) -> int | None:
+    """A settled hand worth showing: one that reached the showdown, else any."""
+    row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
+                    "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+    if row is None:
+        row = store.one("SELECT id FROM hands WHERE outcome = 'settled' ORDER BY id LIMIT 1")
+    return row[0] if row else None
