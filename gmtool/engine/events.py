@@ -18,6 +18,7 @@ TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
 INPUT_TYPES = frozenset(STUD5_VERBS + THREE_CARD_VERBS + HOST_VERBS)
 _VERBS = INPUT_TYPES | frozenset(TABLE_VERBS)
 _WITH_AMOUNT = frozenset({"bet", "raise", "follow"})
+AMOUNT_VERBS = _WITH_AMOUNT  # verbs whose action line carries an amount
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 
 from gmtool.engine.cards import Card
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action, Event, event
+from gmtool.engine.events import AMOUNT_VERBS, Action, Event, event
 from gmtool.engine.settlement import Result, Settlement
 
 
@@ -43,6 +43,7 @@ class Legal:
     max_amount: int | None = None
     step: int = 1
     targets: tuple[str, ...] = ()
+    amounts: tuple[int, ...] = ()  # the only amounts allowed, when not every step is (H5)
 
     def as_json(self) -> dict:
         out = {"verb": self.verb}
@@ -50,7 +51,20 @@ class Legal:
             out.update(min=self.min_amount, max=self.max_amount, step=self.step)
         if self.targets:
             out["targets"] = list(self.targets)
+        if self.amounts:
+            out["amounts"] = list(self.amounts)
         return out
+
+    def actions(self, player: str) -> list[Action]:
+        """Every concrete action this entry allows `player` (for bots and property tests)."""
+        if self.targets:
+            return [Action(self.verb, player, target=target) for target in self.targets]
+        if self.amounts:
+            return [Action(self.verb, player, amount) for amount in self.amounts]
+        if self.min_amount is not None and self.verb in AMOUNT_VERBS:
+            return [Action(self.verb, player, amount)
+                    for amount in range(self.min_amount, self.max_amount + 1, self.step)]
+        return [Action(self.verb, player)]
 
 
 @dataclass(slots=True)
@@ -113,6 +127,8 @@ class Hand(ABC):
     """The shared machinery of a hand; games add their betting and showdown."""
 
     game = ""
+    seat_rule = "S8"  # the rule an unseated player's action breaks
+    verb_rule = "S13"  # the rule an action word of another game breaks
 
     def __init__(self, config: Mapping, seats: Sequence[Seat], source: CardSource) -> None:
         self.config = config
@@ -172,10 +188,10 @@ class Hand(ABC):
             raise IllegalAction("S20", action.player, "the hand is already over")
         handler = getattr(self, f"_do_{action.verb}", None)
         if handler is None:
-            raise IllegalAction("S13", action.player, f"{action.verb!r} is not an action of "
-                                f"{self.game}")
+            raise IllegalAction(self.verb_rule, action.player, f"{action.verb!r} is not an "
+                                f"action of {self.game}")
         if action.player is not None and action.player not in self.players:
-            raise IllegalAction("S8", action.player, "is not seated at this table")
+            raise IllegalAction(self.seat_rule, action.player, "is not seated at this table")
         verify = getattr(self, f"verify_{action.verb}")
         verify(action)
         start = len(self.events)
@@ -184,9 +200,9 @@ class Hand(ABC):
 
     def can(self, action: Action) -> bool:
         """Whether `action` would be accepted now (for menus and bots)."""
+        if self.is_over or (action.player is not None and action.player not in self.players):
+            return False
         try:
-            if self.is_over:
-                return False
             getattr(self, f"verify_{action.verb}")(action)
         except (IllegalAction, AttributeError):
             return False

@@ -37,15 +37,11 @@ class Turn:
 
 
 def choose(style: str, legal: list[Legal], player: str, rng: random.Random) -> Action:
-    """One of the legal actions, weighted by style, with an amount inside its bounds."""
+    """One of the legal actions, its verb weighted by style, a modest amount if it has one."""
     weights = STYLES[style]
-    pick = rng.choices(legal, weights=[weights.get(l.verb, 1.0) for l in legal])[0]
-    amount = None
-    if pick.min_amount is not None and pick.verb in ("bet", "raise", "follow"):
-        steps = (pick.max_amount - pick.min_amount) // pick.step
-        amount = pick.min_amount + rng.randint(0, min(steps, 3)) * pick.step
-    target = rng.choice(pick.targets) if pick.targets else None
-    return Action(pick.verb, player, amount=amount, target=target)
+    pick = rng.choices(legal, weights=[weights.get(entry.verb, 1.0) for entry in legal])[0]
+    options = pick.actions(player)
+    return rng.choice(options[:4])  # amounts come smallest first: bots bet modestly
 
 
 def plan_turn(rng: random.Random, chaos: float, action_s: int, window_s: int) -> Turn:

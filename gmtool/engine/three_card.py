@@ -1,0 +1,398 @@
+"""Suihua three-card showhand (RULES H1-H11, with S17-S19 and G1-G3), on the `Hand` framework.
+
+The system posts everyone's ante (H3), deals three face-down cards each from the
+dealer's next player counterclockwise, one card at a time (H1, H2), and that player
+speaks first (H2). On their turn a player may `look` (H4: blind -> seen, permanent, the
+turn goes on), `follow N` (H5, prices in `three_card_pricing`), `pass` (H6), `buy
+TARGET` (H7) or `open` (H8). The last player left, or the winner of an open, takes the
+whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`):
+
+- Current bet: the amount of a player's last follow, in the state they made it; before
+  their first follow, the ante, posted blind. The previous bet for H5 is the last follow
+  made in the hand by anyone (the ante before the first one), even if its player has
+  left since; the first speaker follows the ante as a blind bet. The cap bounds
+  follows only: buy and open prices are multiples set by H7/H8 and may exceed it.
+- Turns: a follow, a pass or a lost buy ends the turn; `look` does not (nor does it
+  restart the action clock). A player may look, buy and open within one turn.
+- Buying (H7): only on one's own turn, by a seen player, of another seen player still in
+  the hand; the price goes into the pot. The loser leaves the hand. A losing buyer's turn
+  ends. A winning buyer's turn goes on with a fresh action clock, and they must now
+  follow the previous bet (or pass): no second buy and no open in that turn. If the buy
+  leaves one player, that player wins at once. Two seen players alone may buy too.
+- Opening (H8): on one's turn with exactly two players in the hand; the opener's and the
+  opened player's states at that moment pick the multiple. Opening ends the hand.
+- Coins: nobody may put in more than the coins they held at the start of the hand
+  (coins never go negative, as D-9); an action that would is refused under its own rule,
+  and pass is always possible. A training room (`coins = false`) has no such bound.
+- Rounds (H11, D-8): a round ends once every player still in the hand has had a turn in
+  it. With `max_rounds` = N > 0, when round N ends the system compares every remaining
+  hand as a chain of opens in speaking order from the player who would speak next, each
+  equal hand going to the opened player (H8): so the best hand wins, and among equal best
+  hands the one last in that order. There is always exactly one winner.
+- Escape with policy "forfeit_to_banker": as S19; if the escapee is the dealer, the next
+  player counterclockwise still in the hand takes the dealer's place (D-1 has no showing
+  cards to go by in three-card).
+- The winner is the next hand's dealer (H2): `hand_ended` names it as `next_banker`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from gmtool.engine.config import ranking_for
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action, event
+from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
+from gmtool.engine.settlement import Entry, Result, Settlement
+from gmtool.engine.three_card_pricing import Bet, Prices, state_word
+
+CARDS_EACH = 3
+
+
+def find_tier(config: Mapping, tier_id: str) -> Mapping:
+    for tier in config["tiers"]:
+        if tier["id"] == tier_id:
+            if not tier.get("enabled", True):
+                raise SetupError("H3", f"room {tier_id!r} is closed and seats nobody")
+            return tier
+    raise SetupError("H3", f"no room {tier_id!r} (rooms: "
+                     f"{', '.join(t['id'] for t in config['tiers'])})")
+
+
+class ThreeCardHand(Hand):
+    """One hand of Suihua three-card under a compiled three-card configuration."""
+
+    game = "three-card"
+    seat_rule = "H1"
+    verb_rule = "H5"
+
+    def __init__(self, config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
+                 source: CardSource, ranking=None) -> None:
+        super().__init__(config, seats, source)
+        self.tier = find_tier(config, tier_id)
+        if banker not in self.players:
+            raise SetupError("H2", f"dealer {banker!r} is not seated")
+        self.prices = Prices.for_tier(config, self.tier)
+        self.training = not self.tier.get("coins", True)
+        need = max(self.prices.ante, self.prices.min_holding)
+        for player in self.players.values():
+            if not self.training and player.coins < need:
+                raise SetupError("H3", f"{player.name} holds {player.coins}, below the "
+                                 f"{need} this room needs to sit")
+        self.ranking = ranking or ranking_for(config)
+        self.banker = banker
+        self.max_rounds = config["three_card"]["max_rounds"]
+        self.seen = {name: False for name in self.order}
+        ante = Bet(self.prices.ante, seen=False)
+        self.bets = {name: ante for name in self.order}  # current bets (H5)
+        self.last_bet = ante  # the previous bet the next follow answers (H5)
+        self.round = 1
+        self.bought = False  # the player to act won a buy this turn and now follows (H7)
+        self._turns: set[str] = set()  # who has had a turn in this round (H11)
+        self._left: dict[str, str] = {}  # how each player left the hand
+        self.emit("hand_started", game=self.game, config_id=config.get("config_id"),
+                  tier=tier_id, ante=self.prices.ante, cap=self.prices.cap, banker=banker,
+                  training=self.training, max_rounds=self.max_rounds,
+                  seats=[{"player": s.name, "coins": s.coins} for s in seats], rule="H2")
+        for player in self.players.values():
+            player.total = self.prices.ante
+            self.emit("ante", player=player.name, amount=self.prices.ante, rule="H3")
+        first = self.next_live(banker)
+        dealt = []
+        for _ in range(CARDS_EACH):
+            for name in self.from_player(first):
+                card = self.source.draw(name)
+                self.players[name].cards.append(card)
+                dealt.append({"player": name, "card": str(card), "face": "down"})
+        self.emit("deal", cards=dealt, rule="H1")
+        self.emit("first_speaker", player=first, rule="H2")
+        self._start_turn(first)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def legal_actions(self) -> list[Legal]:
+        if self.to_act is None:
+            return []
+        name = self.to_act
+        out = [] if self.seen[name] else [Legal("look")]
+        amounts = self._affordable(name, self.prices.follow_amounts(self.last_bet,
+                                                                    self.seen[name]))
+        if amounts:
+            out.append(Legal("follow", amounts[0], amounts[-1], amounts=amounts))
+        if not self.bought:
+            targets = tuple(t for t in self.buy_targets(name)
+                            if self._can_pay(name, self.buy_price(t)))
+            if targets:
+                out.append(Legal("buy", targets=targets))
+            if len(self.live()) == 2 and self._can_pay(name, self.open_price(name)):
+                price = self.open_price(name)
+                out.append(Legal("open", price, price))
+        out.append(Legal("pass"))
+        return out
+
+    def buy_targets(self, buyer: str) -> tuple[str, ...]:
+        """Seen players the seen `buyer` may buy (H7), in seat order."""
+        if not self.seen[buyer]:
+            return ()
+        return tuple(p.name for p in self.live() if p.name != buyer and self.seen[p.name])
+
+    def buy_price(self, target: str) -> int:
+        """H7: what buying `target` costs now."""
+        return self.prices.buy_price(self.bets[target])
+
+    def open_price(self, opener: str) -> int:
+        """H8: what opening the other player costs `opener` now (two players left)."""
+        opened = self._other(opener)
+        return self.prices.open_price(self.seen[opener], self.bets[opened], self.seen[opened])
+
+    def _other(self, name: str) -> str:
+        return next(p.name for p in self.live() if p.name != name)
+
+    def _can_pay(self, name: str, amount: int) -> bool:
+        player = self.players[name]
+        return self.training or player.total + amount <= player.coins
+
+    def _affordable(self, name: str, amounts: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(a for a in amounts if self._can_pay(name, a))
+
+    def _refuse_unpayable(self, action: Action, rule: str, amount: int) -> None:
+        if not self._can_pay(action.player, amount):
+            player = self.players[action.player]
+            raise IllegalAction(rule, action.player, f"{action.verb} costs {amount}, but only "
+                                f"{player.coins - player.total} of the {player.coins} coins "
+                                "held at the start of the hand are left")
+
+    # -- look (H4) --------------------------------------------------------------------------
+
+    def verify_look(self, action: Action) -> None:
+        self._require_turn(action, "H4")
+        if self.seen[action.player]:
+            raise IllegalAction("H4", action.player, "has already looked; looking is permanent")
+
+    def _do_look(self, action: Action) -> None:
+        self.seen[action.player] = True
+        self.emit("look", player=action.player, rule="H4")
+
+    # -- follow (H3, H5) -----------------------------------------------------------------------
+
+    def verify_follow(self, action: Action) -> None:
+        self._require_turn(action, "H2")
+        seen, amount = self.seen[action.player], action.amount
+        allowed = self.prices.follow_amounts(self.last_bet, seen)
+        if amount is not None and amount > self.prices.cap:
+            raise IllegalAction("H3", action.player, f"follow {amount} is above the room cap "
+                                f"{self.prices.cap}")
+        if amount not in allowed:
+            raise IllegalAction("H5", action.player, f"follow {amount} is not allowed: "
+                                f"{self.prices.follow_words(self.last_bet, seen)}")
+        self._refuse_unpayable(action, "H5", amount)
+
+    def _do_follow(self, action: Action) -> None:
+        player = self.players[action.player]
+        previous = self.last_bet
+        bet = Bet(action.amount, self.seen[player.name], player.name)
+        player.total += bet.amount
+        self.bets[player.name] = self.last_bet = bet
+        self.emit("follow", player=player.name, amount=bet.amount, state=state_word(bet.seen),
+                  previous=previous.as_json(),
+                  minimum=_whole(self.prices.minimum(previous, bet.seen)),
+                  total=player.total, pot=self.pot, rule="H5")
+        self._end_turn(player.name)
+
+    # -- pass (H6) ---------------------------------------------------------------------------
+
+    def verify_pass(self, action: Action) -> None:
+        self._require_turn(action, "H2")
+
+    def _do_pass(self, action: Action) -> None:
+        self.emit("pass", player=action.player, pot=self.pot, rule="H6")
+        self._leave(self.players[action.player], "passed")
+
+    def _timeout_fold(self, player: PlayerState) -> None:
+        self.emit("pass", player=player.name, pot=self.pot, cause="timeout", rule="S17")
+        self._leave(player, "passed")
+
+    # -- buy (H7) ----------------------------------------------------------------------------
+
+    def verify_buy(self, action: Action) -> None:
+        self._require_turn(action, "H2")
+        buyer, target = action.player, action.target
+        if self.bought:
+            raise IllegalAction("H7", buyer, "has won a buy this turn and now follows "
+                                "the previous bet (or passes)")
+        if not self.seen[buyer]:
+            raise IllegalAction("H7", buyer, "only seen players may buy: look first")
+        if target == buyer:
+            raise IllegalAction("H7", buyer, "cannot buy their own cards")
+        if target not in self.players or self.players[target].folded:
+            raise IllegalAction("H7", buyer, f"{target} is not in the hand")
+        if not self.seen[target]:
+            raise IllegalAction("H7", buyer, f"{target} is blind; only seen players' cards "
+                                "may be bought")
+        self._refuse_unpayable(action, "H7", self.buy_price(target))
+
+    def _do_buy(self, action: Action) -> None:
+        buyer, target = self.players[action.player], self.players[action.target]
+        price = self.buy_price(target.name)
+        buyer.total += price
+        self.emit("buy", player=buyer.name, target=target.name, amount=price,
+                  target_bet=self.bets[target.name].amount, total=buyer.total, pot=self.pot,
+                  rule="H7")
+        buyer_wins = self.ranking.compare(buyer.cards, target.cards) > 0  # equal: buyer loses
+        winner, loser = (buyer, target) if buyer_wins else (target, buyer)
+        self.emit("buy_result", buyer=buyer.name, target=target.name, winner=winner.name,
+                  loser=loser.name, hands=self._hands([buyer, target]),
+                  explanation=self.ranking.explain(buyer.cards, target.cards), rule="H7")
+        if buyer_wins:
+            self.bought = True
+            buyer.action_elapsed = 0  # the follow that comes next gets a fresh clock
+        self._leave(loser, "bought_out")
+
+    # -- open (H8) ---------------------------------------------------------------------------
+
+    def verify_open(self, action: Action) -> None:
+        self._require_turn(action, "H2")
+        if self.bought:
+            raise IllegalAction("H7", action.player, "has won a buy this turn and now follows "
+                                "the previous bet (or passes)")
+        left = len(self.live())
+        if left != 2:
+            raise IllegalAction("H8", action.player, f"opening needs exactly two players "
+                                f"left in the hand; {left} are")
+        self._refuse_unpayable(action, "H8", self.open_price(action.player))
+
+    def _do_open(self, action: Action) -> None:
+        opener = self.players[action.player]
+        opened = self.players[self._other(opener.name)]
+        price = self.open_price(opener.name)
+        opener.total += price
+        self.emit("open", player=opener.name, opened=opened.name, amount=price,
+                  price=self.prices.open_words(self.seen[opener.name], self.bets[opened.name],
+                                               self.seen[opened.name]),
+                  total=opener.total, pot=self.pot, rule="H8")
+        winner = opener if self.ranking.compare(opener.cards, opened.cards) > 0 else opened
+        self._showdown([opener, opened], winner,  # equal hands: the opened player wins
+                       self.ranking.explain(opener.cards, opened.cards), "open", "H8")
+
+    # -- flow --------------------------------------------------------------------------------
+
+    def _leave(self, player: PlayerState, how: str) -> None:
+        """`player` is out of the hand (pass, timeout, escape, lost buy)."""
+        player.folded = True
+        self._left[player.name] = how
+        if player.result is None:
+            player.result = Result.LOSS
+        live = self.live()
+        if len(live) == 1:
+            reason = "buy" if how == "bought_out" else "all_passed"
+            self.emit("hand_ended", reason=reason, winners=[live[0].name], pot=self.pot,
+                      next_banker=live[0].name, rule="H7" if reason == "buy" else "H6")
+            self._pay(live[0], reason)
+        elif self.to_act == player.name:
+            self._end_turn(player.name)
+
+    def _end_turn(self, name: str) -> None:
+        """The turn of `name` is over: the next player speaks, maybe in a new round (H11)."""
+        self.bought = False
+        self._turns.add(name)
+        following = self.next_live(name)
+        if following in self._turns:
+            self.emit("round_end", round=self.round, pot=self.pot, rule="H11")
+            if self.max_rounds and self.round >= self.max_rounds:
+                self._round_limit(following)
+                return
+            self.round += 1
+            self._turns = set()
+        self._start_turn(following)
+
+    def _round_limit(self, first: str) -> None:
+        """H11/D-8: compare every remaining hand as a chain of opens from `first`."""
+        chain = [self.players[name] for name in self.from_player(first)]
+        winner = chain[0]
+        for opened in chain[1:]:
+            if self.ranking.compare(winner.cards, opened.cards) <= 0:
+                winner = opened  # equal hands: the opened player wins (H8)
+        runner_up = max((p for p in chain if p is not winner),
+                        key=lambda p: self.ranking.key(p.cards))
+        explanation = self.ranking.explain(winner.cards, runner_up.cards)
+        if self.ranking.compare(winner.cards, runner_up.cards) == 0:
+            explanation += (f"; equal hands: the system opens in speaking order from "
+                            f"{first} and the opened player wins each tie (H8)")
+        self._showdown(chain, winner, explanation, "round_limit", "H11")
+
+    def _showdown(self, players: list[PlayerState], winner: PlayerState, explanation: str,
+                  reason: str, rule: str) -> None:
+        self.to_act = None
+        self.emit("showdown", hands=self._hands(players), winners=[winner.name],
+                  explanation=explanation, rule=rule)
+        for player in players:
+            if player is not winner:
+                self._left[player.name] = "lost"
+        self.emit("hand_ended", reason=reason, winners=[winner.name], pot=self.pot,
+                  next_banker=winner.name, rule=rule)
+        self._pay(winner, reason)
+
+    def _hands(self, players: list[PlayerState]) -> list[dict]:
+        return [{"player": p.name, "cards": [str(c) for c in p.cards],
+                 "category": self.ranking.category(p.cards),
+                 "description": self.ranking.describe(p.cards)} for p in players]
+
+    # -- escape (S18, S19, G2) ----------------------------------------------------------------
+
+    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
+        player.escaped = True
+        player.result = result
+        if self.escape_policy == "fold":
+            self.emit("pass", player=player.name, pot=self.pot, cause=cause, rule="S19")
+            self._leave(player, "escape")
+            return
+        banker = self.banker
+        if banker == player.name:  # D-1 in three-card: the next player still in the hand
+            banker = self.next_live(player.name)
+            self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
+        charge = self.pot if self.training else min(self.pot, player.coins)  # D-9
+        entries = [Entry(name, -charge if name == player.name else charge if name == banker
+                         else 0, "escape" if name == player.name else
+                         "escape_win" if name == banker else "returned") for name in self.order]
+        results = {name: result if name == player.name else Result.WIN if name == banker
+                   else Result.DRAW for name in self.order}
+        self.emit("hand_ended", reason="escape", escaped=player.name, winners=[banker],
+                  pot=self.pot, charge=charge, next_banker=banker, rule="S19")
+        self._finish(entries, results, banker, "escape")
+
+    # -- settlement (S20, S21, S22) -------------------------------------------------------------
+
+    def _pay(self, winner: PlayerState, reason: str) -> None:
+        """The winner takes the whole pot; everyone else loses what they put in."""
+        pot = self.pot
+        entries, results = [], {}
+        for name in self.order:
+            player = self.players[name]
+            if player is winner:
+                entries.append(Entry(name, pot - player.total, "won"))
+                results[name] = Result.WIN
+            else:
+                entries.append(Entry(name, -player.total, self._left.get(name, "lost")))
+                results[name] = player.result or Result.LOSS
+        self._finish(entries, results, winner.name, reason)
+
+    def _finish(self, entries: list[Entry], results: dict, winner: str, reason: str) -> None:
+        score = {}
+        if self.training:
+            entries = [Entry(e.player, 0, "training") for e in entries]
+            scoring = self.config.get("scoring") or {}
+            score = {name: scoring.get(str(result), 0) for name, result in results.items()}
+        settlement = Settlement(tuple(entries), results, score, (winner,), reason)
+        below = []
+        if not self.training:
+            for name in self.order:
+                after = self.players[name].coins + settlement.delta(name)
+                if after < self.prices.min_holding:
+                    below.append(event("below_minimum", player=name, coins=after,
+                                       min_holding=self.prices.min_holding, rule="S21"))
+        self._settle(settlement, below)
+
+
+def _whole(value) -> int | str:
+    """A minimum as JSON: an int when whole, else "5/2"."""
+    return int(value) if value == int(value) else str(value)

@@ -1,0 +1,123 @@
+"""What things cost in Suihua three-card: follows (RULES H3, H5), buys (H7), opens (H8).
+
+A player's *current bet* is the amount of their last follow, together with the state
+(blind or seen) they made it in. Before their first follow it is the ante, which the
+system posted blind for everyone (H3). The first speaker therefore follows the ante as
+if a blind player had bet it.
+
+A follow is checked against the *previous bet*: the last follow made in the hand by
+anyone (the ante before the first follow), even if that player has left the hand since.
+Its minimum is a multiple of that bet (H5: seen after blind 2x, seen after seen 1x,
+blind after seen 1/2, blind after blind 1x); the amount must also be one of the room's
+allowed amounts for the pair (previous state, own state) and never above the cap (H3).
+Should a minimum exceed the cap (a profile the validator lets through), the cap is
+enough: the seed's "but never above the room's highest chips" wins.
+
+Buy and open prices are set by H7 and H8 as multiples of the *target's* current bet;
+they are prices, not follows, so the cap does not limit them (seen opening blind at a
+blind bet of 10 costs 40 in the 20-cap room, as the seed's own example shows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Mapping
+
+from gmtool.engine.errors import SetupError
+
+# (previous bettor is seen, this player is seen) -> (tier key, H5 minimum multiple)
+FOLLOW_TABLES: dict[tuple[bool, bool], tuple[str, Fraction]] = {
+    (False, False): ("blind_follows_blind", Fraction(1)),
+    (True, True): ("seen_follows_seen", Fraction(1)),
+    (True, False): ("blind_follows_seen", Fraction(1, 2)),
+    (False, True): ("seen_follows_blind", Fraction(2)),
+}
+# (opener is seen, opened player is seen) -> key of `three_card.open_cost` (H8)
+OPEN_KEYS: dict[tuple[bool, bool], str] = {
+    (True, False): "seen_vs_blind", (True, True): "seen_vs_seen",
+    (False, False): "blind_vs_blind", (False, True): "blind_vs_seen",
+}
+
+
+def state_word(seen: bool) -> str:
+    return "seen" if seen else "blind"
+
+
+@dataclass(frozen=True, slots=True)
+class Bet:
+    """A player's current bet: the amount of their last follow and the state it was made in."""
+
+    amount: int
+    seen: bool
+    player: str | None = None  # None: the ante, posted by the system
+
+    def as_json(self) -> dict:
+        return {"player": self.player, "amount": self.amount, "state": state_word(self.seen)}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """One room's prices: ante, cap, the four follow tables, the buy and open multiples."""
+
+    ante: int
+    cap: int
+    follows: Mapping[tuple[bool, bool], tuple[int, ...]]
+    buy_multiplier: int
+    open_cost: Mapping[tuple[bool, bool], int]
+    min_holding: int
+
+    @classmethod
+    def for_tier(cls, config: Mapping, tier: Mapping) -> Prices:
+        try:
+            rules = config["three_card"]
+            return cls(
+                ante=tier["ante"], cap=tier["cap"],
+                follows={pair: tuple(sorted(tier[key])) for pair, (key, _) in
+                         FOLLOW_TABLES.items()},
+                buy_multiplier=rules["buy_multiplier"],
+                open_cost={pair: rules["open_cost"][key] for pair, key in OPEN_KEYS.items()},
+                min_holding=tier.get("min_holding", 0))
+        except (KeyError, TypeError) as error:
+            raise SetupError("H3", f"the compiled configuration lacks three-card key {error}") \
+                from None
+
+    def minimum(self, previous: Bet, seen: bool) -> Fraction:
+        """H5: the least a follow may be after `previous` (never more than the cap)."""
+        multiple = FOLLOW_TABLES[previous.seen, seen][1]
+        return min(multiple * previous.amount, Fraction(self.cap))
+
+    def follow_amounts(self, previous: Bet, seen: bool) -> tuple[int, ...]:
+        """The amounts a blind or seen player may follow `previous` with (H3, H5)."""
+        multiple, cap = FOLLOW_TABLES[previous.seen, seen][1], self.cap
+        least = multiple.numerator * previous.amount  # compared in whole numbers: fast
+        return tuple(a for a in self.follows[previous.seen, seen]
+                     if a == cap or (a < cap and a * multiple.denominator >= least))
+
+    def follow_words(self, previous: Bet, seen: bool) -> str:
+        """Why the amounts are what they are, for refusals and explanations."""
+        key, multiple = FOLLOW_TABLES[previous.seen, seen]
+        times = {Fraction(1): "", Fraction(2): "2 x ", Fraction(1, 2): "1/2 x "}[multiple]
+        who = "the ante (posted blind)" if previous.player is None else \
+            f"{previous.player}'s {state_word(previous.seen)} bet"
+        least = self.minimum(previous, seen)
+        allowed = self.follow_amounts(previous, seen)
+        return (f"a {state_word(seen)} player following {who} of {previous.amount} "
+                f"follows at least {f'{times}{previous.amount} = ' if times else ''}{least} "
+                f"(H5) and at most the "
+                f"cap {self.cap} (H3), with the room's {key.replace('_', ' ')} amounts "
+                f"{list(self.follows[previous.seen, seen])}: allowed "
+                f"{list(allowed) if allowed else 'none'}")
+
+    def buy_price(self, target_bet: Bet) -> int:
+        """H7: buy_multiplier x the target's current bet."""
+        return self.buy_multiplier * target_bet.amount
+
+    def open_price(self, opener_seen: bool, opened_bet: Bet, opened_seen: bool) -> int:
+        """H8: the (opener, opened) multiple x the opened player's current bet."""
+        return self.open_cost[opener_seen, opened_seen] * opened_bet.amount
+
+    def open_words(self, opener_seen: bool, opened_bet: Bet, opened_seen: bool) -> str:
+        key = OPEN_KEYS[opener_seen, opened_seen]
+        return (f"{key.replace('_', ' ')}: {self.open_cost[opener_seen, opened_seen]} x "
+                f"the opened player's current bet {opened_bet.amount}")
