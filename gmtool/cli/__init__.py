@@ -12,7 +12,7 @@ import os
 import typer
 
 from gmtool import __version__
-from gmtool.cli import db, demo, deploy, hands, house, rules
+from gmtool.cli import audit, db, demo, deploy, gm, hands, house, players, rules, tables
 from gmtool.cli.errors import GmtoolGroup
 
 app = typer.Typer(
@@ -31,6 +31,10 @@ app.add_typer(db.app, name="db")
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(house.app, name="house")
 app.command("demo")(demo.demo)
+app.add_typer(tables.app, name="tables")
+app.add_typer(players.app, name="players")
+app.command("audit")(audit.audit)
+app.add_typer(gm.app, name="gm")
 
 
 def _show_version(value: bool) -> None:

@@ -18,7 +18,7 @@ from gmtool.cli.console import Abort, console
 # Domain errors by class name, so this module need not import the layers defining them.
 _USAGE_ERRORS = {"ProfileFileError", "DeckSpecError", "CardError", "KeyPathError",
                  "ScenarioError", "StoreError"}
-_FINDING_ERRORS = {"InvalidProfile", "IllegalAction"}
+_FINDING_ERRORS = {"InvalidProfile", "IllegalAction", "Refused"}
 
 
 def exit_code_for(error: Exception) -> int:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import typer
 
+from gmtool.cli.common import DB_OPTION, open_store
 from gmtool.cli.console import Abort, console
 
-app = typer.Typer(help="Compare hands and play scripted hands; later: recorded hands.",
+app = typer.Typer(help="Compare and play hands; list, show, export and replay recorded hands.",
                   no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -57,4 +58,90 @@ def play(
         if not failures and outcome.scenario.expect:
             console.line("expectations met")
     if failures:
+        raise typer.Exit(1)
+
+
+@app.command("list")
+def list_(
+    player: Optional[str] = typer.Option(None, "--player", help="Hands this player sat in."),
+    table: Optional[str] = typer.Option(None, "--table", help="Hands of this table."),
+    since: Optional[str] = typer.Option(None, "--since", help="Started at or after (ISO time)."),
+    until: Optional[str] = typer.Option(None, "--until", help="Started before (ISO time)."),
+    limit: int = typer.Option(50, "--limit", min=1, help="At most this many, newest first."),
+    db: Optional[str] = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the hands as JSON."),
+) -> None:
+    """Recorded hands, newest first."""
+    from gmtool.store.queries import list_hands
+
+    with open_store(db) as store:
+        rows = list_hands(store, since, until, table, player, limit)
+    if as_json:
+        console.json(rows)
+        return
+    console.table(f"{len(rows)} hand(s)", ["hand", "table", "#", "tier", "players", "started",
+                                           "outcome", "winners"],
+                  [(r["id"], r["table_id"], r["number"], r["tier"],
+                    ", ".join(s["player"] for s in r["seats"]), r["started_at"][:19],
+                    r["outcome"], ", ".join(r["winners"])) for r in rows], right_align=(0, 2))
+
+
+@app.command()
+def show(
+    hand: int = typer.Argument(..., help="Hand id (see `hands list`)."),
+    db: Optional[str] = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the hand as JSON."),
+) -> None:
+    """A recorded hand: timeline, deck commitment, revealed seed and whether it verifies."""
+    from gmtool.audit.dispute import hand_report
+    from gmtool.cli.render_hands import render_report
+
+    with open_store(db) as store:
+        report = hand_report(store, hand)
+    if as_json:
+        console.json(report)
+    else:
+        console.lines(render_report(report))
+
+
+@app.command()
+def export(
+    hand: int = typer.Argument(..., help="Hand id."),
+    output_format: str = typer.Option("md", "--format", help="md or json."),
+    db: Optional[str] = DB_OPTION,
+) -> None:
+    """A dispute report for a support ticket (markdown or JSON)."""
+    from gmtool.audit.dispute import hand_report
+    from gmtool.cli.render_hands import markdown_report
+
+    if output_format not in ("md", "json"):
+        raise Abort(f"unknown --format {output_format!r}; use md or json")
+    with open_store(db) as store:
+        report = hand_report(store, hand, with_replay=True)
+    if output_format == "json":
+        console.json(report)
+    else:
+        console.raw(markdown_report(report))
+
+
+@app.command()
+def replay(
+    hand: int = typer.Argument(..., help="Hand id."),
+    db: Optional[str] = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print {hand, ok, problems} as JSON."),
+) -> None:
+    """Re-run the recorded actions through the engine under the hand's recorded config."""
+    from gmtool.audit.replay import replay_hand
+
+    with open_store(db) as store:
+        result = replay_hand(store, hand)
+    if as_json:
+        console.json(result.as_json())
+    elif result.ok:
+        console.line(f"hand {hand}: replay matches, {result.events_checked} events and the "
+                     "settlement identical")
+    else:
+        console.line(f"hand {hand}: MISMATCH")
+        console.lines(f"  {p['kind']}: {p['detail']}" for p in result.problems[:1])
+    if not result.ok:
         raise typer.Exit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gmtool.cli.console import Console
 
-_ACTION_TYPES = {"bet", "raise", "call", "check", "fold", "allin", "follow", "look", "buy",
+_ACTION_TYPES = {"ante", "bet", "raise", "call", "check", "fold", "allin", "follow", "look", "buy",
                  "open", "pass", "timeout", "disconnect", "reconnect", "escape", "kick", "wait"}
 
 
@@ -75,3 +75,58 @@ def render_outcome(outcome, console: Console) -> None:
     console.lines(timeline(outcome.events))
     if outcome.error is not None:
         console.line(f"refused: {outcome.error_action}: {outcome.error}")
+
+
+def _events_of(report: dict):
+    from gmtool.engine.events import Event
+
+    return [Event(e["type"], {k: v for k, v in e.items() if k not in ("type", "seq")})
+            for e in report["events"]]
+
+
+def _header(report: dict) -> list[str]:
+    profile = report["profile"]
+    seed = report["seed"] or "(secret until the hand ends)"
+    verdict = {True: "verifies", False: "DOES NOT MATCH the commitment", None: ""}[
+        report["seed_verifies"]]
+    return [
+        f"hand {report['hand']}: table {report['table']} #{report['number']}, "
+        f"{profile['title']} ({profile['id']} v{profile['version']}), tier {report['tier']}",
+        f"config {report['config_id']}",
+        f"started {report['started_at']}, ended {report['ended_at'] or '-'}, "
+        f"{report['outcome']}",
+        f"deck: {report['algorithm']}, commitment {report['commitment']}",
+        f"seed: {seed} {verdict}".rstrip(),
+    ]
+
+
+def render_report(report: dict) -> list[str]:
+    lines = _header(report)
+    if report["outcome"] == "running":
+        lines.append("the hand is running: face-down cards are hidden (RULES G3)")
+    return lines + [""] + timeline(_events_of(report))
+
+
+def markdown_report(report: dict) -> str:
+    """A dispute report a support agent can attach to a ticket."""
+    header = _header(report)
+    out = [f"# Hand {report['hand']} dispute report", ""]
+    out += [f"- {line}" for line in header[1:]]
+    out += ["", f"Table `{report['table']}`, hand #{report['number']}; players: "
+            + ", ".join(f"{s['player']} ({s['coins']} coins)" for s in report["seats"]), ""]
+    settlement = report.get("settlement")
+    if settlement:
+        out += ["## Settlement", "", "| player | delta | reason | result |", "|---|---|---|---|"]
+        results = settlement.get("results", {})
+        out += [f"| {e['player']} | {e['delta']:+d} | {e['reason']} | "
+                f"{results.get(e['player'], '')} |" for e in settlement["entries"]]
+        out.append("")
+    replay = report.get("replay")
+    if replay is not None:
+        verdict = "the engine reproduces every event and the settlement" if replay["ok"] \
+            else "MISMATCH: " + "; ".join(p["detail"] for p in replay["problems"])
+        out += ["## Verification", "", f"- seed against commitment: "
+                f"{'matches' if report['seed_verifies'] else 'does not match'}",
+                f"- replay under config `{report['config_id'][:12]}`: {verdict}", ""]
+    out += ["## Timeline", "", "```"] + timeline(_events_of(report)) + ["```", ""]
+    return "\n".join(out)

@@ -31,3 +31,38 @@ def public_view(hand: Hand) -> dict:
         "to_act": hand.to_act, "over": hand.is_over, "players": players,
         "legal": [legal.as_json() for legal in hand.legal_actions()] if not hand.is_over else [],
     }
+
+
+HIDDEN = "??"
+
+
+def redact_events(events: list[dict], running: bool) -> list[dict]:
+    """Events as the console may show them: while the hand runs, no face-down card (G3).
+
+    Every card in a running hand's events is hidden except the face-up cards of stud5
+    deals; a finished hand is shown whole. `events` are JSON dicts with a "type".
+    """
+    if not running:
+        return events
+    return [_redact(event) for event in events]
+
+
+def _redact(value):
+    if isinstance(value, dict):
+        if value.get("face") == "up" and "card" in value:
+            return dict(value)
+        return {key: (_hide(item) if key in ("card", "cards", "hole") else _redact(item))
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact(item) for item in value]
+    return value
+
+
+def _hide(value):
+    if isinstance(value, str):
+        return HIDDEN
+    if isinstance(value, list):
+        return [_redact(item) if isinstance(item, dict) else HIDDEN for item in value]
+    if isinstance(value, dict):
+        return _redact(value)
+    return value

@@ -100,13 +100,13 @@ class HostedTable:
         if hand is not None and not hand.is_over:
             view = public_view(hand)
             timeouts = self.config["timeouts"]
-            elapsed = (time.monotonic() - self.turn_started) * self.host.speed
-            view["seconds_left"] = max(0, round(timeouts["action_s"] - elapsed, 1))
+            # Deadlines in wall-clock time (and the speed), so readers compute what is left.
+            started = time.time() - (time.monotonic() - self.turn_started)
+            view["deadline_at"] = started + timeouts["action_s"] / self.host.speed
+            view["window_deadline_at"] = started + timeouts["reconnect_min"] * 60 / self.host.speed
+            view["speed"] = self.host.speed
             for player in view["players"]:
                 player["coins"] = self.host.coins.get(player["name"])
-                if not player["connected"]:
-                    player["window_left_s"] = max(0, round(timeouts["reconnect_min"] * 60
-                                                           - elapsed, 1))
             live["running"] = view
         live.update(self.extra_live())
         table_store.publish(self.host.store, self.id, live, self.seated)

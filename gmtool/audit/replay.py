@@ -1,0 +1,144 @@
+"""Replaying a recorded hand through the engine, under the config it was played with (G4).
+
+The stored hand row gives the tier, seats, banker, ante and the revealed seed; the deck
+is re-derived from the seed (and checked against the commitment made when the hand
+started); the inputs recorded in the hand's events are applied to a fresh hand; every
+event the engine produces must equal the stored one, and so must the settlement.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from gmtool.canonical import canonical_json
+from gmtool.engine.deck import commitment
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action, Event
+from gmtool.engine.hand import Seat
+from gmtool.engine.play import seeded_source, start_hand
+from gmtool.store.configs import load_config
+from gmtool.store.db import Store, StoreError
+
+_NOT_REPLAYED = {"hand_voided"}  # written by the host, not the engine
+
+
+@dataclass
+class ReplayResult:
+    hand: int
+    ok: bool = True
+    problems: list[dict] = field(default_factory=list)
+    events_checked: int = 0
+
+    def fail(self, kind: str, detail: str, seq: int | None = None) -> None:
+        self.ok = False
+        problem = {"hand": self.hand, "kind": kind, "detail": detail}
+        if seq is not None:
+            problem["seq"] = seq
+        self.problems.append(problem)
+
+    def as_json(self) -> dict:
+        return {"hand": self.hand, "ok": self.ok, "problems": self.problems,
+                "events_checked": self.events_checked}
+
+
+def load_hand(store: Store, hand_id: int) -> dict:
+    row = store.one("SELECT * FROM hands WHERE id = ?", (hand_id,))
+    if row is None:
+        raise StoreError(f"no hand {hand_id}")
+    return dict(row)
+
+
+def stored_events(store: Store, hand_id: int) -> list[dict]:
+    """A hand's events as {"seq", "type", "payload"}, the payload its stored canonical JSON."""
+    rows = store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq",
+                     (hand_id,))
+    return [{"seq": r["seq"], "type": r["type"], "payload": r["payload"]} for r in rows]
+
+
+def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None,
+                rankings: dict[str, Any] | None = None) -> ReplayResult:
+    """Re-run a stored hand and compare; caches may be shared across many hands."""
+    hand_row = load_hand(store, hand_id)
+    return replay_loaded(hand_row, stored_events(store, hand_id),
+                         lambda cid: _config(store, cid, configs), rankings)
+
+
+def _config(store: Store, config_id: str, cache: dict | None) -> dict:
+    if cache is None:
+        return load_config(store, config_id)
+    if config_id not in cache:
+        cache[config_id] = load_config(store, config_id)
+    return cache[config_id]
+
+
+def replay_loaded(hand_row: dict, events: list[dict], config_of, rankings: dict | None = None
+                  ) -> ReplayResult:
+    """Replay from an already loaded hand row and its events (audit streams them)."""
+    result = ReplayResult(hand_row["id"])
+    if hand_row["outcome"] == "running":
+        result.fail("running", "the hand has not ended: its seed is still secret")
+        return result
+    seed_hex = hand_row["seed"]
+    if not seed_hex:
+        result.fail("seed_missing", "no seed was revealed for this hand")
+        return result
+    seed = bytes.fromhex(seed_hex)
+    if commitment(seed) != hand_row["commitment"]:
+        result.fail("commitment", "the revealed seed does not match the commitment made when "
+                    "the hand started")
+        return result
+    try:
+        config = config_of(hand_row["config_id"])
+    except StoreError as error:
+        result.fail("config_missing", str(error))
+        return result
+    seats = [Seat(s["player"], s["coins"]) for s in json.loads(hand_row["seats"])]
+    ranking = None
+    if rankings is not None:
+        from gmtool.engine.config import ranking_for
+
+        ranking = rankings.get(config["config_id"])
+        if ranking is None:
+            ranking = rankings[config["config_id"]] = ranking_for(config)
+    try:
+        hand = start_hand(config, hand_row["tier"], seats, hand_row["banker"],
+                          seeded_source(config, seed), ante=hand_row["ante"], ranking=ranking)
+    except SetupError as error:
+        result.fail("replay", f"the hand cannot start again: {error}")
+        return result
+    _compare(hand, events, result)
+    return result
+
+
+def _compare(hand, events: list[dict], result: ReplayResult) -> None:
+    """Apply the recorded inputs; each event must equal, byte for byte, what the engine gives."""
+    produced = 0  # how many of the engine's events have been compared
+    for stored in events:
+        if stored["type"] in _NOT_REPLAYED:
+            continue
+        if produced >= len(hand.events):
+            action = Action.from_event(Event(stored["type"], json.loads(stored["payload"])))
+            if action is None:
+                result.fail("replay", f"event {stored['seq']} ({stored['type']}) is not one "
+                            "the engine produced at this point", stored["seq"])
+                return
+            try:
+                hand.apply(action)
+            except (IllegalAction, SetupError) as error:
+                result.fail("replay", f"event {stored['seq']}: the recorded {action} is "
+                            f"refused by the engine: {error}", stored["seq"])
+                return
+        mine = hand.events[produced]
+        produced += 1
+        result.events_checked += 1
+        if mine.type != stored["type"] or canonical_json(mine.fields) != stored["payload"]:
+            result.fail("replay", f"event {stored['seq']}: recorded {stored['type']} "
+                        f"{stored['payload']} but the engine gives {mine.type} "
+                        f"{canonical_json(mine.fields)}", stored["seq"])
+            return
+    if produced < len(hand.events):
+        extra = hand.events[produced]
+        result.fail("replay", f"the engine continues with {extra.type} after the last "
+                    "recorded event (events were deleted)")

@@ -1,0 +1,65 @@
+"""`gmtool players`: a player's coins, title, score, tallies, table, hands and ledger."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.console import console
+
+app = typer.Typer(help="Show a player; adjust a player's coins (operators).",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+
+@app.command()
+def show(name: str = typer.Argument(..., help="Player name."),
+         db: Optional[str] = DB_OPTION,
+         as_json: bool = typer.Option(False, "--json", help="Print the player as JSON.")) -> None:
+    """Coins, title (S23), score and tallies (S22), current table, recent hands, ledger."""
+    from gmtool.engine.settlement import title_for
+    from gmtool.store import queries
+
+    with open_store(db) as store:
+        player = queries.player(store, name)
+        ladders = queries.ladders(store)
+    player["titles"] = {profile: title_for(player["score"] if ladder["metric"] == "score"
+                                           else player["coins"], ladder)
+                        for profile, ladder in ladders.items()}
+    if as_json:
+        console.json(player)
+        return
+    table = player["table"]
+    titles = ", ".join(f"{t or 'no title'} ({p})" for p, t in player["titles"].items())
+    console.lines([
+        f"{player['name']} ({player['kind']}): {player['coins']:,} coins, score {player['score']}",
+        f"title: {titles or '-'}",
+        f"tallies: {player['wins']} won, {player['losses']} lost, {player['draws']} drawn, "
+        f"{player['escapes']} escaped, {player['disconnects']} disconnected",
+        f"table: {table['table_id'] + ' seat ' + str(table['seat']) if table else '-'}",
+    ])
+    console.table("recent hands", ["hand", "table", "started", "outcome", "delta"],
+                  [(h["id"], h["table_id"], h["started_at"][:19], h["outcome"], f"{h['delta']:+d}")
+                   for h in player["recent_hands"]], right_align=(0, 4))
+    console.table("ledger (newest first)", ["row", "hand", "gm action", "delta", "reason", "at"],
+                  [(r["id"], r["hand_id"] or "", r["gm_action_id"] or "", f"{r['delta']:+d}",
+                    r["reason"], r["created_at"][:19]) for r in player["ledger"]],
+                  right_align=(0, 3))
+
+
+@app.command()
+def adjust(name: str = typer.Argument(..., help="Player name."),
+           delta: int = typer.Argument(..., help="Coins to add (negative to remove)."),
+           reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
+           db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+    """Adjust coins (operators): one ledger row tied to the logged GM action."""
+    from gmtool.house.gm_ops import adjust as adjust_coins
+
+    with open_store(db) as store:
+        outcome = adjust_coins(store, acting_user(as_user), name, delta, reason)
+    if not outcome["ok"]:
+        console.error(outcome["error"])
+        raise typer.Exit(2 if "no player" in outcome["error"] else 1)
+    console.success(f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins "
+                    f"({delta:+d}, {reason})")

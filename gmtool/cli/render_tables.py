@@ -1,0 +1,136 @@
+"""Live tables for people: summaries (also the JSON of `tables list/show`), rows, watch."""
+
+from __future__ import annotations
+
+import time
+
+from gmtool.cli.console import Console
+
+
+def table_summaries(store, include_closed: bool = False) -> list[dict]:
+    """Each table's public state with the time left computed now (game seconds)."""
+    from gmtool.store.tables import list_tables
+
+    now = time.time()
+    out = []
+    for row in list_tables(store, include_closed):
+        live = row["live"] or {}
+        running = live.get("running")
+        summary = {"id": row["id"], "system": row["profile_id"], "room": row["tier"],
+                   "game": row["game"], "status": row["status"],
+                   "config_id": live.get("config_id"), "seated": live.get("seated", []),
+                   "hand": live.get("hand"), "updated_at": row["updated_at"]}
+        for key in ("owner", "ante", "phase"):
+            if key in live:
+                summary[key] = live[key]
+        if running:
+            speed = running.get("speed", 1)
+            summary.update(
+                street=running.get("street"), pot=running["pot"], to_act=running["to_act"],
+                seconds_left=max(0.0, round((running["deadline_at"] - now) * speed, 1)),
+                players=[{k: p.get(k) for k in ("name", "coins", "total", "folded",
+                                                "connected", "showing", "seen")}
+                         for p in running["players"]])
+            for player in summary["players"]:
+                if not player["connected"]:
+                    window = (running["window_deadline_at"] - now) * speed
+                    player["reconnect_left_s"] = (max(0.0, round(window, 1))
+                                                  if player["name"] == running["to_act"]
+                                                  else None)  # the window runs on their turn
+        out.append(summary)
+    return out
+
+
+def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
+    columns = ["table", "system", "room", "config", "players", "coins", "pot", "street",
+               "to act", "left", "disconnected"]
+    rows = []
+    for s in summaries:
+        players = s.get("players") or []
+        coins = sum(p["coins"] or 0 for p in players) if players else ""
+        away = ", ".join(_away(p) for p in players if not p["connected"])
+        rows.append([s["id"], s["system"], s["room"], (s["config_id"] or "")[:12],
+                     len(s["seated"]), coins, s.get("pot", ""), s.get("street") or "",
+                     s.get("to_act") or s.get("phase") or ("idle" if s["status"] == "open"
+                                                           else s["status"]),
+                     f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "", away])
+    return columns, rows
+
+
+def _away(player: dict) -> str:
+    left = player.get("reconnect_left_s")
+    return f"{player['name']} ({left:.0f}s to reconnect)" if left is not None else \
+        f"{player['name']} (window starts on their turn)"
+
+
+def render_table(s: dict) -> list[str]:
+    lines = [f"table {s['id']}: {s['system']} / {s['room']} ({s['game']}), {s['status']}",
+             f"config {s['config_id']}, hand {s.get('hand') or '-'}"]
+    if "owner" in s:
+        lines.append(f"owner {s['owner']}, ante {s['ante']}, phase {s['phase']}")
+    if not s.get("players"):
+        lines.append(f"no hand running; seated: {', '.join(s['seated']) or 'nobody'}")
+        return lines
+    lines.append(f"street {s.get('street') or '-'}, pot {s['pot']}, to act {s['to_act']} "
+                 f"({s['seconds_left']:.0f} s left)")
+    for p in s["players"]:
+        state = "folded" if p["folded"] else "in"
+        if not p["connected"]:
+            state += ", disconnected: " + _away(p)
+        showing = " ".join(p["showing"]) if p["showing"] else "-"
+        lines.append(f"  {p['name']:<12} coins {p['coins']!s:>10}  in pot {p['total']:>7}  "
+                     f"showing {showing:<14} {state}")
+    return lines
+
+
+def watch_tables(store, table: str | None, interval: float, count: int | None,
+                 console: Console) -> None:
+    """Refresh in place with rich Live on a terminal; plain snapshots elsewhere."""
+    from rich.console import Console as RichConsole
+    from rich.live import Live
+    from rich.table import Table
+
+    def snapshot():
+        summaries = [s for s in table_summaries(store) if table is None or s["id"] == table]
+        columns, rows = table_rows(summaries)
+        view = Table(title=f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}")
+        for column in columns:
+            view.add_column(column, no_wrap=True)
+        for row in rows:
+            view.add_row(*(str(cell) for cell in row))
+        return view
+
+    rich_console = RichConsole(file=console.out, width=200 if not console.out.isatty() else None)
+    shown = 0
+    try:
+        with Live(snapshot(), console=rich_console, auto_refresh=False) as live:
+            while count is None or shown < count:
+                shown += 1
+                live.update(snapshot(), refresh=True)
+                if count is not None and shown >= count:
+                    break
+                time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+
+
+def command_lines(outcome: dict) -> list[str]:
+    if outcome.get("refused"):
+        return [outcome["refused"]]
+    if not outcome.get("ok"):
+        return [f"failed: {outcome.get('error', outcome)}"]
+    if "closed" in outcome:
+        voided = outcome.get("voided_hand")
+        return [f"closed {outcome['closed']}" + (f"; hand {voided} voided, every stake "
+                                                 "returned" if voided else "")]
+    lines = [f"kicked {outcome['kicked']}" + (" during a hand: an escape under policy "
+                                              f"{outcome['escape_policy']} (RULES G2, S19)"
+                                              if outcome.get("during_hand") else
+                                              " between hands: the seat is free")]
+    settlement = outcome.get("settlement")
+    if settlement:
+        lines.append("settlement: " + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})"
+                                                for e in settlement["entries"]))
+    elif outcome.get("during_hand"):
+        lines.append("the hand goes on without them")
+    return lines

@@ -1,0 +1,100 @@
+"""`gmtool tables`: live tables (list, show, watch) and GM commands to them (kick, close).
+
+Hole cards of a running hand never appear here, in any format (RULES G3): the host
+publishes only the engine's public view, which has none.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.console import Abort, console
+
+app = typer.Typer(help="Live tables: list, show, watch; kick a player, close a table.",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+
+@app.command("list")
+def list_(db: Optional[str] = DB_OPTION,
+          closed: bool = typer.Option(False, "--closed", help="Include closed tables."),
+          as_json: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:
+    """Every live table: system, room, config, players, pot, street, whose turn, time left."""
+    from gmtool.cli.render_tables import table_rows, table_summaries
+
+    with open_store(db) as store:
+        summaries = table_summaries(store, include_closed=closed)
+    if as_json:
+        console.json(summaries)
+        return
+    columns, rows = table_rows(summaries)
+    console.table(f"{len(summaries)} table(s)", columns, rows, right_align=(5, 6, 7))
+
+
+@app.command()
+def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
+         db: Optional[str] = DB_OPTION,
+         as_json: bool = typer.Option(False, "--json", help="Print the table as JSON.")) -> None:
+    """One table in detail: players, coins, face-up cards, disconnections and countdowns."""
+    from gmtool.cli.render_tables import render_table, table_summaries
+
+    with open_store(db) as store:
+        found = [s for s in table_summaries(store, include_closed=True) if s["id"] == table]
+    if not found:
+        raise Abort(f"no table {table!r} (see `gmtool tables list`)")
+    if as_json:
+        console.json(found[0])
+    else:
+        console.lines(render_table(found[0]))
+
+
+@app.command()
+def watch(table: Optional[str] = typer.Argument(None, help="One table; default all."),
+          db: Optional[str] = DB_OPTION,
+          interval: float = typer.Option(1.0, "--interval", help="Seconds between refreshes."),
+          count: Optional[int] = typer.Option(None, "--count", help="Stop after N refreshes.")
+          ) -> None:
+    """Refresh the live view in place until Ctrl-C."""
+    from gmtool.cli.render_tables import watch_tables
+
+    with open_store(db) as store:
+        watch_tables(store, table, interval, count, console)
+
+
+@app.command()
+def kick(table: str = typer.Argument(..., help="Table id."),
+         player: str = typer.Argument(..., help="The player to remove."),
+         reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
+         timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the host."),
+         db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+    """Kick a player (operators): during a hand it is an escape under the profile's policy."""
+    from gmtool.house.gm_ops import send_command
+
+    with open_store(db) as store:
+        outcome = send_command(store, acting_user(as_user), "kick", table, player, reason,
+                               timeout)
+    _report(outcome)
+
+
+@app.command()
+def close(table: str = typer.Argument(..., help="Table id."),
+          reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
+          timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the host."),
+          db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+    """Close a table (operators); a running hand is voided with every stake returned."""
+    from gmtool.house.gm_ops import send_command
+
+    with open_store(db) as store:
+        outcome = send_command(store, acting_user(as_user), "close", table, None,
+                               reason or None, timeout)
+    _report(outcome)
+
+
+def _report(outcome: dict) -> None:
+    from gmtool.cli.render_tables import command_lines
+
+    console.lines(command_lines(outcome))
+    if not outcome.get("ok"):
+        raise typer.Exit(1 if "refused" in outcome else 2)

@@ -1,0 +1,84 @@
+"""Read-only queries for the console: hands, players, the GM log."""
+
+from __future__ import annotations
+
+import json
+
+from gmtool.store.db import Store, StoreError
+
+
+def hand_filter(since: str | None = None, until: str | None = None, table: str | None = None,
+                player: str | None = None) -> tuple[str, list]:
+    clauses, params = [], []
+    for clause, value in (("started_at >= ?", since), ("started_at < ?", until),
+                          ("table_id = ?", table)):
+        if value:
+            clauses.append(clause)
+            params.append(value)
+    if player:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(hands.seats) WHERE "
+                       "json_extract(value, '$.player') = ?)")
+        params.append(player)
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def list_hands(store: Store, since=None, until=None, table=None, player=None,
+               limit: int = 50) -> list[dict]:
+    where, params = hand_filter(since, until, table, player)
+    rows = store.all(f"SELECT id, table_id, number, config_id, tier, banker, seats, started_at, "
+                     f"ended_at, outcome, winners FROM hands{where} ORDER BY id DESC LIMIT ?",
+                     [*params, limit])
+    return [dict(r) | {"seats": json.loads(r["seats"]),
+                       "winners": json.loads(r["winners"]) if r["winners"] else []}
+            for r in rows]
+
+
+def hand(store: Store, hand_id: int) -> dict:
+    row = store.one("SELECT h.*, c.profile_id, c.version, c.title FROM hands h JOIN configs c "
+                    "USING (config_id) WHERE h.id = ?", (hand_id,))
+    if row is None:
+        raise StoreError(f"no hand {hand_id} (see `gmtool hands list`)")
+    out = dict(row)
+    out["seats"] = json.loads(row["seats"])
+    out["winners"] = json.loads(row["winners"]) if row["winners"] else []
+    return out
+
+
+def hand_events(store: Store, hand_id: int) -> list[dict]:
+    return [{"seq": r["seq"], "type": r["type"], **json.loads(r["payload"])}
+            for r in store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? "
+                               "ORDER BY seq", (hand_id,))]
+
+
+def player(store: Store, name: str, recent: int = 10) -> dict:
+    row = store.one("SELECT * FROM players WHERE name = ?", (name,))
+    if row is None:
+        raise StoreError(f"no player {name!r}")
+    seat = store.one("SELECT table_id, seat FROM seats WHERE player = ?", (name,))
+    hands = store.all(
+        "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) AS delta "
+        "FROM hands h LEFT JOIN ledger l ON l.hand_id = h.id AND l.player = ? WHERE EXISTS "
+        "(SELECT 1 FROM json_each(h.seats) WHERE json_extract(value, '$.player') = ?) "
+        "GROUP BY h.id ORDER BY h.id DESC LIMIT ?", (name, name, recent))
+    rows = store.all("SELECT id, hand_id, gm_action_id, delta, reason, created_at FROM ledger "
+                     "WHERE player = ? ORDER BY id DESC LIMIT ?", (name, recent * 2))
+    return {**dict(row), "table": dict(seat) if seat else None,
+            "recent_hands": [dict(h) for h in hands], "ledger": [dict(r) for r in rows]}
+
+
+def gm_log(store: Store, limit: int | None = None) -> list[dict]:
+    sql = "SELECT id, actor, action, target, reason, outcome, at, hash FROM gm_actions ORDER BY id"
+    rows = store.all(sql + (" DESC LIMIT ?" if limit else ""), (limit,) if limit else ())
+    out = [dict(r) | {"outcome": json.loads(r["outcome"])} for r in rows]
+    return sorted(out, key=lambda r: r["id"])
+
+
+def ladders(store: Store) -> dict[str, dict]:
+    """Active title ladders by profile (RULES S23)."""
+    out = {}
+    for row in store.all("SELECT DISTINCT d.profile_id, c.compiled FROM deployments d JOIN "
+                         "configs c USING (config_id) WHERE d.active = 1 ORDER BY d.id"):
+        ladder = json.loads(row["compiled"]).get("ladder")
+        if ladder:
+            out[row["profile_id"]] = ladder
+    return out
