@@ -190,8 +190,9 @@ class Hand(ABC):
         if handler is None:
             raise IllegalAction(self.verb_rule, action.player, f"{action.verb!r} is not an "
                                 f"action of {self.game}")
-        if action.player is not None and action.player not in self.players:
-            raise IllegalAction(self.seat_rule, action.player, "is not seated at this table")
+        if action.verb != "wait" and action.player not in self.players:
+            raise IllegalAction(self.seat_rule, action.player, "is not seated at this table"
+                                if action.player else f"{action.verb!r} needs a player")
         verify = getattr(self, f"verify_{action.verb}")
         verify(action)
         start = len(self.events)
@@ -200,7 +201,7 @@ class Hand(ABC):
 
     def can(self, action: Action) -> bool:
         """Whether `action` would be accepted now (for menus and bots)."""
-        if self.is_over or (action.player is not None and action.player not in self.players):
+        if self.is_over or (action.verb != "wait" and action.player not in self.players):
             return False
         try:
             getattr(self, f"verify_{action.verb}")(action)
