@@ -9,7 +9,10 @@ with the deck's unbiased HMAC draw, so a table is as replayable as a hand.
 Decisions where the seed is silent: the ante counts as set as soon as it is above zero
 (every click is sent to the others, and a change clears their agreement); a player who
 agrees while holding less than the minimum (L7) is removed with the seed's message; when
-everybody has pressed start after a hand, the next hand starts by itself.
+everybody still seated has pressed start after a hand, the next hand starts by itself.
+Leaving a running hand is an escape (L13); a player who has already folded may leave (or
+be kicked) without escaping, and the seat frees when the hand ends; a kick between hands
+just frees the seat (G2).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class OwnerTable:
         self.hands_played = 0
         self.last_winner: str | None = None
         self.removed: list[str] = []
+        self.leaving: dict[str, tuple[str, str]] = {}  # folded players who left mid-hand
         self.messages: list[str] = []
         self.events: list[Event] = []
         self._draws = 0
@@ -68,12 +72,17 @@ class OwnerTable:
 
     def apply(self, action: Action) -> list[Event]:
         start = len(self.events)
-        if action.verb in TABLE_VERBS or (action.verb == "wait" and not self._playing()):
+        playing = self._playing()
+        in_hand = playing and action.player in self.hand.players
+        if in_hand and action.verb in ("leave", "kick") and self.hand.players[action.player].folded:
+            self._leave_after_hand(action)  # folded: nothing left to forfeit
+            return self.events[start:]
+        if in_hand and action.verb == "leave":
+            action = Action("escape", action.player)  # L13: leaving a running hand escapes
+        if action.verb in TABLE_VERBS or (action.verb in ("wait", "kick") and not playing):
             handler = getattr(self, f"_{action.verb}")
             handler(action)
-        elif self._playing():
-            if action.verb == "leave":
-                action = Action("escape", action.player)
+        elif playing:
             self._absorb(self.hand.apply(action))
             if self.hand.is_over:
                 self._after_hand()
@@ -202,8 +211,7 @@ class OwnerTable:
             self._require(action, None, ("continue",), "L6")
             self.ready.add(action.player)
             self._emit("continue", player=action.player, rule="L6")
-            if self.ready >= set(self.seated):
-                self._begin(sorted(self.ready, key=self.seated.index))
+            self._continue_when_all_ready()
             return
         self._require(action, True, ("agreeing", "countdown"), "L5")
         players = [p for p in self.seated if p == self.owner or p in self.agreed]
@@ -211,6 +219,11 @@ class OwnerTable:
             raise IllegalAction("L5", action.player, "at least 2 players (owner included) "
                                 "must have agreed to the ante")
         self._begin(players)
+
+    def _continue_when_all_ready(self) -> None:
+        """L6: once every seated player has pressed start again, the next hand starts."""
+        if self.phase == "continue" and self.ready and self.ready >= set(self.seated):
+            self._begin(sorted(self.ready, key=self.seated.index))
 
     def _begin(self, players: list[str]) -> None:
         for name in list(players):
@@ -232,6 +245,17 @@ class OwnerTable:
         self.ready.clear()
         self._absorb(self.hand.events)
 
+    def _leave_after_hand(self, action: Action) -> None:
+        """A player who has folded leaves (or is kicked) while the hand runs on: the seat
+        is freed when the hand ends, and it is not an escape (L13, L14, G2)."""
+        fields = {"player": action.player, "rule": "G2" if action.verb == "kick" else "L14",
+                  "after_hand": True}
+        if action.reason:
+            fields["reason"] = action.reason
+        self._emit(action.verb, **fields)
+        self.leaving[action.player] = ("kicked", "G2") if action.verb == "kick" \
+            else ("left", "L14")
+
     def _after_hand(self) -> None:
         settlement = self.hand.settlement
         for entry in settlement.entries:
@@ -239,9 +263,15 @@ class OwnerTable:
         self.last_winner = settlement.winners[0] if settlement.winners else None
         self.phase = "continue"
         self.elapsed = 0
+        kicked = {e.get("player") for e in self.hand.events if e.type == "kick"}
         for escaped in [n for n, p in self.hand.players.items() if p.escaped]:
             if escaped in self.seated:
-                self._remove(escaped, "escaped", "L13")
+                self._remove(escaped, *(("kicked", "G2") if escaped in kicked
+                                        else ("escaped", "L13")))
+        for name, (reason, rule) in self.leaving.items():
+            if name in self.seated:
+                self._remove(name, reason, rule)
+        self.leaving.clear()
         for name in [e.get("player") for e in self.hand.events if e.type == "below_minimum"]:
             if name in self.seated:
                 self._remove(name, "below_minimum", "L7", L7_MESSAGE)
@@ -253,6 +283,17 @@ class OwnerTable:
             raise IllegalAction("S8", action.player, "is not seated at this table")
         self._emit("leave", player=action.player, rule="L14")
         self._remove(action.player, "left", "L14")
+        self._continue_when_all_ready()  # the others may all have pressed start already
+
+    def _kick(self, action: Action) -> None:
+        """G2: a kick between hands just frees the seat (in a hand it is an escape)."""
+        if action.player not in self.seated:
+            raise IllegalAction("G2", action.player, "is not seated at this table")
+        fields = {"player": action.player, "rule": "G2"}
+        if action.reason:
+            fields["reason"] = action.reason
+        self._emit("kick", **fields)
+        self._remove(action.player, "kicked", "G2")
 
     def _wait(self, action: Action) -> None:
         if action.amount is None or action.amount < 0:

@@ -76,15 +76,14 @@ class Stud5Hand(Hand):
     def _next_street(self) -> None:
         self.street += 1
         dealt = []
-        for name in self.from_player(self.banker):
-            player = self.players[name]
-            faces = ("down", "up") if self.street == 2 else ("up",)
-            for face in faces:
+        # Deal 1 goes round the table twice (every hole card, then every first face-up
+        # card), later deals once; cards leave the deck in the order the event lists them.
+        faces = ("down", "up") if self.street == 2 else ("up",)
+        for face in faces:
+            for name in self.from_player(self.banker):
                 card = self.source.draw(name)
-                player.cards.append(card)
+                self.players[name].cards.append(card)
                 dealt.append({"player": name, "card": str(card), "face": face})
-        if self.street == 2:  # deal 1: every hole card first, then every first face-up card
-            dealt = dealt[0::2] + dealt[1::2]
         self.emit("deal", street=self.street, cards=dealt, rule="S10")
         self.banker = self._best_showing()
         self.emit("first_speaker", street=self.street, player=self.banker,

@@ -71,6 +71,56 @@ def _showdown_hands(outcome: Outcome) -> dict:
     return {}
 
 
+def _deal_order(outcome: Outcome) -> list[list[str]]:
+    """For every deal of the scenario, the players in the order they received cards (S10)."""
+    orders = []
+    for e in outcome.events:
+        if e.type == "deal":
+            order: list[str] = []
+            for card in e.get("cards"):
+                if card["player"] not in order:
+                    order.append(card["player"])
+            orders.append(order)
+    return orders
+
+
+def _legal_amounts(outcome: Outcome) -> dict[str, list[int]]:
+    """[min, max] of each action with an amount the player to act may take (L12, Q3, Q4)."""
+    if outcome.state is None or getattr(outcome.state, "to_act", None) is None:
+        return {}
+    return {legal.verb: [legal.min_amount, legal.max_amount]
+            for legal in outcome.state.legal_actions() if legal.min_amount is not None}
+
+
+def coins_after(outcome: Outcome) -> dict[str, int]:
+    """Each player's coins now: the owner table's running count, else the last hand's
+    starting coins plus its settlement (coins of a training room never move, S22)."""
+    table_coins = getattr(outcome.state, "coins", None)
+    if isinstance(table_coins, dict):
+        return dict(table_coins)
+    start = {}
+    for e in outcome.events:
+        if e.type == "hand_started":
+            start = {seat["player"]: seat["coins"] for seat in e.get("seats")}
+    deltas = outcome.deltas()
+    return {player: coins + deltas.get(player, 0) for player, coins in start.items()}
+
+
+def _titles(outcome: Outcome) -> dict[str, str]:
+    """S23: each listed player's title after the scenario under the profile's ladder;
+    "" = no title (below the first step, or no ladder). Metric "score" reads the score
+    this hand gave (a scenario starts every player at score 0)."""
+    from gmtool.engine.settlement import title_for
+
+    ladder = outcome.config.get("ladder")
+    if ladder and ladder.get("metric") == "score":
+        values = dict(outcome.settlement.score) if outcome.settlement else {}
+    else:
+        values = coins_after(outcome)
+    wanted = outcome.scenario.expect["titles"]
+    return {player: title_for(values.get(player, 0), ladder) or "" for player in wanted}
+
+
 def _state(name: str, default: Any = None) -> Callable[[Outcome], Any]:
     return lambda outcome: getattr(outcome.state, name, default)
 
@@ -100,4 +150,9 @@ _ACTUAL: dict[str, Callable[[Outcome], Any]] = {
     "seated": lambda o: list(getattr(o.state, "seated", [])),
     "removed": lambda o: sorted(getattr(o.state, "removed", [])),
     "messages": lambda o: list(getattr(o.state, "messages", [])),
+    "deal_order": _deal_order,
+    "legal_amounts": _legal_amounts,
+    "coins": lambda o: {p: c for p, c in coins_after(o).items()
+                        if p in o.scenario.expect["coins"]},
+    "titles": _titles,
 }

@@ -91,18 +91,23 @@ def _start(scenario: Scenario, config: dict):
     if scenario.seed is not None:
         source = seeded_source(config, scenario.seed.encode("utf-8"))
     elif all(p.cards for p in scenario.players):
-        source = _fixed(scenario, config, fixed_source)
+        if any(len(p.cards) > 1 for p in scenario.players):
+            raise ScenarioError(f"{scenario.path}: cards for several hands need an owner "
+                                "table (an owner-ante profile without `ante`)")
+        source = fixed_cards(scenario, config, fixed_source)
     else:
         raise ScenarioError(f"{scenario.path}: give a seed or every player's cards")
     banker = scenario.banker or scenario.players[0].name
     return start_hand(config, tier["id"], seats, banker, source, ante=scenario.ante)
 
 
-def _fixed(scenario: Scenario, config: dict, fixed_source):
+def fixed_cards(scenario: Scenario, config: dict, fixed_source, hand: int = 1):
+    """The card source of hand number `hand` from the players' `cards` (hole card first)."""
     from gmtool.engine.cards import CardError
 
     try:
-        return fixed_source(config, {p.name: p.cards for p in scenario.players})
+        return fixed_source(config, {p.name: p.cards_for(hand) for p in scenario.players
+                                     if p.cards_for(hand)})
     except CardError as error:
         raise ScenarioError(f"{scenario.path}: {error}") from None
 

@@ -3,6 +3,7 @@
 A scenario plays one hand (or, for the owner-ante table, one table from its first
 player to the end of its hands) from a profile, players, cards or a seed, and actions,
 then checks `[expect]`. `gmtool hands play` runs one; `gmtool rules test` runs them all.
+Every key and every `[expect]` key is described in rules/scenarios/README.md.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ _KEYS = {"profile", "tier", "seed", "players", "actions", "expect", "banker", "a
 _PLAYER_KEYS = {"name", "coins", "cards"}
 EXPECT_KEYS = {"winner", "winners", "settlement", "error", "reason", "results", "score",
                "pot", "below_minimum", "events", "first_speakers", "legal", "to_act", "over",
-               "owner", "ante", "seated", "removed", "messages", "hands", "street"}
+               "owner", "ante", "seated", "removed", "messages", "hands", "street",
+               "deal_order", "legal_amounts", "coins", "titles"}
 
 
 class ScenarioError(ValueError):
@@ -28,7 +30,11 @@ class ScenarioError(ValueError):
 class ScenarioPlayer:
     name: str
     coins: int | None
-    cards: str | None
+    cards: tuple[str, ...] = ()  # one string per hand (an owner table may play several)
+
+    def cards_for(self, hand: int) -> str:
+        """This player's cards in hand number `hand` (1-based); "" when none are given."""
+        return self.cards[hand - 1] if hand <= len(self.cards) else ""
 
 
 @dataclass
@@ -75,7 +81,13 @@ def load_scenario(path: Path) -> Scenario:
         coins = player.get("coins")
         if coins is not None and (not isinstance(coins, int) or isinstance(coins, bool)):
             raise ScenarioError(f"{path}: players[{index}].coins must be a whole number")
-        players.append(ScenarioPlayer(player["name"], coins, player.get("cards")))
+        cards = player.get("cards", ())
+        if isinstance(cards, str):
+            cards = (cards,) if cards.strip() else ()
+        if not isinstance(cards, (list, tuple)) or not all(isinstance(c, str) for c in cards):
+            raise ScenarioError(f"{path}: players[{index}].cards must be a string of cards, "
+                                "or (owner table) an array with one string per hand")
+        players.append(ScenarioPlayer(player["name"], coins, tuple(cards)))
     actions = _list(data, "actions", path, required=False)
     if not all(isinstance(a, str) for a in actions):
         raise ScenarioError(f"{path}: actions must be strings like \"ann bet 100\"")

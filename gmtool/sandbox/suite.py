@@ -21,6 +21,7 @@ class ScenarioResult:
 
 def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
     """Run each scenario; a scenario that cannot even be read is a failure, not a crash."""
+    from gmtool.engine.errors import IllegalAction, SetupError
     from gmtool.rules.compile import InvalidProfile
     from gmtool.sandbox.expect import check
     from gmtool.sandbox.run import play
@@ -31,7 +32,7 @@ def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
             scenario = load_scenario(path)
             failures = tuple(check(play(scenario)))
             rules = tuple(scenario.rules)
-        except (ScenarioError, InvalidProfile) as error:
+        except (ScenarioError, InvalidProfile, IllegalAction, SetupError) as error:
             failures, rules = (str(error),), ()
         results.append(ScenarioResult(path, failures, rules))
     return results
