@@ -41,14 +41,24 @@ def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator:
         yield from rows
 
 
+def _heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
+    return {row["name"][len(prefix):]: (row["seq"], row["hash"]) for row in store.all(
+        "SELECT name, seq, hash FROM chain_heads WHERE name LIKE ?", (prefix + "%",))}
+
+
 def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[Problem]:
-    """Every table's chain: sequence without gaps, each hash and each link."""
+    """Every table's chain: sequence without gaps, each hash, each link, and its recorded head."""
+    heads = _heads(store, "events:")
+    if table_id:
+        heads = {k: v for k, v in heads.items() if k == table_id}
     where = " WHERE table_id = ?" if table_id else ""
     sql = ("SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM "
            f"events{where} ORDER BY table_id, seq")
     current, expected_seq, head = None, 0, ZERO_HASH
     for row in _rows(store, sql, (table_id,) if table_id else ()):
         if row["table_id"] != current:
+            if current is not None:
+                yield from _check_head(current, expected_seq - 1, head, heads.pop(current, None))
             current, expected_seq, head = row["table_id"], 1, ZERO_HASH
         where_at = f"table {current} event {row['seq']}"
         if row["seq"] != expected_seq:
@@ -64,6 +74,26 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
             yield Problem("event_hash", f"{where_at} ({row['type']}): content does not match "
                           "its hash (edited)", hand=row["hand_id"], table=current)
         expected_seq, head = row["seq"] + 1, row["hash"]
+    if current is not None:
+        yield from _check_head(current, expected_seq - 1, head, heads.pop(current, None))
+    for table, recorded in sorted(heads.items()):
+        yield from _check_head(table, 0, ZERO_HASH, recorded)
+
+
+def _check_head(table: str, last_seq: int, last_hash: str,
+                recorded: tuple[int, str] | None) -> Iterator[Problem]:
+    if recorded is None:
+        if last_seq:
+            yield Problem("chain_head", f"table {table}: its chain has no recorded head",
+                          table=table)
+        return
+    seq, digest = recorded
+    if seq > last_seq:
+        yield Problem("chain_truncated", f"table {table}: the chain ends at event {last_seq} but "
+                      f"reached event {seq} (events at its end were deleted)", table=table)
+    elif (seq, digest) != (last_seq, last_hash):
+        yield Problem("chain_head", f"table {table}: the last event does not match the "
+                      "recorded head of the chain", table=table)
 
 
 def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem]:
@@ -90,3 +120,10 @@ def verify_gm_log(store: Store) -> Iterator[Problem]:
             yield Problem("gm_log_hash", f"GM action {row['id']} does not match its hash "
                           "(edited)", gm_action=row["id"])
         head, expected = row["hash"], row["id"] + 1
+    recorded = _heads(store, "gm_actions").get("")
+    if recorded is not None and recorded[0] > expected - 1:
+        yield Problem("gm_log_truncated", f"GM actions {expected} to {recorded[0]} are missing "
+                      "(deleted at the end of the log)", gm_action=recorded[0])
+    elif recorded is not None and recorded != (expected - 1, head):
+        yield Problem("gm_log_head", "the last GM action does not match the recorded head of "
+                      "the log", gm_action=expected - 1)

@@ -15,7 +15,7 @@ from typing import Any
 from gmtool.canonical import canonical_json
 from gmtool.engine.deck import commitment
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action, Event
+from gmtool.engine.events import ENGINE_VERSION, Action, Event
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import seeded_source, start_hand
 from gmtool.store.configs import load_config
@@ -114,6 +114,12 @@ def replay_loaded(hand_row: dict, events: list[dict], config_of, rankings: dict 
 
 def _compare(hand, events: list[dict], result: ReplayResult) -> None:
     """Apply the recorded inputs; each event must equal, byte for byte, what the engine gives."""
+    if events and events[0]["type"] == "hand_started":
+        recorded = json.loads(events[0]["payload"]).get("engine")
+        if recorded != ENGINE_VERSION:
+            result.fail("engine_version", f"recorded by engine version {recorded}; this gmtool "
+                        f"replays version {ENGINE_VERSION} (replay it with that release)")
+            return
     produced = 0  # how many of the engine's events have been compared
     for stored in events:
         if stored["type"] in _NOT_REPLAYED:

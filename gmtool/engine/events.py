@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+# The engine's behaviour version, recorded in every hand_started event. Bump it whenever
+# the same inputs would give different events (a dealing order, a rule fix), so replay
+# can say "recorded by another engine version" instead of reporting a false mismatch.
+ENGINE_VERSION = "2"
+
 STUD5_VERBS = ("bet", "raise", "call", "check", "fold", "allin")
 THREE_CARD_VERBS = ("follow", "look", "buy", "open", "pass")
 HOST_VERBS = ("timeout", "disconnect", "reconnect", "wait", "escape", "kick")

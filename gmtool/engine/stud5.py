@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 from gmtool.engine.cards import Card
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action
+from gmtool.engine.events import ENGINE_VERSION, Action
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
 from gmtool.engine.stud5_limits import Limits
@@ -54,8 +54,8 @@ class Stud5Hand(Hand):
         self.street = 1
         self.round_max = 0
         self.allin_target: int | None = None
-        self.emit("hand_started", game="stud5", config_id=config.get("config_id"),
-                  tier=tier_id, ante=self.limits.ante, banker=banker, training=self.training,
+        self.emit("hand_started", game="stud5", engine=ENGINE_VERSION,
+                  config_id=config.get("config_id"), tier=tier_id, ante=self.limits.ante, banker=banker, training=self.training,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats])
         for player in self.players.values():
             player.total = self.limits.ante

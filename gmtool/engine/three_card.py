@@ -41,7 +41,7 @@ from typing import Mapping, Sequence
 
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action, event
+from gmtool.engine.events import ENGINE_VERSION, Action, event
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.settlement import Entry, Result, Settlement
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
@@ -90,7 +90,8 @@ class ThreeCardHand(Hand):
         self.bought = False  # the player to act won a buy this turn and now follows (H7)
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
         self._left: dict[str, str] = {}  # how each player left the hand
-        self.emit("hand_started", game=self.game, config_id=config.get("config_id"),
+        self.emit("hand_started", game=self.game, engine=ENGINE_VERSION,
+                  config_id=config.get("config_id"),
                   tier=tier_id, ante=self.prices.ante, cap=self.prices.cap, banker=banker,
                   training=self.training, max_rounds=self.max_rounds,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats], rule="H2")

@@ -15,23 +15,50 @@ import os
 import secrets
 from pathlib import Path
 
+from gmtool.store.db import StoreError
+
 
 def key_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".key")
 
 
 def load_key(db_path: Path, demo_seed: str | None = None) -> bytes:
-    """The host key: from `--seed` text, else the key file (created on first use)."""
+    """The host key: from `--seed` text, else the key file (created on first use).
+
+    The file is written to a temporary name, flushed, then linked into place, so a crash
+    never leaves an empty or half-written key; a second host starting at the same moment
+    keeps the key of whichever linked first.
+    """
     if demo_seed is not None:
         return hashlib.sha256(demo_seed.encode("utf-8")).digest()
     path = key_path(db_path)
-    if path.exists():
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    key = secrets.token_bytes(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(key.hex() + "\n")
+    if not path.exists():
+        _create_key(path)
+    try:
+        key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (ValueError, UnicodeDecodeError):
+        key = b""
+    if len(key) != 32:
+        raise StoreError(f"{path} is not a gmtool host key (64 hex digits); without the key "
+                         "the seeds of unfinished hands cannot be revealed. Restore it from a "
+                         "backup, or move it away to start with a new key.")
     return key
+
+
+def _create_key(path: Path) -> None:
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(secrets.token_bytes(32).hex() + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another host created it first: use theirs
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def hand_seed(key: bytes, table_id: str, number: int) -> bytes:

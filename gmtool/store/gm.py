@@ -14,6 +14,7 @@ from typing import Any
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.store.clock import now
 from gmtool.store.db import Store, StoreError
+from gmtool.store.hands import set_head
 
 ROLES = ("operator", "support")
 
@@ -35,6 +36,7 @@ def log_action(store: Store, actor: str | None, action: str, target: str | None,
                        " prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (row["id"], actor, action, target, reason, row["outcome"], row["at"],
                         prev, digest))
+    set_head(store, "gm_actions", row["id"], digest)
     return row["id"]
 
 

@@ -19,6 +19,13 @@ _INSERT_EVENT = ("INSERT INTO events (table_id, hand_id, seq, type, payload, cre
                  "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
 
+def set_head(store: Store, name: str, seq: int, digest: str) -> None:
+    """Record the last link of a chain (inside the transaction that adds it)."""
+    store.conn.execute("INSERT INTO chain_heads (name, seq, hash) VALUES (?, ?, ?) ON CONFLICT"
+                       "(name) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+                       (name, seq, digest))
+
+
 def event_record(table_id: str, hand_id: int | None, seq: int, type_: str, payload: str,
                  at: str) -> dict:
     """What an event's hash covers (payload as its stored canonical JSON text)."""
@@ -56,14 +63,17 @@ class TableLog:
         seq, head = self.seq, self.head
         try:
             with self.store.write():
-                self.store.conn.executemany(_INSERT_EVENT, self.rows(hand_id, events))
+                self.write_rows(self.rows(hand_id, events))
         except BaseException:
             self.seq, self.head = seq, head
             raise
 
     def write_rows(self, rows: list[tuple]) -> None:
-        """Insert prepared rows inside the caller's transaction."""
+        """Insert prepared rows, and move the chain's head, inside the caller's transaction."""
+        if not rows:
+            return
         self.store.conn.executemany(_INSERT_EVENT, rows)
+        set_head(self.store, f"events:{self.table_id}", rows[-1][2], rows[-1][7])
 
 
 def begin_hand(store: Store, log: TableLog, number: int, config_id: str, tier: str,

@@ -86,7 +86,19 @@ def m001_initial(db: Database) -> None:
                        f"BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END")
 
 
-KNOWN = (m001_initial.__name__,)  # every migration above, in order
+@migrations()
+def m002_chain_heads(db: Database) -> None:
+    """The last link of every chain, written with it: a deleted tail is then detectable."""
+    db["chain_heads"].create({"name": str, "seq": int, "hash": str}, pk="name",
+                             not_null={"seq", "hash"})
+    db.execute("INSERT INTO chain_heads (name, seq, hash) SELECT 'events:' || table_id, seq, "
+               "hash FROM events e WHERE seq = (SELECT MAX(seq) FROM events WHERE table_id = "
+               "e.table_id)")
+    db.execute("INSERT INTO chain_heads (name, seq, hash) SELECT 'gm_actions', id, hash FROM "
+               "gm_actions WHERE id = (SELECT MAX(id) FROM gm_actions)")
+
+
+KNOWN = (m001_initial.__name__, m002_chain_heads.__name__)  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 
 
