@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from itertools import count
 from typing import TypeVar
 
 ALGORITHM = "hmac-sha256-fy-v1"
 _DRAW_BYTES = 4
 _DRAW_SPAN = 1 << (8 * _DRAW_BYTES)
+_EIGHT_WORDS = struct.Struct(">8I")  # one 32-byte HMAC block as eight big-endian words
 
 T = TypeVar("T")
 
@@ -57,11 +60,23 @@ def shuffle(cards: Sequence[T], seed: bytes) -> tuple[T, ...]:
     ``cards`` must be in canonical order; the same seed always gives the same order.
     """
     order = list(cards)
-    stream = _WordStream(_checked(seed))
+    words = _words(_checked(seed))
     for i in range(len(order) - 1, 0, -1):
-        j = uniform_below(i + 1, stream.next_word)
+        bound = i + 1
+        limit = _DRAW_SPAN - _DRAW_SPAN % bound
+        word = next(words)
+        while word >= limit:  # rejection: no modulo bias (step 3)
+            word = next(words)
+        j = word % bound
         order[i], order[j] = order[j], order[i]
     return tuple(order)
+
+
+def _words(seed: bytes) -> Iterator[int]:
+    """The stream of step 2 as 32-bit words: each HMAC block gives eight (the same words,
+    in the same order, as `_WordStream`; this is the fast path the shuffle uses)."""
+    for counter in count():
+        yield from _EIGHT_WORDS.unpack(hmac.digest(seed, counter.to_bytes(8, "big"), "sha256"))
 
 
 def verify(seed: bytes, commitment_hex: str, cards: Sequence[T], dealt_order: Sequence[T]) -> bool:

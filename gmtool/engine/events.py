@@ -9,7 +9,7 @@ so replay is: start the same hand, apply the inputs again, compare the events.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 # The engine's behaviour version, recorded in every hand_started event. Bump it whenever
 # the same inputs would give different events (a dealing order, a rule fix), so replay
@@ -26,9 +26,9 @@ _WITH_AMOUNT = frozenset({"bet", "raise", "follow"})
 AMOUNT_VERBS = _WITH_AMOUNT  # verbs whose action line carries an amount
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One thing that happened in a hand, as JSON-ready fields."""
+class Event(NamedTuple):
+    """One thing that happened in a hand, as JSON-ready fields (immutable: a tuple, which is
+    also the cheapest record Python can make, and a hand makes a few dozen)."""
 
     type: str
     fields: Mapping[str, Any]

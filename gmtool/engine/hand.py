@@ -22,7 +22,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 
 from gmtool.engine.cards import Card
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import AMOUNT_VERBS, Action, Event, event
+from gmtool.engine.events import AMOUNT_VERBS, Action, Event
 from gmtool.engine.settlement import Result, Settlement
 
 
@@ -210,7 +210,7 @@ class Hand(ABC):
         return True
 
     def emit(self, type_: str, **fields) -> None:
-        self.events.append(event(type_, **fields))
+        self.events.append(Event(type_, fields))
 
     def _require_turn(self, action: Action, rule: str = "S12") -> PlayerState:
         if action.player != self.to_act:

@@ -115,6 +115,18 @@ _LABELS = {
 _Entry = tuple[str, tuple[int, ...], "int | None", int]
 
 
+def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
+    """A memo key for face-up cards: their bitmask and count (a repeated card keeps the
+    count apart from the mask, so it is still checked); None when they are not cards."""
+    try:
+        mask = 0
+        for card in cards:
+            mask |= card.mask
+        return mask, len(cards)
+    except (AttributeError, TypeError):
+        return None
+
+
 class Stud5Ranking:
     """Ranks 5-card hands of ``deck`` under a profile's category order and tie-break.
 
@@ -149,6 +161,8 @@ class Stud5Ranking:
         self._deck_mask = sum(card.mask for card in deck.cards)
         self._shapes: dict[tuple[int, ...], tuple[_Entry, _Entry | None]] = {}
         self._table: dict[int, int] | _DirectLookup | None = None
+        self._showing_keys: dict[tuple[int, int] | None, int] = {}
+        self._showing_words: dict[tuple[int, int] | None, str] = {}
 
     def key(self, cards: Sequence[Card]) -> int:
         """Strength of a complete hand: larger beats smaller, equal ties (S3, S6).
@@ -242,15 +256,28 @@ class Stud5Ranking:
     def showing_key(self, cards: Sequence[Card]) -> int:
         """Strength of 1 to 4 face-up cards for who speaks first (RULES S7).
 
-        Compare keys only between equal numbers of cards.
+        Compare keys only between equal numbers of cards. Memoised by the cards' bitmask
+        (every street asks again for the same face-up cards).
         """
-        category, fields, card = self._showing_value(cards)
-        strength = len(SHOWING_ORDER) - SHOWING_ORDER.index(category)
-        suit = self._suits - 1 - card.suit
-        return (strength << self._shift) | pack(fields, self._width) << self._width | suit
+        mask = _mask(cards)
+        key = self._showing_keys.get(mask)
+        if key is None:
+            category, fields, card = self._showing_value(cards)
+            strength = len(SHOWING_ORDER) - SHOWING_ORDER.index(category)
+            suit = self._suits - 1 - card.suit
+            key = (strength << self._shift) | pack(fields, self._width) << self._width | suit
+            self._showing_keys[mask] = key
+        return key
 
     def describe_showing(self, cards: Sequence[Card]) -> str:
         """Face-up cards in words: "pair of kings with the king of spades"."""
+        mask = _mask(cards)
+        text = self._showing_words.get(mask)
+        if text is None:
+            text = self._showing_words[mask] = self._describe_showing(cards)
+        return text
+
+    def _describe_showing(self, cards: Sequence[Card]) -> str:
         category, fields, card = self._showing_value(cards)
         if len(cards) == 1:
             return card.name

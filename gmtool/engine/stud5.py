@@ -51,11 +51,14 @@ class Stud5Hand(Hand):
             for player in self.players.values():
                 player.coins = self.limits.training_stack
         self.banker = banker
+        self.bound = min(p.coins for p in self.players.values())  # D-7, kept up to date
+        self._legal_memo: tuple[int, list[Legal]] = (-1, [])
         self.street = 1
         self.round_max = 0
         self.allin_target: int | None = None
         self.emit("hand_started", game="stud5", engine=ENGINE_VERSION,
-                  config_id=config.get("config_id"), tier=tier_id, ante=self.limits.ante, banker=banker, training=self.training,
+                  config_id=config.get("config_id"), tier=tier_id, ante=self.limits.ante,
+                  banker=banker, training=self.training,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats])
         for player in self.players.values():
             player.total = self.limits.ante
@@ -110,13 +113,16 @@ class Stud5Hand(Hand):
     # -- legal actions (S13, S15, Q3, Q4, L9-L11) ------------------------------------------
 
     def legal_actions(self) -> list[Legal]:
+        """What the player to act may do; computed once per state (every change adds events)."""
         if self.to_act is None:
             return []
-        return self.limits.legal(self, self.players[self.to_act])
+        if self._legal_memo[0] != len(self.events):
+            self._legal_memo = (len(self.events), self.limits.legal(self, self.players[self.to_act]))
+        return self._legal_memo[1]
 
     def _legal(self, action: Action) -> Legal:
         player = self._require_turn(action)
-        for legal in self.limits.legal(self, player):
+        for legal in self.legal_actions():
             if legal.verb == action.verb:
                 return legal
         raise IllegalAction(*self.limits.why_not(self, player, action.verb))
@@ -195,6 +201,7 @@ class Stud5Hand(Hand):
 
     def _fold(self, player: PlayerState) -> None:
         player.folded = True
+        self.bound = min(p.coins for p in self.live())
         if player.result is None:
             player.result = Result.LOSS
         was_to_act = self.to_act == player.name

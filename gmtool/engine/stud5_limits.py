@@ -61,7 +61,7 @@ class Limits:
 
     def stack_bound(self, hand: Stud5Hand) -> int:
         """D-7: the smallest stack among players still in the hand, at the hand's start."""
-        return min(p.coins for p in hand.live())
+        return hand.bound
 
     def max_total(self, hand: Stud5Hand, player: PlayerState | None = None) -> int:
         bound = self.stack_bound(hand)
