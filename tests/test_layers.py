@@ -69,3 +69,4 @@ def test_layer_imports_only_what_design_allows(layer: str, path: Path) -> None:
 def test_every_layer_package_exists_that_this_stage_needs() -> None:
     for layer in ("rules", "engine", "cli"):
         assert (PACKAGE / layer / "__init__.py").is_file(), layer
+

@@ -12,7 +12,7 @@ from typing import Iterator
 from gmtool.canonical import ZERO_HASH, chain_hash
 from gmtool.store.db import Store
 from gmtool.store.gm import gm_record
-from gmtool.store.hands import event_record
+from gmtool.store.hands import event_hash
 
 BATCH = 5000
 
@@ -67,9 +67,8 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
         if row["prev_hash"] != head:
             yield Problem("chain_link", f"{where_at}: does not follow the event before it "
                           "(deleted, inserted or reordered)", hand=row["hand_id"], table=current)
-        digest = chain_hash(row["prev_hash"], event_record(
-            row["table_id"], row["hand_id"], row["seq"], row["type"], row["payload"],
-            row["created_at"]))
+        digest = event_hash(row["prev_hash"], row["table_id"], row["hand_id"], row["seq"],
+                            row["type"], row["payload"], row["created_at"])
         if digest != row["hash"]:
             yield Problem("event_hash", f"{where_at} ({row['type']}): content does not match "
                           "its hash (edited)", hand=row["hand_id"], table=current)

@@ -17,13 +17,13 @@ from gmtool.engine.hand import Legal
 # Relative weight of each verb per style; unknown verbs weigh 1.
 STYLES: dict[str, dict[str, float]] = {
     "cautious": {"fold": 3, "check": 6, "call": 4, "bet": 1, "raise": 0.3, "allin": 0.1,
-                 "follow": 4, "look": 3, "pass": 2, "buy": 0.3, "open": 1},
+                 "follow": 3, "look": 3, "pass": 2, "buy": 1, "open": 4},
     "loose": {"fold": 1, "check": 4, "call": 6, "bet": 2, "raise": 1, "allin": 0.3,
-              "follow": 6, "look": 1, "pass": 0.5, "buy": 0.5, "open": 1},
+              "follow": 4, "look": 1, "pass": 1, "buy": 1, "open": 3},
     "aggressive": {"fold": 0.5, "check": 2, "call": 3, "bet": 4, "raise": 3, "allin": 1,
-                   "follow": 5, "look": 2, "pass": 0.5, "buy": 2, "open": 2},
+                   "follow": 4, "look": 2, "pass": 0.5, "buy": 3, "open": 4},
     "station": {"fold": 0.2, "check": 5, "call": 8, "bet": 0.5, "raise": 0.2, "allin": 0.2,
-                "follow": 8, "look": 1, "pass": 0.2, "buy": 0.2, "open": 0.5},
+                "follow": 6, "look": 1, "pass": 0.5, "buy": 0.5, "open": 2},
 }
 STYLE_NAMES = tuple(STYLES)
 

@@ -7,10 +7,11 @@ deleting, inserting or reordering an event breaks the chain at that point.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Iterable, Mapping
 
-from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
+from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.store import ledger
 from gmtool.store.clock import now
 from gmtool.store.db import Store
@@ -28,9 +29,23 @@ def set_head(store: Store, name: str, seq: int, digest: str) -> None:
 
 def event_record(table_id: str, hand_id: int | None, seq: int, type_: str, payload: str,
                  at: str) -> dict:
-    """What an event's hash covers (payload as its stored canonical JSON text)."""
-    return {"table": table_id, "hand": hand_id, "seq": seq, "type": type_, "payload": payload,
-            "at": at}
+    """What an event's hash covers: `canonical_json` of this record, the payload as an object."""
+    return {"table": table_id, "hand": hand_id, "seq": seq, "type": type_,
+            "payload": json.loads(payload), "at": at}
+
+
+_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def event_hash(prev_hash: str, table_id: str, hand_id: int | None, seq: int, type_: str,
+               payload: str, at: str) -> str:
+    """`chain_hash(prev_hash, event_record(...))` without parsing and re-serialising the
+    payload: it is already canonical JSON, so the record's canonical text (keys in sorted
+    order: at, hand, payload, seq, table, type) is put together around it."""
+    hand = "null" if hand_id is None else str(hand_id)
+    text = (f'{{"at":{_text(at)},"hand":{hand},"payload":{payload},"seq":{seq},'
+            f'"table":{_text(table_id)},"type":{_text(type_)}}}')
+    return hashlib.sha256((prev_hash + text).encode("utf-8")).hexdigest()
 
 
 class TableLog:
@@ -51,8 +66,8 @@ class TableLog:
             fields = {k: v for k, v in item.items() if k != "type"}
             payload = canonical_json(fields)
             self.seq += 1
-            digest = chain_hash(self.head, event_record(self.table_id, hand_id, self.seq,
-                                                        item["type"], payload, at))
+            digest = event_hash(self.head, self.table_id, hand_id, self.seq, item["type"],
+                                payload, at)
             out.append((self.table_id, hand_id, self.seq, item["type"], payload, at,
                         self.head, digest))
             self.head = digest
