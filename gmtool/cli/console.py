@@ -70,7 +70,8 @@ class Console:
         from rich.console import Console as RichConsole
         from rich.table import Table
 
-        table = Table(title=title, title_justify="left", show_lines=False)
+        self.line(title)  # a plain line: a rich title would wrap at the table's width
+        table = Table(show_lines=False)
         for index, column in enumerate(columns):
             table.add_column(column, justify="right" if index in right_align else "left",
                              no_wrap=True)
