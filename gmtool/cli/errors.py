@@ -9,6 +9,7 @@ invoke the app directly (typer's CliRunner) behave the same.
 from __future__ import annotations
 
 import os
+import sys
 
 import typer
 from typer.core import TyperGroup
@@ -47,6 +48,11 @@ class GmtoolGroup(TyperGroup):
         except KeyboardInterrupt:
             console.error("interrupted")
             raise typer.Exit(130) from None
+        except BrokenPipeError:
+            # The reader went away (`gmtool ... | head`): stop quietly, as Unix tools do.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except Exception as error:  # noqa: BLE001 - the one place errors become messages
             if type(error).__module__.split(".")[0] in ("typer", "click"):
                 raise  # usage errors and exits: click reports them itself (exit 2)
