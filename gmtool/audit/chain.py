@@ -41,16 +41,16 @@ def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator:
         yield from rows
 
 
-def _heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
+def heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
     return {row["name"][len(prefix):]: (row["seq"], row["hash"]) for row in store.all(
         "SELECT name, seq, hash FROM chain_heads WHERE name LIKE ?", (prefix + "%",))}
 
 
 def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[Problem]:
     """Every table's chain: sequence without gaps, each hash, each link, and its recorded head."""
-    heads = _heads(store, "events:")
+    recorded = heads(store, "events:")
     if table_id:
-        heads = {k: v for k, v in heads.items() if k == table_id}
+        recorded = {k: v for k, v in recorded.items() if k == table_id}
     where = " WHERE table_id = ?" if table_id else ""
     sql = ("SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM "
            f"events{where} ORDER BY table_id, seq")
@@ -58,7 +58,7 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
     for row in _rows(store, sql, (table_id,) if table_id else ()):
         if row["table_id"] != current:
             if current is not None:
-                yield from _check_head(current, expected_seq - 1, head, heads.pop(current, None))
+                yield from check_head(current, expected_seq - 1, head, recorded.pop(current, None))
             current, expected_seq, head = row["table_id"], 1, ZERO_HASH
         where_at = f"table {current} event {row['seq']}"
         if row["seq"] != expected_seq:
@@ -74,12 +74,12 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
                           "its hash (edited)", hand=row["hand_id"], table=current)
         expected_seq, head = row["seq"] + 1, row["hash"]
     if current is not None:
-        yield from _check_head(current, expected_seq - 1, head, heads.pop(current, None))
-    for table, recorded in sorted(heads.items()):
-        yield from _check_head(table, 0, ZERO_HASH, recorded)
+        yield from check_head(current, expected_seq - 1, head, recorded.pop(current, None))
+    for table, head_row in sorted(recorded.items()):
+        yield from check_head(table, 0, ZERO_HASH, head_row)
 
 
-def _check_head(table: str, last_seq: int, last_hash: str,
+def check_head(table: str, last_seq: int, last_hash: str,
                 recorded: tuple[int, str] | None) -> Iterator[Problem]:
     if recorded is None:
         if last_seq:
@@ -106,6 +106,27 @@ def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem
                           f"sums to {row['ledger']}", player=row["name"])
 
 
+def verify_ledger_links(store: Store) -> Iterator[Problem]:
+    """Every ledger row points at a hand or GM action that exists: a coin movement whose
+    cause was deleted (say, the last GM action with its chain head rewound) is found."""
+    for row in _rows(store, "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE "
+                     "l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g "
+                     "WHERE g.id = l.gm_action_id) ORDER BY l.id"):
+        yield Problem("gm_log_missing", f"ledger row {row['id']} ({row['player']}) was made by "
+                      f"GM action {row['gm_action_id']}, which is not in the GM log",
+                      player=row["player"], gm_action=row["gm_action_id"])
+    for row in _rows(store, "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.hand_id IS "
+                     "NOT NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = l.hand_id) "
+                     "ORDER BY l.id"):
+        yield Problem("ledger_orphan", f"ledger row {row['id']} ({row['player']}) belongs to "
+                      f"hand {row['hand_id']}, which does not exist", hand=row["hand_id"],
+                      player=row["player"])
+    for row in _rows(store, "SELECT id, player FROM ledger WHERE hand_id IS NULL AND "
+                     "gm_action_id IS NULL AND reason NOT IN ('opening_balance') ORDER BY id"):
+        yield Problem("ledger_orphan", f"ledger row {row['id']} ({row['player']}) has no cause "
+                      "(no hand, no GM action)", player=row["player"])
+
+
 def verify_gm_log(store: Store) -> Iterator[Problem]:
     """The GM action log's chain: ids without gaps, each hash and each link."""
     head, expected = ZERO_HASH, 1
@@ -119,7 +140,7 @@ def verify_gm_log(store: Store) -> Iterator[Problem]:
             yield Problem("gm_log_hash", f"GM action {row['id']} does not match its hash "
                           "(edited)", gm_action=row["id"])
         head, expected = row["hash"], row["id"] + 1
-    recorded = _heads(store, "gm_actions").get("")
+    recorded = heads(store, "gm_actions").get("")
     if recorded is not None and recorded[0] > expected - 1:
         yield Problem("gm_log_truncated", f"GM actions {expected} to {recorded[0]} are missing "
                       "(deleted at the end of the log)", gm_action=recorded[0])

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from gmtool.canonical import canonical_json
 from gmtool.engine.deck import commitment
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import ENGINE_VERSION, Action, Event
+from gmtool.engine.config import ranking_for
+from gmtool.engine.events import ENGINE_VERSION, INPUT_TYPES, Action, Event
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import seeded_source, start_hand
 from gmtool.store.configs import load_config
@@ -57,12 +57,12 @@ def stored_events(store: Store, hand_id: int) -> list[dict]:
     return [{"seq": r["seq"], "type": r["type"], "payload": r["payload"]} for r in rows]
 
 
-def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None,
-                rankings: dict[str, Any] | None = None) -> ReplayResult:
+def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None
+                ) -> ReplayResult:
     """Re-run a stored hand and compare; caches may be shared across many hands."""
     hand_row = load_hand(store, hand_id)
     return replay_loaded(hand_row, stored_events(store, hand_id),
-                         lambda cid: _config(store, cid, configs), rankings)
+                         lambda cid: _config(store, cid, configs))
 
 
 def _config(store: Store, config_id: str, cache: dict | None) -> dict:
@@ -73,8 +73,7 @@ def _config(store: Store, config_id: str, cache: dict | None) -> dict:
     return cache[config_id]
 
 
-def replay_loaded(hand_row: dict, events: list[dict], config_of, rankings: dict | None = None
-                  ) -> ReplayResult:
+def replay_loaded(hand_row: dict, events: list[dict], config_of) -> ReplayResult:
     """Replay from an already loaded hand row and its events (audit streams them)."""
     result = ReplayResult(hand_row["id"])
     if hand_row["outcome"] == "running":
@@ -95,31 +94,68 @@ def replay_loaded(hand_row: dict, events: list[dict], config_of, rankings: dict 
         result.fail("config_missing", str(error))
         return result
     seats = [Seat(s["player"], s["coins"]) for s in json.loads(hand_row["seats"])]
-    ranking = None
-    if rankings is not None:
-        from gmtool.engine.config import ranking_for
 
-        ranking = rankings.get(config["config_id"])
-        if ranking is None:
-            ranking = rankings[config["config_id"]] = ranking_for(config)
+    def start():
+        return start_hand(config, hand_row["tier"], seats, hand_row["banker"],
+                          seeded_source(config, seed), ante=hand_row["ante"],
+                          ranking=ranking_for(config))
+
     try:
-        hand = start_hand(config, hand_row["tier"], seats, hand_row["banker"],
-                          seeded_source(config, seed), ante=hand_row["ante"], ranking=ranking)
+        hand = start()
     except SetupError as error:
         result.fail("replay", f"the hand cannot start again: {error}")
         return result
-    _compare(hand, events, result)
+    if not _engine_version_matches(events, result):
+        return result
+    checked = _fast_compare(hand, events)
+    if checked is not None:
+        result.events_checked = checked
+    else:
+        _compare(start(), events, result)  # again, event by event, to name the divergence
     return result
 
 
-def _compare(hand, events: list[dict], result: ReplayResult) -> None:
-    """Apply the recorded inputs; each event must equal, byte for byte, what the engine gives."""
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _engine_version_matches(events: list[dict], result: ReplayResult) -> bool:
     if events and events[0]["type"] == "hand_started":
         recorded = json.loads(events[0]["payload"]).get("engine")
         if recorded != ENGINE_VERSION:
             result.fail("engine_version", f"recorded by engine version {recorded}; this gmtool "
                         f"replays version {ENGINE_VERSION} (replay it with that release)")
-            return
+            return False
+    return True
+
+
+def _fast_compare(hand, events: list[dict]) -> int | None:
+    """Apply every recorded input in order, then compare all events in one encoding.
+
+    Sound on its own: equal final lists mean the inputs reproduced the record exactly.
+    Returns the number of events checked, or None on any difference (the caller then
+    replays event by event to name the first divergence).
+    """
+    stored = [e for e in events if e["type"] not in _NOT_REPLAYED]
+    for item in stored:
+        if item["type"] not in INPUT_TYPES:
+            continue
+        action = Action.from_event(Event(item["type"], json.loads(item["payload"])))
+        if action is None:
+            continue
+        try:
+            hand.apply(action)
+        except (IllegalAction, SetupError):
+            return None
+    mine = hand.events
+    if len(mine) != len(stored) or any(m.type != s["type"] for m, s in zip(mine, stored)):
+        return None
+    if _ENCODE([m.fields for m in mine]) != "[" + ",".join(s["payload"] for s in stored) + "]":
+        return None
+    return len(mine)
+
+
+def _compare(hand, events: list[dict], result: ReplayResult) -> None:
+    """Apply the recorded inputs; each event must equal, byte for byte, what the engine gives."""
     produced = 0  # how many of the engine's events have been compared
     for stored in events:
         if stored["type"] in _NOT_REPLAYED:

@@ -1,9 +1,12 @@
-"""`gmtool audit`: every check on every selected hand, streamed in batches.
+"""`gmtool audit`: every check on every selected hand, in one streaming pass per table.
 
-For each hand: its events' place in the table's hash chain, the deck commitment, a
-replay through the engine under the hand's recorded config, a zero-sum settlement and
-ledger rows that match it. Then every (selected) player's coins against their ledger,
-and the GM action log's chain. Memory stays flat: hands are read a batch at a time.
+Each table's events are read once, in chain order: every link and hash is checked as
+the row passes, and a hand's events (contiguous in its table's chain) go to the hand
+checks as soon as its last event has arrived: the deck commitment, a replay through the
+engine under the hand's recorded config, a zero-sum settlement and ledger rows that
+match it. Then every (selected) player's coins against their ledger, and the GM log's
+chain. Hands, events and ledger rows are streamed, so memory stays flat however many
+hands the store holds.
 """
 
 from __future__ import annotations
@@ -13,12 +16,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from gmtool.audit.chain import Problem, verify_balances, verify_event_chains, verify_gm_log
+from gmtool.audit.chain import (Problem, check_head, heads, verify_balances, verify_gm_log,
+                                verify_ledger_links)
 from gmtool.audit.replay import replay_loaded
+from gmtool.canonical import ZERO_HASH
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
+from gmtool.store.hands import event_hash
+from gmtool.store.queries import hand_filter
 
-HAND_BATCH = 500
+FETCH = 2000
+LEDGER_BATCH = 500
+_HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
+                 "commitment", "seed", "outcome")
 
 
 @dataclass
@@ -33,101 +43,147 @@ class AuditReport:
         return {"hands_checked": self.hands_checked, "problems": self.problems}
 
 
-def _hand_filter(since: str | None, until: str | None, table: str | None,
-                 player: str | None) -> tuple[str, list]:
-    clauses, params = [], []
-    if since:
-        clauses.append("started_at >= ?")
-        params.append(since)
-    if until:
-        clauses.append("started_at < ?")
-        params.append(until)
-    if table:
-        clauses.append("table_id = ?")
-        params.append(table)
-    if player:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(hands.seats) WHERE "
-                       "json_extract(value, '$.player') = ?)")
-        params.append(player)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
-
-
 def count_hands(store: Store, since=None, until=None, table=None, player=None) -> int:
-    where, params = _hand_filter(since, until, table, player)
+    where, params = hand_filter(since, until, table, player)
     return store.one(f"SELECT COUNT(*) FROM hands{where}", params)[0]
 
 
-def _batches(store: Store, where: str, params: list) -> Iterator[list[dict]]:
-    last = 0
-    while True:
-        rows = store.all(f"SELECT * FROM hands{where}{' AND' if where else ' WHERE'} id > ? "
-                         f"ORDER BY id LIMIT {HAND_BATCH}", [*params, last])
-        if not rows:
-            return
-        yield [dict(r) for r in rows]
-        last = rows[-1]["id"]
+def _stream(store: Store, sql: str, params: list) -> Iterator[tuple]:
+    cursor = store.conn.cursor()
+    cursor.row_factory = None  # plain tuples: the scan touches millions of rows
+    cursor.execute(sql, params)
+    while rows := cursor.fetchmany(FETCH):
+        yield from rows
 
 
 def run_audit(store: Store, since: str | None = None, until: str | None = None,
               table: str | None = None, player: str | None = None,
               progress: Callable[[int], None] | None = None) -> AuditReport:
-    report = AuditReport()
-    where, params = _hand_filter(since, until, table, player)
-    configs: dict[str, dict] = {}
-    rankings: dict = {}
-
-    def config_of(config_id: str) -> dict:
-        if config_id not in configs:
-            configs[config_id] = load_config(store, config_id)
-        return configs[config_id]
-
-    tables: set[str] = set()
-    for batch in _batches(store, where, params):
-        events = _events_of(store, [h["id"] for h in batch])
-        ledger = _ledger_of(store, [h["id"] for h in batch])
-        for hand in batch:
-            tables.add(hand["table_id"])
-            _check_hand(report, hand, events.get(hand["id"], []), ledger.get(hand["id"], []),
-                        config_of, rankings)
-            report.hands_checked += 1
-        if progress:
-            progress(report.hands_checked)
-    chain_tables = [table] if table else sorted(tables) if (since or until or player) else [None]
-    for table_id in chain_tables:
-        for problem in verify_event_chains(store, table_id):
-            report.add(problem)
+    auditor = _Auditor(store, progress)
+    where, params = hand_filter(since, until, table, player)
+    scoped = bool(where)
+    if table:
+        tables = [table]
+    elif scoped:
+        tables = [r[0] for r in store.all(f"SELECT DISTINCT table_id FROM hands{where} "
+                                          "ORDER BY table_id", params)]
+    else:
+        tables = sorted({r[0] for r in store.all("SELECT id FROM tables")} | set(heads(
+            store, "events:")))
+    for table_id in tables:
+        auditor.table(table_id, where, params)
+    auditor.flush()
     for problem in verify_balances(store, player):
-        report.add(problem)
+        auditor.report.add(problem)
     for problem in verify_gm_log(store):
-        report.add(problem)
-    return report
+        auditor.report.add(problem)
+    for problem in verify_ledger_links(store):
+        auditor.report.add(problem)
+    return auditor.report
 
 
-def _events_of(store: Store, hand_ids: list[int]) -> dict[int, list[dict]]:
-    marks = ",".join("?" * len(hand_ids))
-    out: dict[int, list[dict]] = {}
-    for row in store.all(f"SELECT hand_id, seq, type, payload FROM events WHERE hand_id IN "
-                         f"({marks}) ORDER BY hand_id, seq", hand_ids):
-        out.setdefault(row["hand_id"], []).append(
-            {"seq": row["seq"], "type": row["type"], "payload": row["payload"]})
-    return out
+class _Auditor:
+    def __init__(self, store: Store, progress: Callable[[int], None] | None) -> None:
+        self.store = store
+        self.progress = progress
+        self.report = AuditReport()
+        self.configs: dict[str, dict] = {}
+        self.pending: list[tuple[dict, list[dict]]] = []  # hands waiting for their ledger rows
+        self.heads = heads(store, "events:")
 
+    def config_of(self, config_id: str) -> dict:
+        if config_id not in self.configs:
+            self.configs[config_id] = load_config(self.store, config_id)
+        return self.configs[config_id]
 
-def _ledger_of(store: Store, hand_ids: list[int]) -> dict[int, list[tuple]]:
-    marks = ",".join("?" * len(hand_ids))
-    out: dict[int, list[tuple]] = {}
-    for row in store.all(f"SELECT hand_id, player, delta, reason FROM ledger WHERE hand_id IN "
-                         f"({marks})", hand_ids):
-        out.setdefault(row["hand_id"], []).append((row["player"], row["delta"], row["reason"]))
-    return out
+    def table(self, table_id: str, where: str, params: list) -> None:
+        """One pass over a table's chain, handing each hand's events over as it completes."""
+        scope = f"({where[7:]})" if where else "1"
+        hands = _stream(self.store, f"SELECT {', '.join(_HAND_COLUMNS)}, {scope} FROM hands "
+                        "WHERE table_id = ? ORDER BY id", [*params, table_id])
+        next_hand = next(hands, None)
+        seq, head, current, events = 0, ZERO_HASH, None, []
+        for hand_id, row_seq, type_, payload, at, prev, digest in _stream(
+                self.store, "SELECT hand_id, seq, type, payload, created_at, prev_hash, hash "
+                "FROM events WHERE table_id = ? ORDER BY seq", [table_id]):
+            seq += 1
+            if row_seq != seq:
+                self._chain("chain_gap", f"expected event {seq} (an event was deleted or "
+                            "inserted)", table_id, row_seq, hand_id)
+                seq = row_seq
+            if prev != head:
+                self._chain("chain_link", "does not follow the event before it (deleted, "
+                            "inserted or reordered)", table_id, row_seq, hand_id)
+            if event_hash(prev, table_id, hand_id, row_seq, type_, payload, at) != digest:
+                self._chain("event_hash", f"({type_}): content does not match its hash "
+                            "(edited)", table_id, row_seq, hand_id)
+            head = digest
+            if hand_id != current:
+                next_hand = self._hand_done(current, events, next_hand, hands)
+                current, events = hand_id, []
+            if hand_id is not None:
+                events.append({"seq": row_seq, "type": type_, "payload": payload})
+        next_hand = self._hand_done(current, events, next_hand, hands)
+        while next_hand is not None:  # hands whose events are all gone
+            self._hand_done(next_hand[0], [], next_hand, hands)
+            next_hand = next(hands, None)
+        for problem in check_head(table_id, seq, head, self.heads.get(table_id)):
+            self.report.add(problem)
+
+    def _chain(self, kind: str, detail: str, table_id: str, seq: int, hand_id) -> None:
+        self.report.add(Problem(kind, f"table {table_id} event {seq} {detail}", hand=hand_id,
+                                table=table_id))
+
+    def _hand_done(self, hand_id, events, next_hand, hands):
+        """Match the finished hand to its row (rows come in id order) and queue its checks."""
+        if hand_id is None:
+            return next_hand
+        while next_hand is not None and next_hand[0] < hand_id:
+            self._queue(next_hand, [])  # a hand row without events before this one
+            next_hand = next(hands, None)
+        if next_hand is not None and next_hand[0] == hand_id:
+            self._queue(next_hand, events)
+            return next(hands, None)
+        self.report.add(Problem("hand_missing", f"events of hand {hand_id} but no hand row",
+                                hand=hand_id))
+        return next_hand
+
+    def _queue(self, row: tuple, events: list[dict]) -> None:
+        if not row[-1]:
+            return  # outside the selection: its chain was checked, the hand is not
+        hand = dict(zip(_HAND_COLUMNS, row))
+        if not events:
+            self.report.add({"hand": hand["id"], "kind": "events_missing",
+                             "detail": "the hand has no events"})
+        self.pending.append((hand, events))
+        if len(self.pending) >= LEDGER_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        ids = [hand["id"] for hand, _ in self.pending]
+        ledger: dict[int, list[tuple]] = {}
+        for hand_id, player, delta, reason in self.store.conn.execute(
+                f"SELECT hand_id, player, delta, reason FROM ledger WHERE hand_id IN "
+                f"({','.join('?' * len(ids))})", ids):
+            ledger.setdefault(hand_id, []).append((player, delta, reason))
+        for hand, events in self.pending:
+            if events:
+                _check_hand(self.report, hand, events, ledger.get(hand["id"], []),
+                            self.config_of)
+            self.report.hands_checked += 1
+        self.pending = []
+        if self.progress:
+            self.progress(self.report.hands_checked)
 
 
 def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: list[tuple],
-                config_of, rankings: dict) -> None:
+                config_of) -> None:
     hand_id = hand["id"]
     if hand["outcome"] == "running":
-        return  # still being played: its seed is secret; the chain check covers its events
-    result = replay_loaded(hand, events, config_of, rankings)
+        return  # still being played: its seed is secret; the chain check covered its events
+    result = replay_loaded(hand, events, config_of)
     for problem in result.problems:
         report.add(problem)
     settlement = next((json.loads(e["payload"]) for e in events if e["type"] == "settlement"),
@@ -144,8 +200,9 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
     if total:
         report.add({"hand": hand_id, "kind": "zero_sum", "detail": f"the settlement sums to "
                     f"{total}, not 0"})
-    started = next((json.loads(e["payload"]) for e in events if e["type"] == "hand_started"), {})
-    expected = Counter() if started.get("training") else Counter(
+    training = json.loads(events[0]["payload"]).get("training") \
+        if events[0]["type"] == "hand_started" else False
+    expected = Counter() if training else Counter(
         (e["player"], e["delta"], e["reason"]) for e in settlement["entries"] if e["delta"])
     if Counter(ledger) != expected:
         missing = expected - Counter(ledger)
