@@ -35,8 +35,10 @@ def demo(
     from gmtool.house import demo as demo_setup
     from gmtool.house.host import Host, HostOptions
 
+    from gmtool.house.lock import HostLock
+
     path = db or Path(demo_setup.DEMO_DB)
-    with demo_setup.fresh_store(path) as store:
+    with HostLock(path), demo_setup.fresh_store(path) as store:
         deployed = demo_setup.deploy_shipped(store)
         console.line(f"{path}: deployed {len(deployed)} profiles: "
                      + ", ".join(d["profile"] for d in deployed))

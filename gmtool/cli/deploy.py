@@ -59,11 +59,14 @@ def history(
     if as_json:
         console.json(rows)
         return
-    console.table("deployments", ["id", "profile", "version", "config", "rooms", "by", "at",
-                                  "active", "note"],
+    console.table("deployments (in effect: the rules tables play now; other active rows are "
+                  "what `deploy rollback` returns to)",
+                  ["id", "profile", "version", "config", "rooms", "by", "at", "in effect",
+                   "note"],
                   [(r["id"], r["profile_id"], r["version"], r["config_id"][:12],
                     ", ".join(r["rooms"]) if r["rooms"] else "all", r["deployed_by"],
-                    r["deployed_at"][:19], "yes" if r["active"] else "no", r["note"] or "")
+                    r["deployed_at"][:19], "yes" if r["in_effect"] else
+                    ("rollback target" if r["active"] else "no"), r["note"] or "")
                    for r in rows])
 
 

@@ -38,7 +38,9 @@ def run(
         raise Abort("--speed must be above 0")
     options = HostOptions(tables=tables, systems=system or None, speed=speed, hands=hands,
                           duration=duration, chaos=chaos, seed=seed, grace=grace)
-    with open_store(db) as store:
+    from gmtool.house.lock import HostLock
+
+    with open_store(db) as store, HostLock(store.path):
         host = Host(store, options, notify=console.line)
         host.recover()
         plan = host.plan_tables()

@@ -55,15 +55,20 @@ class Legal:
             out["amounts"] = list(self.amounts)
         return out
 
-    def actions(self, player: str) -> list[Action]:
-        """Every concrete action this entry allows `player` (for bots and property tests)."""
+    def actions(self, player: str, limit: int | None = None) -> list[Action]:
+        """The concrete actions this entry allows `player`, smallest amounts first; at most
+        `limit` of them (an owner-ante bet may range over hundreds of thousands)."""
         if self.targets:
             return [Action(self.verb, player, target=target) for target in self.targets]
         if self.amounts:
-            return [Action(self.verb, player, amount) for amount in self.amounts]
+            amounts = self.amounts[:limit] if limit else self.amounts
+            return [Action(self.verb, player, amount) for amount in amounts]
         if self.min_amount is not None and self.verb in AMOUNT_VERBS:
+            top = self.max_amount + 1
+            if limit:
+                top = min(top, self.min_amount + limit * self.step)
             return [Action(self.verb, player, amount)
-                    for amount in range(self.min_amount, self.max_amount + 1, self.step)]
+                    for amount in range(self.min_amount, top, self.step)]
         return [Action(self.verb, player)]
 
 

@@ -40,8 +40,7 @@ def choose(style: str, legal: list[Legal], player: str, rng: random.Random) -> A
     """One of the legal actions, its verb weighted by style, a modest amount if it has one."""
     weights = STYLES[style]
     pick = rng.choices(legal, weights=[weights.get(entry.verb, 1.0) for entry in legal])[0]
-    options = pick.actions(player)
-    return rng.choice(options[:4])  # amounts come smallest first: bots bet modestly
+    return rng.choice(pick.actions(player, limit=4))  # the smallest amounts: bots bet modestly
 
 
 def plan_turn(rng: random.Random, chaos: float, action_s: int, window_s: int) -> Turn:

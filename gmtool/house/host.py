@@ -228,8 +228,11 @@ class Host:
         except Closed:
             return
         except Exception as error:  # noqa: BLE001 - one table's bug must not stop the others
-            voided = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
             table.closed = True
+            try:
+                voided = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
+            except Exception as void_error:  # noqa: BLE001 - the store itself failed
+                voided = f"(not voided: {void_error}; the next start recovers it)"
             self.notify(f"table {table.id} stopped by an internal error ({type(error).__name__}:"
                         f" {error}); its running hand {voided} was voided, stakes returned")
 

@@ -13,6 +13,12 @@ from gmtool.engine.play import seeded_source
 from gmtool.house.table import HostedTable
 
 REJECT_CHANCE = 0.05
+
+
+class _Rebuilt(Exception):
+    """The table was rebuilt under a new config while a bot was thinking."""
+
+
 LEAVE_CHANCE = 0.05
 
 
@@ -61,12 +67,29 @@ class OwnerAnteTable(HostedTable):
         self.seated.append(name)
         self.record(self.state.events[before:])
 
-    async def run_once(self) -> None:
-        table = self.state
-        if table is None or (table.phase != "playing" and self.host.config_for(
-                self.profile_id, self.tier)["config_id"] != self.config["config_id"]):
+    def _outdated(self) -> bool:
+        """Between hands, whether the room's active config changed (G5)."""
+        return self.state.phase != "playing" and self.host.config_for(
+            self.profile_id, self.tier)["config_id"] != self.config["config_id"]
+
+    async def sleep(self, game_seconds: float) -> None:
+        """As HostedTable.sleep, then: a deployment made meanwhile rebuilds the table before
+        any bot acts again, so no hand can start under the old rules (G5)."""
+        await super().sleep(game_seconds)
+        if self.state is not None and self._outdated():
             self._rebuild()
-            table = self.state
+            raise _Rebuilt()
+
+    async def run_once(self) -> None:
+        try:
+            await self._run_once()
+        except _Rebuilt:
+            self.publish()
+
+    async def _run_once(self) -> None:
+        if self.state is None or self._outdated():
+            self._rebuild()
+        table = self.state
         phase = table.phase
         if phase == "playing":
             await self.play_turn(table.hand)

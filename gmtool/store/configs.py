@@ -71,25 +71,47 @@ def history(store: Store, profile_id: str | None = None) -> list[dict]:
            "d.active, d.note, c.version FROM deployments d JOIN configs c USING (config_id)")
     rows = store.all(sql + (" WHERE d.profile_id = ?" if profile_id else "") + " ORDER BY d.id",
                      (profile_id,) if profile_id else ())
-    return [dict(row) | {"rooms": json.loads(row["rooms"]) if row["rooms"] else None}
-            for row in rows]
+    out = [dict(row) | {"rooms": json.loads(row["rooms"]) if row["rooms"] else None}
+           for row in rows]
+    _mark_in_effect(out)
+    return out
+
+
+def _mark_in_effect(rows: list[dict]) -> None:
+    """`in_effect`: the row is, for at least one room, the newest active deployment.
+
+    Older active rows are the undo stack that `rollback` walks back through."""
+    covered: dict[str, set[str] | None] = {}  # profile -> rooms taken (None = all)
+    for row in sorted(rows, key=lambda r: r["id"], reverse=True):
+        taken = covered.setdefault(row["profile_id"], set())
+        if not row["active"] or taken is None:
+            row["in_effect"] = False
+            continue
+        rooms = row["rooms"]
+        row["in_effect"] = rooms is None or bool(set(rooms) - taken)
+        covered[row["profile_id"]] = None if rooms is None else taken | set(rooms)
 
 
 def rollback(store: Store, profile_id: str, by: str) -> dict:
-    """Deactivate the newest active deployment of a profile; the one before it applies again."""
+    """Undo the newest deployment of a profile: the one before it applies again.
+
+    Deployments are history, never edited except for their `active` flag: the newest
+    active row is retired, the one before it is superseded by a new row that re-deploys
+    its config (noting the rollback), so exactly one row per (profile, rooms) stays
+    active and a second rollback goes one step further back.
+    """
     with store.write(durable=True):
         rows = store.all("SELECT * FROM deployments WHERE profile_id = ? AND active = 1 "
                          "ORDER BY id DESC", (profile_id,))
         if len(rows) < 2:
             raise StoreError(f"{profile_id}: nothing to roll back to (active deployments: "
-                             f"{len(rows)})")
+                             f"{len(rows)}); see `gmtool deploy history`")
         latest, previous = rows[0], rows[1]
-        # Deployments are history: instead of editing the old rows, record the rollback as a
-        # new deployment of the previous config and retire the rolled-back one.
-        store.conn.execute("UPDATE deployments SET active = 0 WHERE id = ?", (latest["id"],))
+        store.conn.execute("UPDATE deployments SET active = 0 WHERE id IN (?, ?)",
+                           (latest["id"], previous["id"]))
         store.conn.execute(
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
             "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (profile_id, previous["rooms"], previous["config_id"], by, now(),
-             f"rollback of deployment {latest['id']}"))
+             f"rollback of deployment {latest['id']} to {previous['id']}"))
     return {"rolled_back": latest["config_id"], "active": previous["config_id"]}

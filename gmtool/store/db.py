@@ -95,6 +95,10 @@ def connect(path: Path, create: bool = False) -> Store:
         if state == "newer":
             raise StoreError(f"{path} was written by a newer gmtool (schema newer than this "
                              "version knows); upgrade gmtool")
+        if state == "foreign":
+            raise StoreError(f"{path} is not a gmtool database: it belongs to another "
+                             "application (it has tables, none of them gmtool's); gmtool will "
+                             "not write into it: choose another --db path")
         if state != "current":
             if not create and state == "empty":
                 raise StoreError(f"{path} is not a gmtool database (no gmtool tables): "

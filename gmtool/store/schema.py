@@ -103,12 +103,13 @@ SCHEMA_VERSION = len(KNOWN)
 
 
 def schema_state(store: Store) -> str:
-    """"empty", "current", "old" (migrations pending) or "newer" (unknown migrations)."""
+    """"empty", "foreign" (another application's database), "current", "old" (migrations
+    pending) or "newer" (migrations this gmtool does not know)."""
     tables = set(store.db.table_names())
     if not tables:
         return "empty"
     if "_sqlite_migrations" not in tables:
-        return "empty" if not tables & {"players", "hands", "events"} else "newer"
+        return "foreign"  # tables, but not ours: never add gmtool's to someone's database
     applied = {m.name for m in migrations.applied(store.db)}
     known = set(KNOWN)
     if applied - known:

@@ -1,0 +1,351 @@
+"""Store and host benchmarks (issue 5): each figure against a baseline of the same run.
+
+    python benchmarks/store.py                      # both sections
+    python benchmarks/store.py write --hands 400 --repeat 5
+    python benchmarks/store.py host --tables 10,50,100,200,400 --duration 40
+
+``write``: events written per second through the store's real write path (the host's
+``Recorder``: ``begin_hand``, one ``TableLog.append`` transaction per input, one durable
+``settle_hand`` transaction with the ledger rows) for real engine hands played by the
+house bots, against a bare ``executemany`` of the very same rows into the same SQLite
+file (one transaction, same pragmas). Hands are played in memory before timing, so only
+the store is measured.
+
+``host``: how many tables one host process sustains at the profiles' real pace (speed 1,
+the profiles' 15 s action limits, bots thinking 0.5-4 s) with action latency under
+100 ms at the 99th percentile. The latency of an action is the delay between the moment
+it was due (the wake-up the table scheduled) and the moment its events were committed.
+The real ``Host`` runs in a child process per table count; ``HostedTable.sleep`` and
+``HostedTable.record`` are wrapped here (gmtool itself is not changed) to take the two
+timestamps. The first seconds (tables sitting down and starting their first hands
+together) are a warm-up and are not counted.
+
+``--fixed-bots`` measures the host as it would be with the bot fix this benchmark
+suggests: ``gmtool.house.bots.choose`` builds every concrete action of the verb it picks
+(``Legal.actions``: for an owner-ante bet with step 1, one ``Action`` per coin up to the
+smallest stack, hundreds of thousands) to then choose among the first four; the
+replacement builds only those four, drawing the same random numbers, so the bots make
+the same decisions. It is applied in the child process only, to the host's reference
+(``gmtool.house.table.choose``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+from gmtool.engine.hand import Seat
+from gmtool.engine.play import seeded_source, start_hand
+from gmtool.house import seeds
+from gmtool.house.bots import STYLE_NAMES, choose
+from gmtool.house.operations import deploy_profile
+from gmtool.house.recorder import Recorder
+from gmtool.store import ledger
+from gmtool.store import tables as table_store
+from gmtool.store.db import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "rules"
+SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
+           "video-showhand")
+ROOMS = (("qq-showhand", "junior"), ("video-showhand", "junior"),
+         ("suihua-three-card", "chips-5"), ("suihua-three-card", "chips-10"))
+PLAYERS = tuple(f"p{n:02d}" for n in range(12))
+DEFAULT_SEED = 20_261_130
+TARGET_P99_MS = 100.0
+
+
+# -- write: the real write path against a bare executemany ------------------------------------
+
+
+def play_hands(configs: dict[str, dict], count: int, seed: int) -> list[tuple]:
+    """Hands played in memory by the house bots: (profile, tier, number, seed, batches),
+    where batches are the engine's events per input, as the host hands them over."""
+    rng = random.Random(seed)
+    key = seeds.load_key(Path("unused"), f"bench-{seed}")
+    hands, numbers = [], {}
+    for _ in range(count):
+        profile, tier = rng.choice(ROOMS)
+        config = configs[profile]
+        table_id = f"{profile}-{tier}"
+        numbers[table_id] = number = numbers.get(table_id, 0) + 1
+        hand_seed = seeds.hand_seed(key, table_id, number)
+        seated = rng.sample(PLAYERS, rng.randint(2, config["table"]["seats"]))
+        hand = start_hand(config, tier, [Seat(p, 10_000_000) for p in seated], seated[0],
+                          seeded_source(config, hand_seed))
+        batches = [list(hand.events)]
+        while not hand.is_over:
+            actor = hand.to_act
+            before = len(hand.events)
+            hand.apply(choose(rng.choice(STYLE_NAMES), hand.legal_actions(), actor, rng))
+            batches.append(list(hand.events[before:]))
+        hands.append((table_id, number, hand_seed, batches))
+    return hands
+
+
+def fresh_store(folder: Path, configs: dict[str, dict]):
+    path = folder / f"write-{time.monotonic_ns()}.db"
+    store = connect(path, create=True)
+    for profile in configs:
+        deploy_profile(store, RULES / f"{profile}.toml", None, "bench")
+    for profile, tier in ROOMS:
+        table_store.open_table(store, f"{profile}-{tier}", profile, tier, "", os.getpid())
+    for player in PLAYERS:
+        ledger.grant(store, player, 10_000_000, "opening_balance", kind="bot")
+    return store
+
+
+def record_all(store, hands: list[tuple]) -> int:
+    """The host's write path: a Recorder per table, fed one input's events at a time."""
+    recorders: dict[str, Recorder] = {}
+    for table_id, number, hand_seed, batches in hands:
+        recorder = recorders.setdefault(table_id, Recorder(store, table_id))
+        recorder.record(batches[0], seed=hand_seed, number=number)
+        for batch in batches[1:]:
+            recorder.record(batch)
+    return store.one("SELECT COUNT(*) FROM events")[0]
+
+
+def bare_executemany(store, rows: list[tuple]) -> None:
+    """The same rows, into a table of the same shape and indexes in the same file, at once."""
+    conn = store.conn
+    if store.one("SELECT 1 FROM sqlite_master WHERE name = 'bare_events'") is None:
+        for (sql,) in store.all("SELECT sql FROM sqlite_master WHERE tbl_name = 'events' AND "
+                                "type IN ('table', 'index') AND sql IS NOT NULL"):
+            conn.execute(sql.replace("[events]", "bare_events").replace('"events"', "bare_events")
+                         .replace("idx_events_", "idx_bare_events_"))
+    conn.execute("DELETE FROM bare_events")
+    conn.commit()
+    start = time.perf_counter()
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO bare_events (id, table_id, hand_id, seq, type, payload, "
+                     "created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("COMMIT")
+    return time.perf_counter() - start
+
+
+def bench_write(hands_count: int, repeat: int, seed: int) -> dict:
+    from gmtool.rules.compile import compile_file
+
+    configs = {p: compile_file(RULES / f"{p}.toml") for p in {p for p, _ in ROOMS}}
+    hands = play_hands(configs, hands_count, seed)
+    inputs = sum(len(b) - 1 for _, _, _, b in hands)
+    ours, bare, per_tx = [], [], []
+    folder = Path(tempfile.mkdtemp(prefix="gmtool-bench-"))
+    try:
+        for _ in range(repeat):
+            with fresh_store(folder, configs) as store:
+                start = time.perf_counter()
+                events = record_all(store, hands)
+                ours.append(events / (time.perf_counter() - start))
+                rows = [tuple(r) for r in store.all("SELECT id, table_id, hand_id, seq, type, "
+                                                    "payload, created_at, prev_hash, hash "
+                                                    "FROM events ORDER BY id")]
+                bare.append(len(rows) / bare_executemany(store, rows))
+                per_tx.append(len(rows) / per_batch_transactions(store, hands, rows))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"hands": len(hands), "inputs": inputs, "events": events,
+            "ours": statistics.median(ours), "bare": statistics.median(bare),
+            "per_tx": statistics.median(per_tx)}
+
+
+def per_batch_transactions(store, hands: list[tuple], rows: list[tuple]) -> float:
+    """A middle figure: the same rows, one plain transaction per input's batch (no chain,
+    no hand or ledger rows): how much of the gap is transactions, not gmtool's work."""
+    conn = store.conn
+    conn.execute("DELETE FROM bare_events")
+    conn.commit()
+    sizes = [len(b) for _, _, _, batches in hands for b in batches]
+    start = time.perf_counter()
+    at = 0
+    for size in sizes:
+        if not size:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("INSERT INTO bare_events (id, table_id, hand_id, seq, type, payload, "
+                         "created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         rows[at:at + size])
+        conn.execute("COMMIT")
+        at += size
+    return time.perf_counter() - start
+
+
+# -- host: tables sustained at the real pace ----------------------------------------------------
+
+
+class Timings:
+    """Due times of scheduled wake-ups and the commit times of the events that follow."""
+
+    def __init__(self) -> None:
+        self.due: dict[int, float] = {}
+        self.latencies: list[tuple[float, float]] = []  # (when, latency s)
+        self.counting_from = float("inf")
+
+    def install(self) -> None:
+        from gmtool.house import table as table_module
+
+        cls = table_module.HostedTable
+        original_sleep, original_record = cls.sleep, cls.record
+        timings = self
+
+        async def sleep(self, game_seconds: float) -> None:
+            due = time.monotonic() + game_seconds / self.host.speed
+            await original_sleep(self, game_seconds)
+            timings.due[id(self)] = due
+
+        def record(self, events):
+            due = timings.due.pop(id(self), None)
+            result = original_record(self, events)
+            done = time.monotonic()
+            if due is not None and done >= timings.counting_from:
+                timings.latencies.append((done, max(0.0, done - due)))
+            return result
+
+        cls.sleep, cls.record = sleep, record
+
+
+def choose_first_four(style, legal, player, rng):
+    """`bots.choose` without building the amounts it never picks (same draws, same choice)."""
+    from gmtool.engine.events import AMOUNT_VERBS, Action
+    from gmtool.house.bots import STYLES
+
+    weights = STYLES[style]
+    pick = rng.choices(legal, weights=[weights.get(entry.verb, 1.0) for entry in legal])[0]
+    if pick.targets or pick.amounts or pick.min_amount is None or pick.verb not in AMOUNT_VERBS:
+        options = pick.actions(player)
+    else:
+        last = min(pick.max_amount, pick.min_amount + 3 * pick.step)
+        options = [Action(pick.verb, player, amount)
+                   for amount in range(pick.min_amount, last + 1, pick.step)]
+    return rng.choice(options[:4])
+
+
+def run_host(folder: Path, tables: int, duration: float, warmup: float, seed: str,
+             fixed_bots: bool = False) -> dict:
+    from gmtool.house.host import Host, HostOptions
+
+    path = folder / f"host-{tables}-{int(fixed_bots)}.db"
+    timings = Timings()
+    timings.install()
+    if fixed_bots:
+        from gmtool.house import table as table_module
+
+        table_module.choose = choose_first_four
+    with connect(path, create=True) as store:
+        for profile in SHIPPED:
+            deploy_profile(store, RULES / f"{profile}.toml", None, "bench")
+        host = Host(store, HostOptions(tables=tables, speed=1.0, duration=warmup + duration,
+                                       seed=seed, grace=0.1))
+        host.recover()
+        plan = host.plan_tables()
+        host.ensure_bots(plan)
+        host.build_tables(plan)
+        started = time.monotonic()
+        timings.counting_from = started + warmup
+        cpu = time.process_time()
+        asyncio.run(host.run())
+        wall = time.monotonic() - started
+        cpu = time.process_time() - cpu
+        hands = store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'settled'")[0]
+    samples = sorted(latency for when, latency in timings.latencies
+                     if when <= timings.counting_from + duration)
+    if not samples:
+        return {"tables": tables, "actions": 0}
+
+    def pct(p: float) -> float:
+        return samples[min(len(samples) - 1, int(p / 100 * len(samples)))] * 1000
+
+    return {"tables": tables, "actions": len(samples), "per_s": len(samples) / duration,
+            "p50": pct(50), "p99": pct(99), "max": samples[-1] * 1000, "hands": hands,
+            "cpu": cpu / wall}
+
+
+def bench_host(counts: Sequence[int], duration: float, warmup: float, seed: str,
+               fixed_bots: bool = False) -> list[dict]:
+    folder = Path(tempfile.mkdtemp(prefix="gmtool-bench-host-"))
+    results = []
+    try:
+        for count in counts:
+            # each run in a child process: a fresh interpreter and event loop per table count
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                result = pool.apply(run_host, (folder, count, duration, warmup, seed,
+                                               fixed_bots))
+            results.append(result)
+            print(render_host(result), flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return results
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def render_host(r: dict) -> str:
+    if not r.get("actions"):
+        return f"  {r['tables']:>5} tables: no actions measured"
+    verdict = "ok" if r["p99"] < TARGET_P99_MS else "MISSED"
+    return (f"  {r['tables']:>5} tables: {r['actions']:>6} actions ({r['per_s']:6.1f}/s), "
+            f"latency p50 {r['p50']:7.1f} ms, p99 {r['p99']:8.1f} ms, max {r['max']:8.1f} ms, "
+            f"host CPU {r['cpu']:4.0%}, {r['hands']} hands settled: {verdict}")
+
+
+def environment() -> str:
+    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, CPython "
+            f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("section", nargs="?", choices=("write", "host", "all"), default="all")
+    parser.add_argument("--hands", type=int, default=300, help="hands recorded (write)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs, median kept (write)")
+    parser.add_argument("--tables", default="10,50,100,200,400",
+                        help="table counts, comma separated (host)")
+    parser.add_argument("--duration", type=float, default=40.0,
+                        help="measured seconds per table count (host)")
+    parser.add_argument("--warmup", type=float, default=8.0, help="uncounted seconds (host)")
+    parser.add_argument("--fixed-bots", action="store_true",
+                        help="host: bots build only the four amounts they choose from")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    args = parser.parse_args(argv)
+    print(environment())
+    if args.section in ("write", "all"):
+        r = bench_write(args.hands, args.repeat, args.seed)
+        print(f"write: {r['hands']} hands, {r['inputs']} inputs, {r['events']} events "
+              f"(median of {args.repeat} runs)")
+        print(f"  store write path (Recorder: begin/append/settle) {r['ours']:>10,.0f} events/s")
+        print(f"  one transaction per input, plain executemany   {r['per_tx']:>10,.0f} events/s"
+              f"  (x{r['per_tx'] / r['bare']:.3f} of bare)")
+        print(f"  bare executemany, one transaction              {r['bare']:>10,.0f} events/s")
+        print(f"  ratio store / bare executemany: {r['ours'] / r['bare']:.3f} "
+              f"(store / per-input transactions: {r['ours'] / r['per_tx']:.2f})")
+    if args.section in ("host", "all"):
+        counts = [int(x) for x in args.tables.split(",")]
+        print(f"host: speed 1 (real limits), {args.duration:g} s measured after "
+              f"{args.warmup:g} s warm-up per table count; target p99 < {TARGET_P99_MS:g} ms"
+              + ("; bots with the choose() fix" if args.fixed_bots else ""))
+        results = bench_host(counts, args.duration, args.warmup, f"bench-{args.seed}",
+                             args.fixed_bots)
+        sustained = [r["tables"] for r in results
+                     if r.get("actions") and r["p99"] < TARGET_P99_MS]
+        print(f"  sustained with p99 < {TARGET_P99_MS:g} ms: "
+              f"{max(sustained) if sustained else 'none'} of {counts} tables")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""`gmtool demo`, the newcomer's first command (issue 5, deliverable 5): a fresh store,
+every shipped profile deployed, tables of every system played by bots for a bounded
+time, then a summary a newcomer can act on. Run as a real subprocess, twice.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from gmtool.store import ledger
+from gmtool.store.db import connect
+
+SHIPPED = {"lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
+           "video-showhand"}
+DEMO_TIMEOUT_S = 90
+SUMMARY = re.compile(r"^tables: (\d+)\s+hands: (\d+) settled, (\d+) voided\s+coins in play: "
+                     r"([\d,]+) held by (\d+) players$", re.M)
+
+
+def gmtool_command() -> list[str]:
+    """The installed console script next to this Python, else `python -m gmtool`."""
+    script = Path(sys.executable).with_name("gmtool")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
+
+
+def demo(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
+    run = subprocess.run([*gmtool_command(), "demo", *args], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
+    assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def check_summary(output: str, db: Path) -> None:
+    """The summary names tables, hands, coins in play, a hand's timeline, the audit
+    verdict and next commands, and agrees with the store it describes."""
+    match = SUMMARY.search(output)
+    assert match, output
+    tables, settled, voided, coins, players = match.groups()
+    with connect(db) as store:
+        assert int(tables) == store.one("SELECT COUNT(*) FROM tables")[0] >= len(SHIPPED)
+        assert {r[0] for r in store.all("SELECT DISTINCT profile_id FROM tables")} == SHIPPED
+        assert {r[0] for r in store.all("SELECT DISTINCT profile_id FROM deployments")} == \
+            SHIPPED
+        assert int(settled) == store.one("SELECT COUNT(*) FROM hands WHERE outcome = "
+                                         "'settled'")[0] > 0
+        assert int(voided) == store.one("SELECT COUNT(*) FROM hands WHERE outcome = "
+                                        "'voided'")[0]
+        assert int(coins.replace(",", "")) == store.one("SELECT SUM(coins) FROM players")[0]
+        assert int(players) == store.one("SELECT COUNT(*) FROM players")[0]
+        assert store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0] == 0
+        shown = re.search(r"^one hand \(#(\d+)\):$", output, re.M)
+        assert shown, output
+        hand = store.one("SELECT outcome FROM hands WHERE id = ?", (int(shown.group(1)),))
+        assert hand is not None and hand["outcome"] == "settled"
+    timeline = output[shown.end():].split("\n\n", 1)[0].strip().splitlines()
+    assert len(timeline) >= 3 and any("settlement" in line for line in timeline), timeline
+    assert re.search(r"^audit \(.*\): ok$", output, re.M), output
+    steps = output.split("next, try:", 1)[1].strip().splitlines()
+    assert len(steps) >= 3 and all(s.strip().startswith("gmtool ") for s in steps), steps
+    assert any(str(db.name) in s for s in steps)
+
+
+def test_demo_runs_summarises_and_replaces_its_database(tmp_path: Path) -> None:
+    (tmp_path / "tmp").mkdir()
+    db = tmp_path / "tmp" / "demo.db"
+    first = demo(tmp_path, "--seconds", "5", "--db", "tmp/demo.db")
+    assert db.exists()
+    check_summary(first.stdout, db)
+    with connect(db) as store:  # something only the first run's database holds
+        ledger.grant(store, "left-over", 123, "opening_balance")
+        first_hands = store.one("SELECT COUNT(*) FROM hands")[0]
+    assert first_hands > 0
+
+    second = demo(tmp_path, "--seconds", "5", "--db", "tmp/demo.db")
+    check_summary(second.stdout, db)
+    with connect(db) as store:
+        assert store.one("SELECT 1 FROM players WHERE name = 'left-over'") is None
+        assert store.one("SELECT COUNT(*) FROM deployments")[0] == len(SHIPPED)
+        assert store.one("SELECT MIN(id) FROM hands")[0] == 1
