@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 from gmtool.engine.cards import Card
 from gmtool.engine.errors import IllegalAction, SetupError
@@ -34,9 +34,9 @@ class Seat:
     coins: int
 
 
-@dataclass(frozen=True, slots=True)
-class Legal:
-    """One action the player to act may take, with the bounds of its amount."""
+class Legal(NamedTuple):
+    """One action the player to act may take, with the bounds of its amount (a named
+    tuple: immutable, and cheap, as the legal list is rebuilt after every action)."""
 
     verb: str
     min_amount: int | None = None
