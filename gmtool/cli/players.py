@@ -48,7 +48,7 @@ def show(name: str = typer.Argument(..., help="Player name."),
                   right_align=(0, 3))
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})
 def adjust(name: str = typer.Argument(..., help="Player name."),
            delta: int = typer.Argument(..., help="Coins to add (negative to remove)."),
            reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),

@@ -60,6 +60,8 @@ def watch(table: Optional[str] = typer.Argument(None, help="One table; default a
     from gmtool.cli.render_tables import watch_tables
 
     with open_store(db) as store:
+        if table is not None and store.one("SELECT 1 FROM tables WHERE id = ?", (table,)) is None:
+            raise Abort(f"no table {table!r} (see `gmtool tables list`)")
         watch_tables(store, table, interval, count, console)
 
 

@@ -19,6 +19,7 @@ class HandTable(HostedTable):
     async def run_once(self) -> None:
         self.config = self.host.config_for(self.profile_id, self.tier)
         tier = find_tier(self.config, self.tier)
+        self.host.refresh_coins(self.seated)
         self.reseat(tier)
         if len(self.seated) < self.config["table"]["min_players"]:
             self.publish()
@@ -59,3 +60,4 @@ class HandTable(HostedTable):
             if name is None:
                 break
             self.seated.append(name)
+            self.host.refresh_coins([name])

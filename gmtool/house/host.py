@@ -65,6 +65,7 @@ class Host:
         self.coins: dict[str, int] = {}
         self.styles: dict[str, str] = {}
         self.idle: set[str] = set()
+        self.benched: set[str] = set()
         self.stopping = False  # no new hands
         self.stopping_now = False  # running hands are abandoned (then voided)
         self._numbers: dict[str, int] = {}
@@ -174,6 +175,11 @@ class Host:
     def seed_for(self, table_id: str, number: int) -> bytes:
         return seeds.hand_seed(self.key, table_id, number)
 
+    def refresh_coins(self, players: list[str]) -> None:
+        """Balances from the store (a GM adjustment may have changed them between hands)."""
+        for player in players:
+            self.coins[player] = ledger.coins(self.store, player)
+
     def take_idle(self, need: int, rng: random.Random) -> str | None:
         rich = sorted(name for name in self.idle if self.coins.get(name, 0) >= need)
         if not rich:
@@ -183,8 +189,13 @@ class Host:
         return name
 
     def release(self, player: str) -> None:
-        if player in self.styles:
+        if player in self.styles and player not in self.benched:
             self.idle.add(player)
+
+    def bench(self, player: str) -> None:
+        """A kicked player sits out the rest of this run (never re-seated by the host)."""
+        self.benched.add(player)
+        self.idle.discard(player)
 
     def hand_settled(self, table: HostedTable, settlement: dict) -> None:
         for entry in settlement["entries"]:
@@ -278,8 +289,10 @@ class Host:
                 self.request_stop()
             if self.stopping and stop_at is None:
                 stop_at = time.monotonic() + self.options.grace
-            if stop_at is not None and time.monotonic() >= stop_at:
+            if stop_at is not None and time.monotonic() >= stop_at and not self.stopping_now:
                 self.stopping_now = True
+                for table in self.tables.values():
+                    table.wake.set()  # a table may be waiting out a long reconnect window
         self.stopping_now = True
         await poller
         self._void_open_hands()

@@ -36,9 +36,29 @@ class OwnerAnteTable(HostedTable):
         return {"owner": table.owner, "ante": table.ante, "phase": table.phase}
 
     def apply(self, action: Action):
+        if action.verb == "start" and self.state.phase != "playing":
+            self._sync_coins()  # a hand may start now: it must see today's balances
         settlement = super().apply(action)
         self.sync_seats()
         return settlement
+
+    def _sync_coins(self) -> None:
+        """Between hands, the table's coins follow the store (GM adjustments included)."""
+        self.host.refresh_coins(self.state.seated)
+        for name in self.state.seated:
+            self.state.coins[name] = self.host.coins[name]
+
+    def execute(self, command: dict) -> dict:
+        """A kick between hands goes through the table itself (G2: the seat is freed, and
+        an owner who is kicked hands the table on, L1)."""
+        table = self.state
+        player = command.get("player")
+        if command["kind"] == "kick" and table is not None and table.phase != "playing" \
+                and player in table.seated:
+            self.host.bench(player)
+            self.apply(Action("kick", player, reason=command.get("reason")))
+            return {"ok": True, "kicked": player, "during_hand": False}
+        return super().execute(command)
 
     def sync_seats(self) -> None:
         table = self.state
@@ -63,6 +83,7 @@ class OwnerAnteTable(HostedTable):
 
     def _join(self, name: str) -> None:
         before = len(self.state.events)
+        self.host.refresh_coins([name])
         self.state.join(name, self.host.coins[name])
         self.seated.append(name)
         self.record(self.state.events[before:])

@@ -177,6 +177,7 @@ class HostedTable:
                        "settlement": settlement}
         else:
             outcome = {"ok": True, "kicked": player, "during_hand": False}
+        self.host.bench(player)
         self.unseat(player)
         return outcome
 
