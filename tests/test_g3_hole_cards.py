@@ -1,0 +1,179 @@
+"""RULES G3: hole cards of a running hand are never shown in the console, in any format.
+
+While a real host plays, every console view of the running hands is scanned for the
+face-down cards the store recorded for them (read straight from SQLite): `tables list`
+(JSON and text), `tables show` (JSON and text), `tables watch --count 1`, `hands show`
+(JSON and text). In three-card every card is face down, so no card of a running hand may
+appear at all. Once the hand has ended, `hands show` shows them and the seed verifies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HOST_ARGS = ("--tables", "7", "--speed", "3", "--chaos", "0.1", "--duration", "300",
+             "--grace", "1")
+CARD = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[SHCD](?![0-9A-Za-z])")
+COMMANDS = ("tables list --json", "tables list", "tables watch", "tables show --json",
+            "tables show", "hands show --json", "hands show")
+WANTED_PER_GAME = 2  # running hands of each game whose every view was scanned (7 tables:
+# two of them three-card, dealt at once)
+SCAN_TIMEOUT_S = 90
+
+
+@dataclass(frozen=True)
+class Running:
+    hand: int
+    table: str
+    number: int
+    game: str
+    hole: frozenset[str]  # face-down cards
+    face_up: frozenset[str]
+
+    @property
+    def secret(self) -> frozenset[str]:
+        return self.hole if self.game == "stud5" else self.hole | self.face_up
+
+
+def _query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(db, timeout=10)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def running_hands(db: Path) -> dict[int, Running]:
+    """Every running hand with the cards dealt so far, from the events table."""
+    out = {}
+    for row in _query(db, "SELECT h.id, h.table_id, h.number, t.game FROM hands h JOIN tables t "
+                          "ON t.id = h.table_id WHERE h.outcome = 'running'"):
+        hole, up = set(), set()
+        for (payload,) in _query(db, "SELECT payload FROM events WHERE hand_id = ? AND type = "
+                                     "'deal'", (row["id"],)):
+            for card in json.loads(payload)["cards"]:
+                (hole if card["face"] == "down" else up).add(card["card"])
+        if hole:
+            out[row["id"]] = Running(row["id"], row["table_id"], row["number"], row["game"],
+                                     frozenset(hole), frozenset(up))
+    return out
+
+
+def still_running(db: Path, hand_ids) -> set[int]:
+    marks = ",".join("?" * len(hand_ids))
+    return {r[0] for r in _query(db, f"SELECT id FROM hands WHERE outcome = 'running' AND id IN "
+                                     f"({marks})", tuple(hand_ids))}
+
+
+def _leaks(text: str, hand: Running) -> set[str]:
+    return set(CARD.findall(text)) & hand.secret
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, gm, launch_host):
+    db = tmp_path_factory.mktemp("g3") / "g3.db"
+    gm.deploy_all(db)
+    host = launch_host(db, *HOST_ARGS)
+    yield db, host
+    host.stop()
+
+
+def _views(gm, db: Path, hands: list[Running]) -> dict[tuple[str, int | None], str]:
+    """Every console view, run concurrently: (command, hand or None for all) -> stdout."""
+    jobs = {("tables list --json", None): ["tables", "list", "--json"],
+            ("tables list", None): ["tables", "list"],
+            ("tables watch", None): ["tables", "watch", "--count", "1"]}
+    for hand in hands:
+        jobs[("tables show --json", hand.hand)] = ["tables", "show", hand.table, "--json"]
+        jobs[("tables show", hand.hand)] = ["tables", "show", hand.table]
+        jobs[("hands show --json", hand.hand)] = ["hands", "show", str(hand.hand), "--json"]
+        jobs[("hands show", hand.hand)] = ["hands", "show", str(hand.hand)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = {key: pool.submit(gm, *args, "--db", db) for key, args in jobs.items()}
+        return {key: run.result().stdout for key, run in runs.items()}
+
+
+def _part_about(command: str, output: str, hand: Running) -> str:
+    """The part of a many-table view that is about the hand's table."""
+    if command == "tables list --json":
+        table = next((t for t in json.loads(output) if t["id"] == hand.table), {})
+        return json.dumps(table) if table.get("hand") == hand.number else ""
+    return "\n".join(line for line in output.splitlines() if hand.table in line)
+
+
+def _check(command: str, output: str, hand: Running) -> None:
+    leaked = _leaks(output, hand)
+    assert not leaked, f"{command}: hole cards {sorted(leaked)} of running hand {hand.hand} " \
+                       f"({hand.table}) shown:\n{output}"
+    if hand.game == "three-card" and not command.startswith(("tables list", "tables watch")):
+        assert not CARD.findall(output), f"{command}: a card of running three-card hand " \
+                                         f"{hand.hand} shown:\n{output}"
+
+
+def test_g3_no_hole_card_in_any_view_of_a_running_hand(live, gm) -> None:
+    db, host = live
+    scanned: dict[str, set[tuple[int, str]]] = {"stud5": set(), "three-card": set()}
+    sampled: dict[int, Running] = {}
+    deadline = time.monotonic() + SCAN_TIMEOUT_S
+
+    def enough() -> bool:
+        return all(len({h for h, _ in scanned[game]}) >= WANTED_PER_GAME and
+                   {c for _, c in scanned[game]} == set(COMMANDS) for game in scanned)
+
+    while not enough():
+        assert time.monotonic() < deadline, f"scanned too little in time: {scanned}"
+        assert host.running, host.output
+        hands = list(running_hands(db).values())
+        if not hands:
+            time.sleep(0.2)
+            continue
+        outputs = _views(gm, db, hands)
+        alive = still_running(db, [h.hand for h in hands])  # running before and after: G3
+        for hand in hands:
+            if hand.hand not in alive:
+                continue
+            for (command, about), output in outputs.items():
+                if about not in (None, hand.hand):
+                    continue
+                text = _part_about(command, output, hand) if about is None else output
+                if about is None and not text:
+                    continue  # the table had moved on to another hand in this view
+                _check(command, text, hand)
+                scanned[hand.game].add((hand.hand, command))
+            sampled[hand.hand] = hand
+            _check_positive_controls(outputs, hand)
+
+    _check_after_the_hands_end(gm, db, host, sampled)
+
+
+def _check_positive_controls(outputs: dict, hand: Running) -> None:
+    """The scan can see cards: the face-up cards of a running stud5 hand are shown."""
+    if hand.game != "stud5" or not hand.face_up:
+        return
+    text = outputs[("hands show", hand.hand)]
+    assert "??" in text and set(CARD.findall(text)) & hand.face_up, text
+    report = json.loads(outputs[("hands show --json", hand.hand)])
+    assert report["seed"] is None and report["outcome"] == "running"
+
+
+def _check_after_the_hands_end(gm, db: Path, host, sampled: dict[int, Running]) -> None:
+    """Stop the host (running hands finish or are voided); now every card is shown."""
+    assert host.stop() == 0, host.output
+    for hand in sampled.values():
+        report = gm.json("hands", "show", hand.hand, "--db", db, "--json")
+        assert report["outcome"] in ("settled", "voided")
+        assert report["seed"] and report["seed_verifies"] is True
+        dealt = {c["card"] for e in report["events"] if e["type"] == "deal" for c in e["cards"]}
+        assert hand.hole <= dealt
+        text = gm("hands", "show", hand.hand, "--db", db).stdout
+        assert hand.hole <= set(CARD.findall(text)), (sorted(hand.hole), text)
+        assert f"seed: {report['seed']} verifies" in text

@@ -1,0 +1,201 @@
+"""Roles (issue 6): operators act, support reads; every attempt is in the GM log.
+
+`gm users add`: the first operator may be added by anyone, afterwards only operators add
+users. Support may read, replay and audit, but not kick, close, adjust or deploy: each
+refusal exits 1 and is itself logged (who, what, target, outcome). The acting user comes
+from `--as`, else $GMTOOL_USER. An adjustment is one ledger row tied to its GM action and
+never makes a balance negative. The GM log is hash-chained and audit verifies it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+RULES = Path(__file__).resolve().parents[1] / "rules"
+OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures
+
+
+def _query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(db, timeout=10)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def _last_log(gm, db: Path) -> dict:
+    return gm.json("gm", "log", "--db", db, "--json")[-1]
+
+
+def test_first_operator_by_anyone_then_only_operators_add_users(tmp_path: Path, gm) -> None:
+    db = tmp_path / "roles.db"
+    gm("db", "init", "--db", db)
+    gm("gm", "users", "add", "alice", "--role", "operator", "--db", db, "--as", "anyone")
+    refused = gm("gm", "users", "add", "bob", "--role", "support", "--db", db, "--as",
+                 "mallory", expect=1)
+    assert "refused" in refused.stderr and "mallory" in refused.stderr
+    log = _last_log(gm, db)
+    assert (log["actor"], log["action"], log["target"]) == ("mallory", "users_add", "bob")
+    assert log["outcome"]["ok"] is False and "not a GM user" in log["outcome"]["refused"]
+    gm("gm", "users", "add", "bob", "--role", "support", "--db", db, "--as", "alice")
+    gm("gm", "users", "add", "carl", "--role", "operator", "--db", db, "--as", "bob", expect=1)
+    assert _last_log(gm, db)["outcome"]["refused"].startswith("'bob' is support")
+    gm("gm", "users", "add", "dora", "--role", "admin", "--db", db, "--as", "alice", expect=2)
+    users = {u["name"]: u["role"] for u in gm.json("gm", "users", "list", "--db", db, "--json")}
+    assert users == {"alice": "operator", "bob": "support"}
+    actions = [(r["actor"], r["action"], r["target"], r["outcome"].get("ok"))
+               for r in gm.json("gm", "log", "--db", db, "--json")]
+    assert actions[:4] == [("anyone", "users_add", "alice", True),
+                           ("mallory", "users_add", "bob", False),
+                           ("alice", "users_add", "bob", True),
+                           ("bob", "users_add", "carl", False)]
+    gm("audit", "--db", db)
+
+
+REFUSED = {  # command -> (the GM log's action, target, reason)
+    "kick": (["tables", "kick", "qq-showhand-junior-1", "bot-001", "--reason", "rude"],
+             "kick", "qq-showhand-junior-1/bot-001", "rude"),
+    "close": (["tables", "close", "qq-showhand-junior-1", "--reason", "late"],
+              "close", "qq-showhand-junior-1", "late"),
+    "adjust": (["players", "adjust", "bot-001", "500", "--reason", "refund"],
+               "adjust", "bot-001", "refund"),
+    "deploy": (["deploy", str(RULES / "qq-showhand.toml")], "deploy", "qq-showhand", None),
+    "rollback": (["deploy", "rollback", "qq-showhand"], "rollback", "qq-showhand", None),
+}
+
+
+@pytest.mark.parametrize("user", [SUPPORT, "stranger"])
+@pytest.mark.parametrize("command", list(REFUSED))
+def test_support_cannot_kick_close_adjust_or_deploy(host_copy: Path, gm, command: str,
+                                                    user: str) -> None:
+    """Each refusal exits 1, changes nothing, and is in `gm log` with who/what/target."""
+    args, action, target, reason = REFUSED[command]
+    counts = {t: _query(host_copy, f"SELECT COUNT(*) FROM {t}")[0][0]
+              for t in ("ledger", "deployments", "gm_commands", "gm_actions")}
+    run = gm(*args, "--db", host_copy, "--as", user, expect=1)
+    assert "refused" in run.stdout + run.stderr and "Traceback" not in run.stderr
+    log = _last_log(gm, host_copy)
+    assert (log["actor"], log["action"], log["target"], log["reason"]) == (
+        user, action, target, reason)
+    assert log["outcome"]["ok"] is False and log["outcome"]["refused"]
+    assert log["at"] and log["hash"]
+    for table, count in counts.items():
+        after = _query(host_copy, f"SELECT COUNT(*) FROM {table}")[0][0]
+        assert after == count + (table == "gm_actions"), table
+    gm("audit", "--db", host_copy)  # the log, with the refusal, still verifies
+
+
+@pytest.mark.parametrize("command", [["tables", "list"], ["tables", "show",
+                                                          "qq-showhand-junior-1"],
+                                     ["players", "show", "bot-001"], ["hands", "list"],
+                                     ["hands", "show", "1"], ["hands", "export", "1"],
+                                     ["hands", "replay", "1"], ["audit"], ["gm", "log"],
+                                     ["gm", "users", "list"], ["deploy", "history"]])
+def test_support_may_read_replay_and_audit(host_db: Path, gm, command: list[str]) -> None:
+    gm(*command, "--db", host_db, env=gm.env(GMTOOL_USER=SUPPORT))
+
+
+def test_an_operator_can_kick_close_adjust_and_deploy(deployed_db: Path, gm,
+                                                      start_host) -> None:
+    db = deployed_db
+    host = start_host(db, "--tables", "6", "--speed", "20", "--duration", "120", "--grace", "1")
+    for _ in range(3):  # the player may leave the table between the look and the kick
+        table_id, player = host.wait_until(lambda: gm.running_players(db), timeout=30)[0]
+        kicked = gm("tables", "kick", table_id, player, "--reason", "operator kick", "--db", db,
+                    "--as", OPERATOR, expect=None)
+        if "is not seated" not in kicked.stdout:
+            break
+    assert kicked.returncode == 0 and kicked.stdout.startswith(f"kicked {player}"), kicked
+    other = host.wait_until(lambda: [t for t, _ in gm.running_players(db) if t != table_id])[0]
+    closed = gm("tables", "close", other, "--reason", "operator close", "--db", db,
+                "--as", OPERATOR)
+    assert closed.stdout.startswith(f"closed {other}")
+    adjusted = gm("players", "adjust", player, "250", "--reason", "operator adjust", "--db", db,
+                  "--as", OPERATOR)
+    assert "(+250, operator adjust)" in adjusted.stdout
+    gm("deploy", RULES / "video-showhand.toml", "--db", db, "--as", OPERATOR)
+    assert host.stop() == 0, host.output
+    log = gm.json("gm", "log", "--db", db, "--json")
+    mine = [(r["action"], r["target"], r["outcome"]["ok"]) for r in log if r["actor"] == OPERATOR
+            and r["action"] in ("kick", "close", "adjust", "deploy")]
+    assert mine[-4:] == [("kick", f"{table_id}/{player}", True), ("close", other, True),
+                         ("adjust", player, True), ("deploy", "video-showhand", True)]
+    gm("audit", "--db", db)
+
+
+def test_adjust_is_one_ledger_row_tied_to_its_gm_action(host_copy: Path, gm) -> None:
+    player = "bot-003"
+    coins = _query(host_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0]
+    rows = _query(host_copy, "SELECT COUNT(*) FROM ledger")[0][0]
+    gm("players", "adjust", player, "250", "--reason", "refund of hand 7", "--db", host_copy,
+       "--as", OPERATOR)
+    log = _last_log(gm, host_copy)
+    assert (log["actor"], log["action"], log["target"], log["reason"]) == (
+        OPERATOR, "adjust", player, "refund of hand 7")
+    assert log["outcome"] == {"ok": True, "coins_before": coins, "coins": coins + 250,
+                              "delta": 250}
+    assert _query(host_copy, "SELECT COUNT(*) FROM ledger")[0][0] == rows + 1
+    row = _query(host_copy, "SELECT * FROM ledger ORDER BY id DESC LIMIT 1")[0]
+    assert (row["player"], row["delta"], row["hand_id"], row["gm_action_id"]) == (
+        player, 250, None, log["id"])
+    shown = gm.json("players", "show", player, "--db", host_copy, "--json")
+    assert shown["coins"] == coins + 250
+    assert shown["ledger"][0]["gm_action_id"] == log["id"]
+    gm("audit", "--db", host_copy)
+
+
+def test_adjust_refuses_a_negative_balance(host_copy: Path, gm) -> None:
+    player = "bot-003"
+    coins = _query(host_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0]
+    rows = _query(host_copy, "SELECT COUNT(*) FROM ledger")[0][0]
+    run = gm("players", "adjust", "--db", host_copy, "--as", OPERATOR, "--reason", "too much",
+             "--", player, str(-(coins + 1)), expect=1)
+    assert "negative" in run.stderr
+    assert _query(host_copy, "SELECT COUNT(*) FROM ledger")[0][0] == rows
+    assert _query(host_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0] == coins
+    log = _last_log(gm, host_copy)
+    assert log["action"] == "adjust" and log["outcome"]["ok"] is False
+    gm("players", "adjust", "--db", host_copy, "--as", OPERATOR, "--reason", "all of it",
+       "--", player, str(-coins))  # down to exactly zero is allowed
+    assert _query(host_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0] == 0
+    gm("audit", "--db", host_copy)
+
+
+def test_adjust_takes_a_negative_delta_as_written_in_its_help(host_copy: Path, gm) -> None:
+    """`players adjust NAME DELTA`, "negative to remove": `-50` is a delta, not an option."""
+    run = gm("players", "adjust", "bot-003", "-50", "--reason", "chargeback", "--db", host_copy,
+             "--as", OPERATOR, expect=None)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("env_user, as_user, acting, allowed", [
+    (SUPPORT, None, SUPPORT, False),
+    (OPERATOR, None, OPERATOR, True),
+    (SUPPORT, OPERATOR, OPERATOR, True),  # --as wins over $GMTOOL_USER
+    (OPERATOR, SUPPORT, SUPPORT, False),
+])
+def test_the_acting_user_comes_from_as_else_gmtool_user(host_copy: Path, gm, env_user: str,
+                                                         as_user: str | None, acting: str,
+                                                         allowed: bool) -> None:
+    args = ["players", "adjust", "bot-004", "10", "--reason", "who acts", "--db", host_copy]
+    args += ["--as", as_user] if as_user else []
+    gm(*args, env=gm.env(GMTOOL_USER=env_user), expect=0 if allowed else 1)
+    log = _last_log(gm, host_copy)
+    assert (log["actor"], log["outcome"]["ok"]) == (acting, allowed)
+    gm("audit", "--db", host_copy)
+
+
+def test_gm_log_text_shows_who_what_target_reason_outcome(host_db: Path, gm) -> None:
+    text = gm("gm", "log", "--db", host_db).stdout
+    entries = gm.json("gm", "log", "--db", host_db, "--json")
+    refusal = next(e for e in entries if e["outcome"].get("refused"))
+    line = next(line for line in text.splitlines() if f" {refusal['id']} " in line[:6])
+    for part in (refusal["actor"], refusal["action"], refusal["target"], "REFUSED"):
+        assert part in line, (part, line)
+    assert [e["id"] for e in entries] == list(range(1, len(entries) + 1))
+    assert json.dumps(entries[0]["outcome"])  # outcomes are JSON objects, not text
