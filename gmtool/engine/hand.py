@@ -151,6 +151,7 @@ class Hand(ABC):
         self.events: list[Event] = []
         self.to_act: str | None = None
         self.settlement: Settlement | None = None
+        self._live: list[PlayerState] | None = None
 
     # -- queries ----------------------------------------------------------------
 
@@ -163,8 +164,17 @@ class Hand(ABC):
         return sum(p.total for p in self.players.values())
 
     def live(self) -> list[PlayerState]:
-        """Players still in the hand, in seat order."""
-        return [self.players[name] for name in self.order if not self.players[name].folded]
+        """Players still in the hand, in seat order (kept until someone folds: do not
+        modify the list)."""
+        if self._live is None:
+            self._live = [self.players[name] for name in self.order
+                          if not self.players[name].folded]
+        return self._live
+
+    def mark_folded(self, player: PlayerState) -> None:
+        """Take a player out of the hand (the one place `folded` is set)."""
+        player.folded = True
+        self._live = None
 
     def next_live(self, name: str) -> str:
         """The next player counterclockwise from `name` who has not folded."""

@@ -200,7 +200,7 @@ class Stud5Hand(Hand):
     # -- flow -------------------------------------------------------------------------
 
     def _fold(self, player: PlayerState) -> None:
-        player.folded = True
+        self.mark_folded(player)
         self.bound = min(p.coins for p in self.live())
         if player.result is None:
             player.result = Result.LOSS

@@ -279,7 +279,7 @@ class ThreeCardHand(Hand):
 
     def _leave(self, player: PlayerState, how: str) -> None:
         """`player` is out of the hand (pass, timeout, escape, lost buy)."""
-        player.folded = True
+        self.mark_folded(player)
         self._left[player.name] = how
         if player.result is None:
             player.result = Result.LOSS
