@@ -10,10 +10,12 @@ import typer
 from gmtool.cli.console import console
 
 NEXT_STEPS = [
-    "gmtool tables list --db {db}",
+    "gmtool hands list --db {db}",
     "gmtool hands show {hand} --db {db}",
+    "gmtool hands replay {hand} --db {db}",
     "gmtool audit --db {db}",
-    "gmtool house run --db {db} --tables 8 --speed 20 --chaos 0.05",
+    "gmtool house run --db {db} --tables 8 --speed 20 --chaos 0.05   "
+    "(and in another terminal: gmtool tables watch --db {db})",
     "gmtool rules show rules/qq-showhand.toml",
     "gmtool rules diff rules/qq-showhand.toml rules/video-showhand.toml",
 ]

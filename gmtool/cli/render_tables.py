@@ -19,7 +19,8 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
         summary = {"id": row["id"], "system": row["profile_id"], "room": row["tier"],
                    "game": row["game"], "status": row["status"],
                    "config_id": live.get("config_id"), "seated": live.get("seated", []),
-                   "hand": live.get("hand"), "updated_at": row["updated_at"]}
+                   "hand": live.get("hand"), "hand_number": live.get("hand_number"),
+                   "updated_at": row["updated_at"]}
         for key in ("owner", "ante", "phase"):
             if key in live:
                 summary[key] = live[key]
@@ -65,7 +66,8 @@ def _away(player: dict) -> str:
 
 def render_table(s: dict) -> list[str]:
     lines = [f"table {s['id']}: {s['system']} / {s['room']} ({s['game']}), {s['status']}",
-             f"config {s['config_id']}, hand {s.get('hand') or '-'}"]
+             f"config {s['config_id']}, hand {s.get('hand') or '-'}"
+             + (f" (#{s['hand_number']} at this table)" if s.get("hand_number") else "")]
     if "owner" in s:
         lines.append(f"owner {s['owner']}, ante {s['ante']}, phase {s['phase']}")
     if not s.get("players"):

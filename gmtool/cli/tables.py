@@ -19,7 +19,8 @@ app = typer.Typer(help="Live tables: list, show, watch; kick a player, close a t
 
 @app.command("list")
 def list_(db: Optional[str] = DB_OPTION,
-          closed: bool = typer.Option(False, "--closed", help="Include closed tables."),
+          closed: bool = typer.Option(False, "--closed",
+                                      help="Include tables that are closed or not hosted now."),
           as_json: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:
     """Every live table: system, room, config, players, pot, street, whose turn, time left."""
     from gmtool.cli.render_tables import table_rows, table_summaries

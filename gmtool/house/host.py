@@ -306,6 +306,4 @@ class Host:
             elif table.id in self._running_at_stop:
                 self.report.finished_on_stop.append(table.id)
             if not table.closed:
-                table_store.publish(self.store, table.id, {"profile": table.profile_id,
-                                                           "tier": table.tier, "idle": True},
-                                    [])
+                table_store.stop_table(self.store, table.id)

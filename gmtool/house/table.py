@@ -95,7 +95,8 @@ class HostedTable:
         hand = self.current_hand()
         live = {"profile": self.profile_id, "tier": self.tier, "game": self.game,
                 "config_id": self.config["config_id"] if self.config else None,
-                "hand": self.recorder.number if self.recorder.hand_id else None,
+                "hand": self.recorder.hand_id,  # the id `hands show` takes
+                "hand_number": self.recorder.number if self.recorder.hand_id else None,
                 "seated": list(self.seated)}
         if hand is not None and not hand.is_over:
             view = public_view(hand)

@@ -48,6 +48,14 @@ def close_table(store: Store, table_id: str) -> None:
         store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
 
 
+def stop_table(store: Store, table_id: str) -> None:
+    """The host stopped: the table is no longer live (a later host opens it again)."""
+    with store.write():
+        store.conn.execute("UPDATE tables SET status = 'stopped', live = NULL, updated_at = ? "
+                           "WHERE id = ? AND status = 'open'", (now(), table_id))
+        store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
+
+
 def list_tables(store: Store, include_closed: bool = False) -> list[dict]:
     sql = "SELECT * FROM tables" + ("" if include_closed else " WHERE status = 'open'")
     rows = store.all(sql + " ORDER BY id")
