@@ -60,7 +60,7 @@ def check_summary(output: str, db: Path) -> None:
         assert hand is not None and hand["outcome"] == "settled"
     timeline = output[shown.end():].split("\n\n", 1)[0].strip().splitlines()
     assert len(timeline) >= 3 and any("settlement" in line for line in timeline), timeline
-    assert re.search(r"^audit \(.*\): ok$", output, re.M), output
+    assert re.search(r"^audit of \d+ hands \(.*\): ok$", output, re.M), output
     steps = output.split("next, try:", 1)[1].strip().splitlines()
     assert len(steps) >= 3 and all(s.strip().startswith("gmtool ") for s in steps), steps
     assert any(str(db.name) in s for s in steps)

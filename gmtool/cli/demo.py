@@ -57,7 +57,7 @@ def demo(
 
 
 def _summary(store, path: Path, report) -> None:
-    from gmtool.audit.chain import verify_balances, verify_event_chains, verify_gm_log
+    from gmtool.audit.run import run_audit
     from gmtool.cli.render_hands import timeline
     from gmtool.engine.events import Event
     from gmtool.house.demo import showcase_hand
@@ -78,9 +78,11 @@ def _summary(store, path: Path, report) -> None:
         events = [Event(r["type"], json.loads(r["payload"])) for r in rows]
         console.line(f"\none hand (#{hand_id}):")
         console.lines("  " + line for line in timeline(events))
-    problems = list(verify_event_chains(store)) + list(verify_balances(store)) + \
-        list(verify_gm_log(store))
-    verdict = "ok" if not problems else f"{len(problems)} problem(s): {problems[0].detail}"
-    console.line(f"\naudit (event chains, balances = ledger, GM log): {verdict}")
+    audit = run_audit(store)
+    problems = audit.problems
+    verdict = "ok" if not problems else f"{len(problems)} problem(s), first: " \
+        f"{problems[0]['kind']}: {problems[0]['detail']}"
+    console.line(f"\naudit of {audit.hands_checked} hands (chains, deck commitments, replays, "
+                 f"zero-sum settlements, ledgers, GM log): {verdict}")
     console.line("\nnext, try:")
     console.lines("  " + step.format(db=path, hand=hand_id or 1) for step in NEXT_STEPS)

@@ -56,9 +56,15 @@ def demo_table_plan(store: Store) -> list[tuple[str, str, str]]:
 
 
 def showcase_hand(store: Store) -> int | None:
-    """A settled hand worth showing: one that reached the showdown, else any."""
+    """A settled hand worth showing: one played for coins that reached the showdown, else
+    any showdown, else any settled hand."""
     row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
-                    "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+                    "e.type = 'showdown' JOIN events s ON s.hand_id = h.id AND s.type = "
+                    "'hand_started' AND s.payload LIKE '%\"training\":false%' WHERE "
+                    "h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+    if row is None:
+        row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
+                        "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1")
     if row is None:
         row = store.one("SELECT id FROM hands WHERE outcome = 'settled' ORDER BY id LIMIT 1")
     return row[0] if row else None
