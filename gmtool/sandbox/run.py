@@ -64,19 +64,24 @@ def play(scenario: Scenario) -> Outcome:
         outcome.error, outcome.error_action = error, "(start of the hand)"
         return outcome
     outcome.state = hand
+    return drive(hand, scenario, outcome)
+
+
+def drive(state, scenario: Scenario, outcome: Outcome) -> Outcome:
+    """Apply the scenario's actions to a hand or table until the end or the first refusal."""
     for text in scenario.actions:
         try:
             action = Action.parse(text)
         except ActionSyntaxError as error:
             raise ScenarioError(f"{scenario.path}: {error}") from None
         try:
-            hand.apply(action)
+            state.apply(action)
         except (IllegalAction, SetupError) as error:
             outcome.error, outcome.error_action = error, text
             break
         outcome.actions_run += 1
-    outcome.events = list(hand.events)
-    outcome.settlement = hand.settlement
+    outcome.events = list(state.events)
+    outcome.settlement = state.settlement
     return outcome
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action, ActionSyntaxError
-from gmtool.sandbox.run import Outcome, default_coins, fixed_cards, pick_tier
-from gmtool.sandbox.scenario import Scenario, ScenarioError
+from gmtool.sandbox.run import Outcome, default_coins, drive, fixed_cards, pick_tier
+from gmtool.sandbox.scenario import Scenario
 
 
 def play_owner_table(scenario: Scenario, config: dict) -> Outcome:
@@ -43,17 +42,4 @@ def play_owner_table(scenario: Scenario, config: dict) -> Outcome:
             outcome.error, outcome.error_action = error, f"{player.name} join"
             outcome.events = list(table.events)
             return outcome
-    for text in scenario.actions:
-        try:
-            action = Action.parse(text)
-        except ActionSyntaxError as error:
-            raise ScenarioError(f"{scenario.path}: {error}") from None
-        try:
-            table.apply(action)
-        except (IllegalAction, SetupError) as error:
-            outcome.error, outcome.error_action = error, text
-            break
-        outcome.actions_run += 1
-    outcome.events = list(table.events)
-    outcome.settlement = table.settlement
-    return outcome
+    return drive(table, scenario, outcome)
