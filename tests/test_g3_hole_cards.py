@@ -106,7 +106,7 @@ def _part_about(command: str, output: str, hand: Running) -> str:
     """The part of a many-table view that is about the hand's table."""
     if command == "tables list --json":
         table = next((t for t in json.loads(output) if t["id"] == hand.table), {})
-        return json.dumps(table) if table.get("hand") == hand.number else ""
+        return json.dumps(table) if table.get("hand") == hand.hand else ""
     return "\n".join(line for line in output.splitlines() if hand.table in line)
 
 
