@@ -490,3 +490,4 @@ def test_scenarios_cover_h1_to_h11_in_both_rooms_and_pass() -> None:
     assert len(files) == len(results)  # a file that does not parse would be skipped silently
     tiers = {tomllib.loads(path.read_text(encoding="utf-8"))["tier"] for path in files}
     assert tiers == {"chips-5", "chips-10"}
+

@@ -28,6 +28,20 @@ def start_hand(config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str
     return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking)
 
 
+def coins_to_sit(config: Mapping, tier_id: str, ante: int | None = None) -> int:
+    """The coins a player needs to sit down in a room (RULES Q1/Q5, S21, L7, H3).
+
+    Training rooms (S22) need none: no coins move. An owner-ante table needs
+    `min_holding_antes` x the ante in force (L7); any other room its tier's minimum.
+    """
+    tier = next((t for t in config["tiers"] if t["id"] == tier_id), None)
+    if tier is None or not tier.get("coins", True):
+        return 0
+    if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante":
+        return config["owner_ante"]["min_holding_antes"] * max(ante or 1, 1)
+    return tier.get("min_holding") or 0
+
+
 def seeded_source(config: Mapping, seed: bytes) -> DeckSource:
     """The deck a hand seed gives (RULES/DESIGN: HMAC-SHA256 Fisher-Yates)."""
     return DeckSource(shuffle(deck_for(config).cards, seed))

@@ -8,8 +8,7 @@ down. Each hand reads the room's active configuration when it starts (G5).
 from __future__ import annotations
 
 from gmtool.engine.hand import Seat
-from gmtool.engine.play import seeded_source, start_hand
-from gmtool.engine.stud5 import find_tier
+from gmtool.engine.play import coins_to_sit, seeded_source, start_hand
 from gmtool.house.table import HostedTable
 
 LEAVE_CHANCE = 0.1
@@ -18,9 +17,8 @@ LEAVE_CHANCE = 0.1
 class HandTable(HostedTable):
     async def run_once(self) -> None:
         self.config = self.host.config_for(self.profile_id, self.tier)
-        tier = find_tier(self.config, self.tier)
         self.host.refresh_coins(self.seated)
-        self.reseat(tier)
+        self.reseat()
         if len(self.seated) < self.config["table"]["min_players"]:
             self.publish()
             await self.sleep(self.config["timeouts"]["continue_s"])
@@ -47,9 +45,9 @@ class HandTable(HostedTable):
                     self.unseat(name)
         await self.sleep(min(3.0, self.config["timeouts"]["continue_s"]))
 
-    def reseat(self, tier: dict) -> None:
+    def reseat(self) -> None:
         """Players below the minimum leave (S21); some leave freely; idle bots sit down."""
-        need = tier.get("min_holding", 0) if tier.get("coins", True) else 0
+        need = coins_to_sit(self.config, self.tier)
         for name in list(self.seated):
             if self.host.coins.get(name, 0) < need or self.rng.random() < LEAVE_CHANCE:
                 self.unseat(name)

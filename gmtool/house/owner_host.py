@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gmtool.engine.events import Action
 from gmtool.engine.owner_table import OwnerTable
-from gmtool.engine.play import seeded_source
+from gmtool.engine.play import coins_to_sit, seeded_source
 from gmtool.house.table import HostedTable
 
 REJECT_CHANCE = 0.05
@@ -136,7 +136,7 @@ class OwnerAnteTable(HostedTable):
         table = self.state
         capacity = self.config["table"]["seats"]
         while len(table.seated) < self.rng.randint(2, capacity) and table.phase != "playing":
-            need = self.config["owner_ante"]["min_holding_antes"] * max(table.ante, 1) * 2
+            need = 2 * coins_to_sit(self.config, self.tier, table.ante)  # room to set an ante
             name = self.host.take_idle(need, self.rng)
             if name is None:
                 return
