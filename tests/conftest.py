@@ -9,17 +9,16 @@ console script, and every run asserts that no traceback reached the user.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import clean_env, gmtool_command
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -35,18 +34,6 @@ HOST_ARGS = ("--tables", "10", "--speed", "200", "--chaos", "0.2", "--seed", "s"
 KICKS_WANTED = 3
 
 
-def gmtool_command() -> list[str]:
-    """The installed console script next to this Python, else `python -m gmtool`."""
-    script = Path(sys.executable).with_name("gmtool")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without gmtool settings, plus `extra` (e.g. GMTOOL_USER)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_USER")}
-    env.update(extra)
-    return env
 
 
 class Gmtool:

@@ -17,20 +17,13 @@ from pathlib import Path
 import pytest
 
 from gmtool.house.demo import SHIPPED as PROFILES
+from helpers import query as _query
 
 OPERATOR = "boss"  # added by the conftest fixtures
 LIVE_ARGS = ("--tables", "10", "--speed", "10", "--chaos", "0.3", "--duration", "300",
              "--grace", "1")
 README = Path(__file__).resolve().parents[1] / "README.md"
 
-
-def _query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def _config(db: Path, config_id: str) -> dict:

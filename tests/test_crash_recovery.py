@@ -16,12 +16,12 @@ import random
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from gmtool.audit.chain import verify_balances, verify_event_chains, verify_gm_log
 from gmtool.store.db import connect
+from helpers import clean_env as shared_env, gmtool_command
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -33,16 +33,9 @@ HOST_ARGS = ("--tables", "8", "--speed", "100", "--chaos", "0.2")
 RECOVERED = re.compile(r"^recovered: (\d+) unfinished hand\(s\) voided.*: ([\d, ]+)$", re.M)
 
 
-def gmtool_command() -> list[str]:
-    """The installed console script next to this Python, else `python -m gmtool`."""
-    script = Path(sys.executable).with_name("gmtool")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
-
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
-    env.update(GMTOOL_USER="tester", PYTHONUNBUFFERED="1")
-    return env
+    return shared_env(GMTOOL_USER="tester", PYTHONUNBUFFERED="1")
 
 
 def gmtool(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from gmtool.store import ledger
 from gmtool.store.db import connect
+from helpers import gmtool_command
 
 SHIPPED = {"lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
            "video-showhand"}
@@ -20,11 +20,6 @@ DEMO_TIMEOUT_S = 90
 SUMMARY = re.compile(r"^tables: (\d+)\s+hands: (\d+) settled, (\d+) voided\s+coins in play: "
                      r"([\d,]+) held by (\d+) players$", re.M)
 
-
-def gmtool_command() -> list[str]:
-    """The installed console script next to this Python, else `python -m gmtool`."""
-    script = Path(sys.executable).with_name("gmtool")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
 
 
 def demo(cwd: Path, *args: str) -> subprocess.CompletedProcess:

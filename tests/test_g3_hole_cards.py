@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import query as _query
 
 HOST_ARGS = ("--tables", "7", "--speed", "3", "--chaos", "0.1", "--duration", "300",
              "--grace", "1")
@@ -42,14 +42,6 @@ class Running:
     def secret(self) -> frozenset[str]:
         return self.hole if self.game == "stud5" else self.hole | self.face_up
 
-
-def _query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def running_hands(db: Path) -> dict[int, Running]:

@@ -8,7 +8,6 @@ Every wait is bounded; a host still running when a test ends is killed.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -24,6 +23,7 @@ import pytest
 from gmtool.audit.chain import verify_balances, verify_event_chains
 from gmtool.store import gm
 from gmtool.store.db import connect
+from helpers import clean_env as shared_env, gmtool_command
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -34,16 +34,9 @@ CLI_TIMEOUT_S = 60
 HOST_EXIT_TIMEOUT_S = 40
 
 
-def gmtool_command() -> list[str]:
-    """The installed console script next to this Python, else `python -m gmtool`."""
-    script = Path(sys.executable).with_name("gmtool")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
-
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
-    env.update(GMTOOL_USER="tester", PYTHONUNBUFFERED="1")
-    return env
+    return shared_env(GMTOOL_USER="tester", PYTHONUNBUFFERED="1")
 
 
 def gmtool(*args: str | Path, expect: int = 0) -> subprocess.CompletedProcess:

@@ -10,22 +10,14 @@ never makes a balance negative. The GM log is hash-chained and audit verifies it
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import query as _query
 
 RULES = Path(__file__).resolve().parents[1] / "rules"
 OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures
 
-
-def _query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(db, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def _last_log(gm, db: Path) -> dict:

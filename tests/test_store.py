@@ -12,7 +12,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from gmtool.store import configs, hands as hand_store, ledger
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, StoreError, connect, resolve_path
 from gmtool.store.schema import APPEND_ONLY, KNOWN, SCHEMA_VERSION
+from helpers import clean_env as shared_env, gmtool_command
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -29,17 +29,9 @@ QQ = RULES / "qq-showhand.toml"
 CLI_TIMEOUT_S = 60
 
 
-def gmtool_command() -> list[str]:
-    """The installed console script next to this Python, else `python -m gmtool`."""
-    script = Path(sys.executable).with_name("gmtool")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
-
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
-    env["GMTOOL_USER"] = "tester"
-    env.update(extra)
-    return env
+    return shared_env(**{"GMTOOL_USER": "tester", **extra})
 
 
 def gmtool(*args: str | Path, cwd: Path | None = None, env: dict | None = None,

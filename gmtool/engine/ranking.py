@@ -20,6 +20,7 @@ from math import comb
 
 from gmtool.engine.cards import (SUIT_BITS, Card, Deck, HandError, card_count, category_words,
                                   hand_text, listing, outcome, with_article)
+from gmtool.engine.keyed import KeyedRanking
 
 
 class Category(StrEnum):
@@ -127,7 +128,7 @@ def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
         return None
 
 
-class Stud5Ranking:
+class Stud5Ranking(KeyedRanking):
     """Ranks 5-card hands of ``deck`` under a profile's category order and tie-break.
 
     Not a dataclass because it owns a lazily built look-up table; its settings
@@ -177,19 +178,6 @@ class Stud5Ranking:
         except (TypeError, ValueError, AttributeError, KeyError):
             self._check(cards, 5)
             raise
-
-    def category(self, cards: Sequence[Card]) -> str:
-        """The hand's category id, "one_pair"."""
-        return self.category_of_key(self.key(cards))
-
-    def category_of_key(self, key: int) -> str:
-        """The category id a key belongs to."""
-        return self._by_strength[key >> self._shift]
-
-    def compare(self, a: Sequence[Card], b: Sequence[Card]) -> int:
-        """1 when ``a`` beats ``b``, -1 when it loses, 0 for a tie."""
-        ka, kb = self.key(a), self.key(b)
-        return (ka > kb) - (ka < kb)
 
     def hand_keys(self) -> Iterator[int]:
         """The key of every 5-card hand of the deck (from the table when precomputed)."""

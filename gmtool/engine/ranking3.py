@@ -18,6 +18,7 @@ from math import comb
 
 from gmtool.engine.cards import (Card, Deck, HandError, card_count, category_words, hand_text,
                                  outcome, with_article)
+from gmtool.engine.keyed import KeyedRanking
 from gmtool.engine.ranking import RankingError, checked_categories, pack
 
 
@@ -37,7 +38,7 @@ _LABELS = {"trips": ("trips rank",), "pair": ("pair rank", "single card")}
 _CARDS = ("highest card", "second card", "third card")
 
 
-class ThreeCardRanking:
+class ThreeCardRanking(KeyedRanking):
     """Ranks 3-card hands of ``deck`` under a profile's category order (RULES H9).
 
     With ``low_ace_straight`` the top rank also plays below the lowest one, so A-2-3
@@ -75,19 +76,6 @@ class ThreeCardRanking:
         except (TypeError, ValueError, AttributeError, KeyError):
             self._check(cards)
             raise
-
-    def category(self, cards: Sequence[Card]) -> str:
-        """The hand's category id, "pair"."""
-        return self.category_of_key(self.key(cards))
-
-    def category_of_key(self, key: int) -> str:
-        """The category id a key belongs to."""
-        return self._by_strength[key >> self._shift]
-
-    def compare(self, a: Sequence[Card], b: Sequence[Card]) -> int:
-        """1 when ``a`` beats ``b``, -1 when it loses, 0 for equal hands."""
-        ka, kb = self.key(a), self.key(b)
-        return (ka > kb) - (ka < kb)
 
     def hand_keys(self) -> Iterator[int]:
         """The key of every 3-card hand of the deck, from the table."""
