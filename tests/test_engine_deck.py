@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gmtool.engine.cards import Deck
-from gmtool.engine.deck import ALGORITHM, SeedError, commitment, shuffle, uniform_below, verify
+from gmtool.engine.deck import (ALGORITHM, SeedError, _fisher_yates, commitment, shuffle,
+                                uniform_below, verify)
 
 DECK = Deck.showhand()
 KAT_SEED = b"gmtool-kat"
@@ -99,6 +100,23 @@ def test_rejection_sampling_discards_words_above_the_last_full_span() -> None:
     assert uniform_below(1, lambda: 123) == 0
     with pytest.raises(ValueError):
         uniform_below(0, lambda: 0)
+
+
+@given(seed=st.binary(min_size=1, max_size=16))
+def test_a_rejected_word_is_skipped_and_the_stream_runs_on_into_further_blocks(seed: bytes) -> None:
+    """Rejections are too rare to meet with a real deck (under 2**-25 a draw), so the
+    engine's Fisher-Yates runs here under limits that reject about half of all words:
+    it must skip exactly the words the docstring's rule skips, reading as many further
+    HMAC blocks as that takes."""
+    harsh = tuple((i, 2**31) for i in range(27, 0, -1))
+    words = outsider_words(seed)
+    expected = list(range(28))
+    for i, limit in harsh:
+        while (x := next(words)) >= limit:
+            pass
+        j = x % (i + 1)
+        expected[i], expected[j] = expected[j], expected[i]
+    assert _fisher_yates(list(range(28)), seed, harsh) == tuple(expected)
 
 
 def position_card_chi_square(shuffled, shuffles: int) -> tuple[float, float, float]:

@@ -105,14 +105,16 @@ class Card:
     rank_symbol: str
     suit_symbol: str
     mask: int = field(init=False, repr=False, compare=False)
+    text: str = field(init=False, repr=False, compare=False)  # "AS", as events record it
 
     def __post_init__(self) -> None:
         if self.rank < 0 or not 0 <= self.suit < 1 << SUIT_BITS:
             raise CardError(f"card indices out of range: rank {self.rank}, suit {self.suit}")
         object.__setattr__(self, "mask", 1 << (self.rank << SUIT_BITS | self.suit))
+        object.__setattr__(self, "text", self.rank_symbol + self.suit_symbol)
 
     def __str__(self) -> str:
-        return self.rank_symbol + self.suit_symbol
+        return self.text
 
     def __repr__(self) -> str:
         return f"Card({self}: rank={self.rank}, suit={self.suit})"

@@ -33,14 +33,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from collections.abc import Callable, Iterator, Sequence
-from itertools import count
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 ALGORITHM = "hmac-sha256-fy-v1"
 _DRAW_BYTES = 4
 _DRAW_SPAN = 1 << (8 * _DRAW_BYTES)
-_EIGHT_WORDS = struct.Struct(">8I")  # one 32-byte HMAC block as eight big-endian words
 
 T = TypeVar("T")
 
@@ -58,25 +57,51 @@ def shuffle(cards: Sequence[T], seed: bytes) -> tuple[T, ...]:
     """The deck order that ``seed`` determines (algorithm in the module docstring).
 
     ``cards`` must be in canonical order; the same seed always gives the same order.
+    The words a shuffle needs without rejections are derived in one go (4 HMAC blocks
+    for 28 cards); a rejection, which is rare (under 2**-25 a draw for decks of 52),
+    takes one more block.
     """
-    order = list(cards)
-    words = _words(_checked(seed))
-    for i in range(len(order) - 1, 0, -1):
-        bound = i + 1
-        limit = _DRAW_SPAN - _DRAW_SPAN % bound
-        word = next(words)
-        while word >= limit:  # rejection: no modulo bias (step 3)
-            word = next(words)
-        j = word % bound
+    return _fisher_yates(list(cards), _checked(seed), _draws(len(cards)))
+
+
+def _fisher_yates(order: list[T], seed: bytes, draws: Sequence[tuple[int, int]]
+                  ) -> tuple[T, ...]:
+    """Steps 2-4 with the (i, limit) of each draw given (tests pass harsher limits)."""
+    keyed = hmac.new(seed, digestmod="sha256")  # the key schedule once, copied per block
+    words = _block_words(keyed, 0, -(-len(draws) // 8))
+    at = 0
+    for i, limit in draws:
+        word = words[at]
+        at += 1
+        while word >= limit:  # reject: no modulo bias (step 3)
+            words += _block_words(keyed, len(words) // 8, 1)  # keeps a word for every draw
+            word = words[at]
+            at += 1
+        j = word % (i + 1)
         order[i], order[j] = order[j], order[i]
     return tuple(order)
 
 
-def _words(seed: bytes) -> Iterator[int]:
-    """The stream of step 2 as 32-bit words: each HMAC block gives eight (the same words,
-    in the same order, as `_WordStream`; this is the fast path the shuffle uses)."""
-    for counter in count():
-        yield from _EIGHT_WORDS.unpack(hmac.digest(seed, counter.to_bytes(8, "big"), "sha256"))
+@lru_cache(maxsize=16)
+def _draws(size: int) -> tuple[tuple[int, int], ...]:
+    """(i, limit) of each Fisher-Yates draw of a ``size``-card deck (steps 3 and 4)."""
+    return tuple((i, _DRAW_SPAN - _DRAW_SPAN % (i + 1)) for i in range(size - 1, 0, -1))
+
+
+def _block_words(keyed: hmac.HMAC, first: int, count: int) -> list[int]:
+    """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2);
+    ``keyed`` is an HMAC-SHA256 keyed with the seed and fed nothing yet."""
+    blocks = []
+    for counter in range(first, first + count):
+        block = keyed.copy()
+        block.update(counter.to_bytes(8, "big"))
+        blocks.append(block.digest())
+    return list(_words_struct(count).unpack(b"".join(blocks)))
+
+
+@lru_cache(maxsize=16)
+def _words_struct(blocks: int) -> struct.Struct:
+    return struct.Struct(f">{8 * blocks}I")
 
 
 def verify(seed: bytes, commitment_hex: str, cards: Sequence[T], dealt_order: Sequence[T]) -> bool:
@@ -102,24 +127,6 @@ def uniform_below(bound: int, next_word: Callable[[], int]) -> int:
         word = next_word()
         if word < limit:
             return word % bound
-
-
-class _WordStream:
-    """32-bit words of the seed's HMAC-SHA256 byte stream, in order (step 2)."""
-
-    __slots__ = ("_seed", "_counter", "_block", "_offset")
-
-    def __init__(self, seed: bytes) -> None:
-        self._seed, self._counter, self._block, self._offset = seed, 0, b"", 0
-
-    def next_word(self) -> int:
-        offset = self._offset
-        if offset + _DRAW_BYTES > len(self._block):  # a 32-byte block holds exactly 8 words
-            self._block = hmac.digest(self._seed, self._counter.to_bytes(8, "big"), "sha256")
-            self._counter += 1
-            offset = 0
-        self._offset = offset + _DRAW_BYTES
-        return int.from_bytes(self._block[offset:offset + _DRAW_BYTES], "big")
 
 
 def _checked(seed: bytes) -> bytes:

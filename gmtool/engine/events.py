@@ -8,7 +8,6 @@ so replay is: start the same hand, apply the inputs again, compare the events.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple
 
 # The engine's behaviour version, recorded in every hand_started event. Bump it whenever
@@ -24,6 +23,7 @@ INPUT_TYPES = frozenset(STUD5_VERBS + THREE_CARD_VERBS + HOST_VERBS)
 _VERBS = INPUT_TYPES | frozenset(TABLE_VERBS)
 _WITH_AMOUNT = frozenset({"bet", "raise", "follow"})
 AMOUNT_VERBS = _WITH_AMOUNT  # verbs whose action line carries an amount
+_TIMED_OR_AMOUNT = _WITH_AMOUNT | {"wait"}  # verbs whose event's "amount" is the input's
 
 
 class Event(NamedTuple):
@@ -53,9 +53,9 @@ class ActionSyntaxError(ValueError):
     """An action line that cannot be read ("ann bet", "ann dance")."""
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One input to a hand: `player verb [amount | target | seconds]`."""
+class Action(NamedTuple):
+    """One input to a hand: `player verb [amount | target | seconds]` (a named tuple:
+    immutable, and cheap, as replay makes one for every recorded input)."""
 
     verb: str
     player: str | None = None
@@ -101,9 +101,13 @@ class Action:
         """The input that produced `recorded`, or None for a derived event."""
         if recorded.type not in INPUT_TYPES or "cause" in recorded.fields:
             return None
-        f = recorded.fields
-        return cls(recorded.type, f.get("player"), f.get("amount") if recorded.type in
-                   _WITH_AMOUNT | {"wait"} else None, f.get("target"), f.get("reason"))
+        return cls.from_fields(recorded.type, recorded.fields)
+
+    @classmethod
+    def from_fields(cls, verb: str, f: Mapping[str, Any]) -> Action:
+        """The action an input event of type `verb` with fields `f` records."""
+        return cls(verb, f.get("player"), f.get("amount") if verb in _TIMED_OR_AMOUNT else None,
+                   f.get("target"), f.get("reason"))
 
     def __str__(self) -> str:
         parts = [self.player or "", self.verb] if self.verb != "wait" else ["wait"]

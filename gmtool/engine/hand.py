@@ -80,6 +80,7 @@ class PlayerState:
     coins: int  # at the start of the hand (for training rooms: the virtual stack)
     total: int = 0  # chips put into the pot this hand
     cards: list[Card] = field(default_factory=list)
+    showing: int = 0  # bitmask of the face-up cards (stud5), the key of showing-card lookups
     folded: bool = False
     connected: bool = True
     escaped: bool = False
@@ -134,6 +135,13 @@ class Hand(ABC):
     game = ""
     seat_rule = "S8"  # the rule an unseated player's action breaks
     verb_rule = "S13"  # the rule an action word of another game breaks
+    # verb -> (verify_<verb>, _do_<verb>) of the class, found once when the class is made
+    _inputs: dict[str, tuple] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._inputs = {name[4:]: (getattr(cls, "verify_" + name[4:]), getattr(cls, name))
+                       for name in dir(cls) if name.startswith("_do_")}
 
     def __init__(self, config: Mapping, seats: Sequence[Seat], source: CardSource) -> None:
         self.config = config
@@ -151,6 +159,7 @@ class Hand(ABC):
         self.events: list[Event] = []
         self.to_act: str | None = None
         self.settlement: Settlement | None = None
+        self.pot = 0  # every chip put in this hand: the sum of the players' totals
         self._live: list[PlayerState] | None = None
 
     # -- queries ----------------------------------------------------------------
@@ -159,10 +168,6 @@ class Hand(ABC):
     def is_over(self) -> bool:
         return self.settlement is not None
 
-    @property
-    def pot(self) -> int:
-        return sum(p.total for p in self.players.values())
-
     def live(self) -> list[PlayerState]:
         """Players still in the hand, in seat order (kept until someone folds: do not
         modify the list)."""
@@ -170,6 +175,11 @@ class Hand(ABC):
             self._live = [self.players[name] for name in self.order
                           if not self.players[name].folded]
         return self._live
+
+    def put_in(self, player: PlayerState, amount: int) -> None:
+        """Move `amount` of `player`'s chips into the pot (the one place totals grow)."""
+        player.total += amount
+        self.pot += amount
 
     def mark_folded(self, player: PlayerState) -> None:
         """Take a player out of the hand (the one place `folded` is set)."""
@@ -199,28 +209,30 @@ class Hand(ABC):
 
     def apply(self, action: Action) -> list[Event]:
         """Check `action` completely, then perform it; returns the events it caused."""
-        if self.is_over:
+        if self.settlement is not None:
             raise IllegalAction("S20", action.player, "the hand is already over")
-        handler = getattr(self, f"_do_{action.verb}", None)
-        if handler is None:
+        pair = self._inputs.get(action.verb)
+        if pair is None:
             raise IllegalAction(self.verb_rule, action.player, f"{action.verb!r} is not an "
                                 f"action of {self.game}")
-        if action.verb != "wait" and action.player not in self.players:
+        if action.player not in self.players and action.verb != "wait":
             raise IllegalAction(self.seat_rule, action.player, "is not seated at this table"
                                 if action.player else f"{action.verb!r} needs a player")
-        verify = getattr(self, f"verify_{action.verb}")
-        verify(action)
+        verify, handler = pair
+        verify(self, action)
         start = len(self.events)
-        handler(action)
+        handler(self, action)
         return self.events[start:]
 
     def can(self, action: Action) -> bool:
         """Whether `action` would be accepted now (for menus and bots)."""
-        if self.is_over or (action.verb != "wait" and action.player not in self.players):
+        pair = self._inputs.get(action.verb)
+        if pair is None or self.is_over or (action.verb != "wait"
+                                            and action.player not in self.players):
             return False
         try:
-            getattr(self, f"verify_{action.verb}")(action)
-        except (IllegalAction, AttributeError):
+            pair[0](self, action)
+        except IllegalAction:
             return False
         return True
 

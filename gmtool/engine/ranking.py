@@ -241,13 +241,15 @@ class Stud5Ranking(KeyedRanking):
             self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b)
 
     # ---- showing cards (S7) -------------------------------------------------------------
-    def showing_key(self, cards: Sequence[Card]) -> int:
+    def showing_key(self, cards: Sequence[Card], mask: int | None = None) -> int:
         """Strength of 1 to 4 face-up cards for who speaks first (RULES S7).
 
         Compare keys only between equal numbers of cards. Memoised by the cards' bitmask
-        (every street asks again for the same face-up cards).
+        (every street asks again for the same face-up cards); a caller that keeps the
+        mask of ``cards`` up to date may pass it.
         """
-        mask = _mask(cards)
+        if mask is None:
+            mask = _mask(cards)
         key = self._showing_keys.get(mask)
         if key is None:
             category, fields, card = self._showing_value(cards)
@@ -257,9 +259,10 @@ class Stud5Ranking(KeyedRanking):
             self._showing_keys[mask] = key
         return key
 
-    def describe_showing(self, cards: Sequence[Card]) -> str:
+    def describe_showing(self, cards: Sequence[Card], mask: int | None = None) -> str:
         """Face-up cards in words: "pair of kings with the king of spades"."""
-        mask = _mask(cards)
+        if mask is None:
+            mask = _mask(cards)
         text = self._showing_words.get(mask)
         if text is None:
             text = self._showing_words[mask] = self._describe_showing(cards)

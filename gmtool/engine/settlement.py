@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 
 class Result(StrEnum):
@@ -23,9 +23,8 @@ class Result(StrEnum):
     VOID = "void"
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One ledger row of a settlement."""
+class Entry(NamedTuple):
+    """One ledger row of a settlement (a named tuple: every hand makes a few)."""
 
     player: str
     delta: int

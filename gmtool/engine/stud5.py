@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 from gmtool.engine.cards import Card
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import ENGINE_VERSION, Action
+from gmtool.engine.events import ENGINE_VERSION, Action, Event
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
 from gmtool.engine.stud5_limits import Limits
@@ -61,7 +61,7 @@ class Stud5Hand(Hand):
                   banker=banker, training=self.training,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats])
         for player in self.players.values():
-            player.total = self.limits.ante
+            self.put_in(player, self.limits.ante)
             self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
         self.round_max = self.limits.ante
         self._next_street()
@@ -79,18 +79,27 @@ class Stud5Hand(Hand):
     def _next_street(self) -> None:
         self.street += 1
         dealt = []
+        draw, players = self.source.draw, self.players
+        turn = self.from_player(self.banker)
         # Deal 1 goes round the table twice (every hole card, then every first face-up
         # card), later deals once; cards leave the deck in the order the event lists them.
-        faces = ("down", "up") if self.street == 2 else ("up",)
-        for face in faces:
-            for name in self.from_player(self.banker):
-                card = self.source.draw(name)
-                self.players[name].cards.append(card)
-                dealt.append({"player": name, "card": str(card), "face": face})
+        if self.street == 2:
+            for name in turn:
+                card = draw(name)
+                players[name].cards.append(card)
+                dealt.append({"player": name, "card": card.text, "face": "down"})
+        for name in turn:
+            card = draw(name)
+            player = players[name]
+            player.cards.append(card)
+            player.showing |= card.mask
+            dealt.append({"player": name, "card": card.text, "face": "up"})
         self.emit("deal", street=self.street, cards=dealt, rule="S10")
         self.banker = self._best_showing()
+        speaker = players[self.banker]
         self.emit("first_speaker", street=self.street, player=self.banker,
-                  showing=self.ranking.describe_showing(self._showing(self.banker)), rule="S11")
+                  showing=self.ranking.describe_showing(speaker.cards[1:], speaker.showing),
+                  rule="S11")
         for player in self.live():
             player.acted = False
             player.raises = 0
@@ -100,15 +109,21 @@ class Stud5Hand(Hand):
         else:
             self._start_turn(self.banker)
 
-    def _showing(self, name: str) -> list[Card]:
-        return self.players[name].cards[1:]
-
     def _best_showing(self, exclude: str | None = None) -> str:
-        candidates = [p for p in self.from_player(self.banker) if p != exclude]
-        return max(candidates, key=lambda name: self.ranking.showing_key(self._showing(name)))
+        """The live player with the strongest face-up cards, the first of equals from the
+        banker counterclockwise (S11)."""
+        showing_key = self.ranking.showing_key
+        best, best_key = "", -1
+        for name in self.from_player(self.banker):
+            player = self.players[name]
+            key = showing_key(player.cards[1:], player.showing)
+            if key > best_key and name != exclude:
+                best, best_key = name, key
+        return best
 
     def _anyone_can_bet(self) -> bool:
-        return any(self.limits.max_total(self, p) > p.total for p in self.live())
+        top = self.limits.max_total(self)
+        return any(top > p.total for p in self.live())
 
     # -- legal actions (S13, S15, Q3, Q4, L9-L11) ------------------------------------------
 
@@ -159,7 +174,7 @@ class Stud5Hand(Hand):
 
     def _put_in(self, action: Action, amount: int, **extra) -> None:
         player = self.players[action.player]
-        player.total += amount
+        self.put_in(player, amount)
         player.acted = True
         player.action_elapsed = 0
         if player.total > self.round_max:
@@ -303,20 +318,18 @@ class Stud5Hand(Hand):
         settlement = Settlement(tuple(entries), results, score, winners, reason)
         self._settle(settlement, self._below_minimum(settlement))
 
-    def _below_minimum(self, settlement: Settlement):
+    def _below_minimum(self, settlement: Settlement) -> list[Event]:
         """S21/L7: players whose coins after the hand are below the minimum holding."""
-        from gmtool.engine.events import event
-
         if self.training:
             return []
         need = self.limits.min_holding
         out = []
-        for name in self.order:
-            after = self.players[name].coins + settlement.delta(name)
+        for entry in settlement.entries:  # one per player, in seat order
+            after = self.players[entry.player].coins + entry.delta
             if after < need:
-                fields = {"player": name, "coins": after, "min_holding": need,
+                fields = {"player": entry.player, "coins": after, "min_holding": need,
                           "rule": "L7" if self.limits.owner_ante else "S21"}
                 if self.limits.owner_ante:
                     fields["message"] = L7_MESSAGE
-                out.append(event("below_minimum", **fields))
+                out.append(Event("below_minimum", fields))
         return out

@@ -22,6 +22,8 @@ from gmtool.engine.hand import Legal, PlayerState
 if TYPE_CHECKING:
     from gmtool.engine.stud5 import Stud5Hand
 
+CHECK, FOLD = Legal("check"), Legal("fold")  # immutable: every legal list may share them
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -63,11 +65,12 @@ class Limits:
         """D-7: the smallest stack among players still in the hand, at the hand's start."""
         return hand.bound
 
-    def max_total(self, hand: Stud5Hand, player: PlayerState | None = None) -> int:
-        bound = self.stack_bound(hand)
+    def max_total(self, hand: Stud5Hand) -> int:
+        """The most a player's hand total may reach on this street (Q1/Q4 caps, D-7)."""
         if self.street_caps is not None:
-            bound = min(bound, self.street_caps[hand.street - 2])
-        return bound
+            cap = self.street_caps[hand.street - 2]
+            return cap if cap < hand.bound else hand.bound
+        return hand.bound
 
     def allin_total(self, hand: Stud5Hand) -> int:
         bound = self.stack_bound(hand)
@@ -89,27 +92,28 @@ class Limits:
     # -- what the player to act may do -------------------------------------------------
 
     def legal(self, hand: Stud5Hand, player: PlayerState) -> list[Legal]:
+        total = player.total
         if hand.allin_target is not None:  # S15: after an all-in, only call or fold
-            owed = hand.allin_target - player.total
-            return ([Legal("call", owed, owed)] if owed > 0 else []) + [Legal("fold")]
-        room = self.max_total(hand) - player.total
-        facing = hand.round_max - player.total
-        legal: list[Legal] = []
+            owed = hand.allin_target - total
+            return [Legal("call", owed, owed), FOLD] if owed > 0 else [FOLD]
+        room = self.max_total(hand) - total
+        facing = hand.round_max - total
+        unit = self.unit
         if facing == 0:
-            if not self.owner_ante:
-                legal.append(Legal("check"))
-            low = self.open_min if self.owner_ante else self.unit
-            low = min(low, room) if self.owner_ante else low
+            if self.owner_ante:
+                legal, low = [], min(self.open_min, room)
+            else:
+                legal, low = [CHECK], unit
             if room >= low > 0:
-                legal.append(Legal("bet", low, _top(low, room, self.unit), self.unit))
+                legal.append(Legal("bet", low, _top(low, room, unit), unit))
         else:
-            legal.append(Legal("call", facing, facing))
-            low = facing + self.unit
-            if self._may_raise(player) and room >= low:
-                legal.append(Legal("raise", low, _top(low, room, self.unit), self.unit))
-        legal.append(Legal("fold"))
+            legal = [Legal("call", facing, facing)]
+            low = facing + unit
+            if room >= low and self._may_raise(player):
+                legal.append(Legal("raise", low, _top(low, room, unit), unit))
+        legal.append(FOLD)
         if hand.street >= self.allin_from_street:
-            owed = self.allin_total(hand) - player.total
+            owed = self.allin_total(hand) - total
             if owed > 0:
                 legal.append(Legal("allin", owed, owed))
         return legal

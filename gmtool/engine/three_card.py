@@ -96,7 +96,7 @@ class ThreeCardHand(Hand):
                   training=self.training, max_rounds=self.max_rounds,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats], rule="H2")
         for player in self.players.values():
-            player.total = self.prices.ante
+            self.put_in(player, self.prices.ante)
             self.emit("ante", player=player.name, amount=self.prices.ante, rule="H3")
         first = self.next_live(banker)
         dealt = []
@@ -104,7 +104,7 @@ class ThreeCardHand(Hand):
             for name in self.from_player(first):
                 card = self.source.draw(name)
                 self.players[name].cards.append(card)
-                dealt.append({"player": name, "card": str(card), "face": "down"})
+                dealt.append({"player": name, "card": card.text, "face": "down"})
         self.emit("deal", cards=dealt, rule="H1")
         self.emit("first_speaker", player=first, rule="H2")
         self._start_turn(first)
@@ -192,7 +192,7 @@ class ThreeCardHand(Hand):
         player = self.players[action.player]
         previous = self.last_bet
         bet = Bet(action.amount, self.seen[player.name], player.name)
-        player.total += bet.amount
+        self.put_in(player, bet.amount)
         self.bets[player.name] = self.last_bet = bet
         self.emit("follow", player=player.name, amount=bet.amount, state=state_word(bet.seen),
                   previous=previous.as_json(),
@@ -235,7 +235,7 @@ class ThreeCardHand(Hand):
     def _do_buy(self, action: Action) -> None:
         buyer, target = self.players[action.player], self.players[action.target]
         price = self.buy_price(target.name)
-        buyer.total += price
+        self.put_in(buyer, price)
         self.emit("buy", player=buyer.name, target=target.name, amount=price,
                   target_bet=self.bets[target.name].amount, total=buyer.total, pot=self.pot,
                   rule="H7")
@@ -266,7 +266,7 @@ class ThreeCardHand(Hand):
         opener = self.players[action.player]
         opened = self.players[self._other(opener.name)]
         price = self.open_price(opener.name)
-        opener.total += price
+        self.put_in(opener, price)
         self.emit("open", player=opener.name, opened=opened.name, amount=price,
                   price=self.prices.open_words(self.seen[opener.name], self.bets[opened.name],
                                                self.seen[opened.name]),
