@@ -73,8 +73,18 @@ def _config(store: Store, config_id: str, cache: dict | None) -> dict:
     return cache[config_id]
 
 
-def replay_loaded(hand_row: dict, events: list[dict], config_of) -> ReplayResult:
-    """Replay from an already loaded hand row and its events (audit streams them)."""
+def decode_payloads(events: list[dict]) -> list | None:
+    """Every event's payload as a value, in one parse (None if one is not JSON at all)."""
+    try:
+        return json.loads("[" + ",".join(e["payload"] for e in events) + "]")
+    except ValueError:
+        return None
+
+
+def replay_loaded(hand_row: dict, events: list[dict], config_of,
+                  values: list | None = None) -> ReplayResult:
+    """Replay from an already loaded hand row and its events (audit streams them);
+    `values` are the events' decoded payloads when the caller has them already."""
     result = ReplayResult(hand_row["id"])
     if hand_row["outcome"] == "running":
         result.fail("running", "the hand has not ended: its seed is still secret")
@@ -105,9 +115,11 @@ def replay_loaded(hand_row: dict, events: list[dict], config_of) -> ReplayResult
     except SetupError as error:
         result.fail("replay", f"the hand cannot start again: {error}")
         return result
-    if not _engine_version_matches(events, result):
+    if values is None:
+        values = decode_payloads(events)
+    if not _engine_version_matches(events, values, result):
         return result
-    checked = _fast_compare(hand, events)
+    checked = _fast_compare(hand, events, values) if values is not None else None
     if checked is not None:
         result.events_checked = checked
     else:
@@ -115,12 +127,11 @@ def replay_loaded(hand_row: dict, events: list[dict], config_of) -> ReplayResult
     return result
 
 
-_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-
-
-def _engine_version_matches(events: list[dict], result: ReplayResult) -> bool:
+def _engine_version_matches(events: list[dict], values: list | None,
+                            result: ReplayResult) -> bool:
     if events and events[0]["type"] == "hand_started":
-        recorded = json.loads(events[0]["payload"]).get("engine")
+        started = values[0] if values is not None else json.loads(events[0]["payload"])
+        recorded = started.get("engine") if isinstance(started, dict) else None
         if recorded != ENGINE_VERSION:
             result.fail("engine_version", f"recorded by engine version {recorded}; this gmtool "
                         f"replays version {ENGINE_VERSION} (replay it with that release)")
@@ -128,28 +139,27 @@ def _engine_version_matches(events: list[dict], result: ReplayResult) -> bool:
     return True
 
 
-def _fast_compare(hand, events: list[dict]) -> int | None:
-    """Apply every recorded input in order, then compare all events in one encoding.
+def _fast_compare(hand, events: list[dict], values: list) -> int | None:
+    """Apply every recorded input in order, then compare all events at once.
 
-    Sound on its own: equal final lists mean the inputs reproduced the record exactly.
-    Returns the number of events checked, or None on any difference (the caller then
-    replays event by event to name the first divergence).
+    The comparison is of decoded values (the same types, keys, strings, numbers and
+    lists), which is what the engine's events mean; the bytes of each stored event are
+    pinned by its hash in the table's chain. Sound on its own: equal final lists mean
+    the inputs reproduced the record exactly. Returns the number of events checked, or
+    None on any difference (the caller then replays event by event, comparing canonical
+    JSON text, to name the first divergence).
     """
-    stored = [e for e in events if e["type"] not in _NOT_REPLAYED]
-    for item in stored:
-        if item["type"] not in INPUT_TYPES:
-            continue
-        action = Action.from_event(Event(item["type"], json.loads(item["payload"])))
-        if action is None:
+    stored = [(e["type"], fields) for e, fields in zip(events, values)
+              if e["type"] not in _NOT_REPLAYED]
+    for type_, fields in stored:
+        if type_ not in INPUT_TYPES or not isinstance(fields, dict) or "cause" in fields:
             continue
         try:
-            hand.apply(action)
+            hand.apply(Action.from_fields(type_, fields))
         except (IllegalAction, SetupError):
             return None
     mine = hand.events
-    if len(mine) != len(stored) or any(m.type != s["type"] for m, s in zip(mine, stored)):
-        return None
-    if _ENCODE([m.fields for m in mine]) != "[" + ",".join(s["payload"] for s in stored) + "]":
+    if len(mine) != len(stored) or mine != stored:
         return None
     return len(mine)
 

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from gmtool.audit.chain import (Problem, check_head, heads, verify_balances, verify_gm_log,
                                 verify_ledger_links)
-from gmtool.audit.replay import replay_loaded
+from gmtool.audit.replay import decode_payloads, replay_loaded
 from gmtool.canonical import ZERO_HASH
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
@@ -183,11 +183,14 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
     hand_id = hand["id"]
     if hand["outcome"] == "running":
         return  # still being played: its seed is secret; the chain check covered its events
-    result = replay_loaded(hand, events, config_of)
+    values = decode_payloads(events)
+    result = replay_loaded(hand, events, config_of, values)
     for problem in result.problems:
         report.add(problem)
-    settlement = next((json.loads(e["payload"]) for e in events if e["type"] == "settlement"),
-                      None)
+    if values is None:  # a payload that is not JSON: replay has reported it
+        values = [_loads_or_none(e["payload"]) for e in events]
+    settlement = next((value for e, value in zip(events, values)
+                       if e["type"] == "settlement" and isinstance(value, dict)), None)
     if hand["outcome"] == "voided":
         if ledger:
             report.add({"hand": hand_id, "kind": "ledger", "detail": "a voided hand moved coins"})
@@ -196,16 +199,28 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
         report.add({"hand": hand_id, "kind": "settlement", "detail": "a settled hand has no "
                     "settlement event"})
         return
-    total = sum(entry["delta"] for entry in settlement["entries"])
+    try:
+        entries = [(e["player"], e["delta"], e["reason"]) for e in settlement["entries"]]
+        total = sum(delta for _, delta, _ in entries)
+    except (KeyError, TypeError):
+        report.add({"hand": hand_id, "kind": "settlement", "detail": "the settlement event "
+                    "is malformed (entries of player, delta and reason expected)"})
+        return
     if total:
         report.add({"hand": hand_id, "kind": "zero_sum", "detail": f"the settlement sums to "
                     f"{total}, not 0"})
-    training = json.loads(events[0]["payload"]).get("training") \
-        if events[0]["type"] == "hand_started" else False
-    expected = Counter() if training else Counter(
-        (e["player"], e["delta"], e["reason"]) for e in settlement["entries"] if e["delta"])
+    training = values[0].get("training") \
+        if events[0]["type"] == "hand_started" and isinstance(values[0], dict) else False
+    expected = Counter() if training else Counter(e for e in entries if e[1])
     if Counter(ledger) != expected:
         missing = expected - Counter(ledger)
         extra = Counter(ledger) - expected
         report.add({"hand": hand_id, "kind": "ledger", "detail": "ledger rows differ from the "
                     f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}"})
+
+
+def _loads_or_none(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -34,7 +34,7 @@ def event_record(table_id: str, hand_id: int | None, seq: int, type_: str, paylo
             "payload": json.loads(payload), "at": at}
 
 
-_text = json.JSONEncoder(ensure_ascii=False).encode
+_text = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept (canonical)
 
 
 def event_hash(prev_hash: str, table_id: str, hand_id: int | None, seq: int, type_: str,
