@@ -26,7 +26,7 @@ from gmtool.store.hands import event_hash
 from gmtool.store.queries import hand_filter
 
 FETCH = 2000
-LEDGER_BATCH = 500
+LEDGER_BATCH = 100  # hands checked together: small enough that their rows are still in cache
 _HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
                  "commitment", "seed", "outcome")
 

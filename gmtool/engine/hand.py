@@ -154,6 +154,8 @@ class Hand(ABC):
             raise SetupError("S8" if self.game == "stud5" else "H1",
                              f"{len(seats)} players; a table seats 2 to {config['table']['seats']}")
         self.order = names  # counterclockwise seat order
+        # every seat's view of the table: itself, then the others counterclockwise
+        self._round_from = {name: names[i:] + names[:i] for i, name in enumerate(names)}
         self.players = {seat.name: PlayerState(seat.name, seat.coins) for seat in seats}
         self.source = source
         self.events: list[Event] = []
@@ -188,18 +190,16 @@ class Hand(ABC):
 
     def next_live(self, name: str) -> str:
         """The next player counterclockwise from `name` who has not folded."""
-        index = self.order.index(name)
-        for step in range(1, len(self.order) + 1):
-            candidate = self.order[(index + step) % len(self.order)]
-            if not self.players[candidate].folded:
+        players = self.players
+        for candidate in self._round_from[name][1:]:
+            if not players[candidate].folded:
                 return candidate
         return name
 
     def from_player(self, name: str) -> list[str]:
         """Live players counterclockwise starting at `name`."""
-        index = self.order.index(name)
-        turn = self.order[index:] + self.order[:index]
-        return [p for p in turn if not self.players[p].folded]
+        players = self.players
+        return [p for p in self._round_from[name] if not players[p].folded]
 
     @abstractmethod
     def legal_actions(self) -> list[Legal]:

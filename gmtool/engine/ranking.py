@@ -48,6 +48,7 @@ DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
 # Showing cards use this fixed order, not the profile's (RULES S7).
 SHOWING_ORDER = ("straight_flush", "four_of_a_kind", "flush", "straight",
                  "three_of_a_kind", "two_pair", "one_pair", "high_card")
+WORDS_LIMIT = 1 << 17  # hand descriptions kept at most (98,280 hands in 28 cards)
 TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
 _FIELDS = 6  # at most five rank fields and one suit field per key
 
@@ -116,6 +117,13 @@ _LABELS = {
 _Entry = tuple[str, tuple[int, ...], "int | None", int]
 
 
+_SHOWING_MEMOS: dict[tuple[Deck, bool], tuple[dict, dict, dict]] = {}
+
+
+def _rank_then_suit(card: Card) -> tuple[int, int]:
+    return card.rank, card.suit
+
+
 def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
     """A memo key for face-up cards: their bitmask and count (a repeated card keeps the
     count apart from the mask, so it is still checked); None when they are not cards."""
@@ -162,8 +170,11 @@ class Stud5Ranking(KeyedRanking):
         self._deck_mask = sum(card.mask for card in deck.cards)
         self._shapes: dict[tuple[int, ...], tuple[_Entry, _Entry | None]] = {}
         self._table: dict[int, int] | _DirectLookup | None = None
-        self._showing_keys: dict[tuple[int, int] | None, int] = {}
-        self._showing_words: dict[tuple[int, int] | None, str] = {}
+        self._words: dict[tuple[int, int] | None, str] = {}
+        # Face-up cards rank alike under every category order and tie-break (S7), so
+        # rankings of one deck share their memos of showing keys, words and rank shapes.
+        self._showing_keys, self._showing_words, self._showing_shapes = _SHOWING_MEMOS.setdefault(
+            (deck, self.wrap_straights), ({}, {}, {}))
 
     def key(self, cards: Sequence[Card]) -> int:
         """Strength of a complete hand: larger beats smaller, equal ties (S3, S6).
@@ -198,7 +209,20 @@ class Stud5Ranking(KeyedRanking):
 
     # ---- words ------------------------------------------------------------------------
     def describe(self, cards: Sequence[Card]) -> str:
-        """The hand in words, naming what decides ties: "pair of kings with the king of spades"."""
+        """The hand in words, naming what decides ties: "pair of kings with the king of spades".
+
+        Memoised by the hand's bitmask (showdowns and explanations ask again and again).
+        """
+        self.key(cards)  # validates the hand
+        mask = _mask(cards)
+        text = self._words.get(mask)
+        if text is None:
+            if len(self._words) >= WORDS_LIMIT:
+                self._words.clear()  # bounded memory on large decks
+            text = self._words[mask] = self._describe(cards)
+        return text
+
+    def _describe(self, cards: Sequence[Card]) -> str:
         category, fields, card = self._value(cards)
         name = self.deck.rank_name
         rts = self.tie_break is TieBreak.RANKS_THEN_SUIT
@@ -246,7 +270,7 @@ class Stud5Ranking(KeyedRanking):
 
         Compare keys only between equal numbers of cards. Memoised by the cards' bitmask
         (every street asks again for the same face-up cards); a caller that keeps the
-        mask of ``cards`` up to date may pass it.
+        mask of ``cards`` (different cards of this deck) up to date may pass it.
         """
         if mask is None:
             mask = _mask(cards)
@@ -363,28 +387,41 @@ class Stud5Ranking(KeyedRanking):
             raise HandError(f"showing cards are 1 to 4 face-up cards, got {card_count(cards)} "
                             "(RULES S7)")
         self._check(cards, len(cards))
-        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        ordered = sorted(cards, key=_rank_then_suit)
         r = tuple(c.rank for c in ordered)
+        shape = self._showing_shapes.get(r)
+        if shape is None:
+            shape = self._showing_shapes[r] = self._showing_shape(r)
+        plain, suited = shape
+        if suited is not None and len({c.suit for c in ordered}) == 1:
+            plain = suited
+        category, fields, pos = plain
+        return category, fields, ordered[pos]
+
+    def _showing_shape(self, r: tuple[int, ...]) -> tuple[tuple, tuple | None]:
+        """(category, fields, position of the deciding card) of face-up ranks ``r``
+        (ascending), in several suits and, when that differs, all in one suit."""
         groups = sorted(Counter(r).items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
         pattern = tuple(count for _, count in groups)
-        lead = ordered[r.index(groups[0][0])]
+        lead = r.index(groups[0][0])
+        suited = None
         if len(r) == 4 and pattern == (1, 1, 1, 1):
             top = 3 if r[3] - r[0] == 3 else (
                 2 if self.wrap_straights and r == (0, 1, 2, self._ranks - 1) else None)
-            flush = len({c.suit for c in ordered}) == 1
             if top is not None:
-                return ("straight_flush" if flush else "straight"), (r[top],), ordered[top]
-            if flush:
-                return "flush", r[::-1], ordered[3]
+                return ("straight", (r[top],), top), ("straight_flush", (r[top],), top)
+            suited = ("flush", r[::-1], 3)
         if pattern[0] == 4:
-            return "four_of_a_kind", (groups[0][0],), lead
-        if pattern[0] == 3:
-            return "three_of_a_kind", (groups[0][0],), lead
-        if pattern[:2] == (2, 2):
-            return "two_pair", (groups[0][0], groups[1][0]), lead
-        if pattern[0] == 2:
-            return "one_pair", (groups[0][0],), lead
-        return "high_card", (r[-1],), ordered[-1]  # kickers never count
+            plain = "four_of_a_kind", (groups[0][0],), lead
+        elif pattern[0] == 3:
+            plain = "three_of_a_kind", (groups[0][0],), lead
+        elif pattern[:2] == (2, 2):
+            plain = "two_pair", (groups[0][0], groups[1][0]), lead
+        elif pattern[0] == 2:
+            plain = "one_pair", (groups[0][0],), lead
+        else:
+            plain = "high_card", (r[-1],), len(r) - 1  # kickers never count
+        return plain, suited
 
     def _check(self, cards: Sequence[Card], size: int) -> None:
         """Raise HandError unless ``cards`` are ``size`` different cards of the deck."""

@@ -63,6 +63,7 @@ class ThreeCardRanking(KeyedRanking):
         self._strength = {name: len(self.categories) - i for i, name in enumerate(self.categories)}
         self._by_strength = {v: k for k, v in self._strength.items()}
         self._table: dict[int, int] | None = None
+        self._words: dict[int, str] = {}
 
     def key(self, cards: Sequence[Card]) -> int:
         """Strength of a hand: larger beats smaller, equal keys are equal hands (H9).
@@ -82,8 +83,19 @@ class ThreeCardRanking(KeyedRanking):
         yield from (self._table if self._table is not None else self._load()).values()
 
     def describe(self, cards: Sequence[Card]) -> str:
-        """The hand in words: "pair of kings with an ace", "three-high straight (ace low)"."""
-        self.key(cards)
+        """The hand in words: "pair of kings with an ace", "three-high straight (ace low)".
+
+        Memoised by the hand's bitmask (22,100 hands in 52 cards at most).
+        """
+        self.key(cards)  # validates the hand
+        a, b, c = cards
+        mask = a.mask | b.mask | c.mask
+        text = self._words.get(mask)
+        if text is None:
+            text = self._words[mask] = self._describe(cards)
+        return text
+
+    def _describe(self, cards: Sequence[Card]) -> str:
         category, fields = self._value(cards)
         names = [self._name(v) for v in fields]
         if category == "trips":

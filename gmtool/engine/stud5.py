@@ -136,11 +136,13 @@ class Stud5Hand(Hand):
         return self._legal_memo[1]
 
     def _legal(self, action: Action) -> Legal:
+        """The legal entry of `action`'s verb, or IllegalAction naming the rule."""
         player = self._require_turn(action)
+        verb = action.verb
         for legal in self.legal_actions():
-            if legal.verb == action.verb:
+            if legal.verb == verb:
                 return legal
-        raise IllegalAction(*self.limits.why_not(self, player, action.verb))
+        raise IllegalAction(*self.limits.why_not(self, player, verb))
 
     def _check_amount(self, action: Action) -> None:
         legal = self._legal(action)
@@ -154,23 +156,10 @@ class Stud5Hand(Hand):
                                 f"{legal.min_amount} to {legal.max_amount}{steps} "
                                 f"({self.limits.bound_words(self)})")
 
-    def verify_bet(self, action: Action) -> None:
-        self._check_amount(action)
-
-    def verify_raise(self, action: Action) -> None:
-        self._check_amount(action)
-
-    def verify_call(self, action: Action) -> None:
-        self._legal(action)
-
-    def verify_check(self, action: Action) -> None:
-        self._legal(action)
-
-    def verify_fold(self, action: Action) -> None:
-        self._legal(action)
-
-    def verify_allin(self, action: Action) -> None:
-        self._legal(action)
+    # The legal list is the whole check: an amount within its bounds for bet and raise,
+    # the verb being in it for the others.
+    verify_bet = verify_raise = _check_amount
+    verify_call = verify_check = verify_fold = verify_allin = _legal
 
     def _put_in(self, action: Action, amount: int, **extra) -> None:
         player = self.players[action.player]
@@ -216,7 +205,8 @@ class Stud5Hand(Hand):
 
     def _fold(self, player: PlayerState) -> None:
         self.mark_folded(player)
-        self.bound = min(p.coins for p in self.live())
+        if player.coins == self.bound:
+            self.bound = min(p.coins for p in self.live())
         if player.result is None:
             player.result = Result.LOSS
         was_to_act = self.to_act == player.name
@@ -227,10 +217,13 @@ class Stud5Hand(Hand):
 
     def _round_complete(self) -> bool:
         target = self.allin_target if self.allin_target is not None else self.round_max
-        return all(p.acted and p.total == target for p in self.live())
+        for player in self.live():
+            if not player.acted or player.total != target:
+                return False
+        return True
 
     def _advance(self, after: str | None = None) -> None:
-        if self.is_over:
+        if self.settlement is not None:
             return
         if self._round_complete():
             self._start_turn(None)

@@ -196,7 +196,7 @@ class ThreeCardHand(Hand):
         self.bets[player.name] = self.last_bet = bet
         self.emit("follow", player=player.name, amount=bet.amount, state=state_word(bet.seen),
                   previous=previous.as_json(),
-                  minimum=_whole(self.prices.minimum(previous, bet.seen)),
+                  minimum=self.prices.minimum_json(previous, bet.seen),
                   total=player.total, pot=self.pot, rule="H5")
         self._end_turn(player.name)
 
@@ -386,14 +386,10 @@ class ThreeCardHand(Hand):
         settlement = Settlement(tuple(entries), results, score, (winner,), reason)
         below = []
         if not self.training:
-            for name in self.order:
-                after = self.players[name].coins + settlement.delta(name)
+            for entry in entries:  # one per player, in seat order
+                after = self.players[entry.player].coins + entry.delta
                 if after < self.prices.min_holding:
-                    below.append(event("below_minimum", player=name, coins=after,
+                    below.append(event("below_minimum", player=entry.player, coins=after,
                                        min_holding=self.prices.min_holding, rule="S21"))
         self._settle(settlement, below)
 
-
-def _whole(value) -> int | str:
-    """A minimum as JSON: an int when whole, else "5/2"."""
-    return int(value) if value == int(value) else str(value)

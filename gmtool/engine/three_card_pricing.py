@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Mapping
 
 from gmtool.engine.errors import SetupError
@@ -84,15 +85,16 @@ class Prices:
 
     def minimum(self, previous: Bet, seen: bool) -> Fraction:
         """H5: the least a follow may be after `previous` (never more than the cap)."""
-        multiple = FOLLOW_TABLES[previous.seen, seen][1]
-        return min(multiple * previous.amount, Fraction(self.cap))
+        return _minimum(FOLLOW_TABLES[previous.seen, seen][1], previous.amount, self.cap)
+
+    def minimum_json(self, previous: Bet, seen: bool) -> int | str:
+        """`minimum` as events record it: an int when whole, else "5/2"."""
+        return _as_json(self.minimum(previous, seen))
 
     def follow_amounts(self, previous: Bet, seen: bool) -> tuple[int, ...]:
         """The amounts a blind or seen player may follow `previous` with (H3, H5)."""
-        multiple, cap = FOLLOW_TABLES[previous.seen, seen][1], self.cap
-        least = multiple.numerator * previous.amount  # compared in whole numbers: fast
-        return tuple(a for a in self.follows[previous.seen, seen]
-                     if a == cap or (a < cap and a * multiple.denominator >= least))
+        return _follow_amounts(self.follows[previous.seen, seen],
+                               FOLLOW_TABLES[previous.seen, seen][1], previous.amount, self.cap)
 
     def follow_words(self, previous: Bet, seen: bool) -> str:
         """Why the amounts are what they are, for refusals and explanations."""
@@ -121,3 +123,23 @@ class Prices:
         key = OPEN_KEYS[opener_seen, opened_seen]
         return (f"{key.replace('_', ' ')}: {self.open_cost[opener_seen, opened_seen]} x "
                 f"the opened player's current bet {opened_bet.amount}")
+
+
+# Pure functions of small hashable values, memoised: a hand asks the same few questions
+# again and again (the ante, the chips of the room), and Fraction arithmetic is slow.
+
+@lru_cache(maxsize=4096)
+def _minimum(multiple: Fraction, amount: int, cap: int) -> Fraction:
+    return min(multiple * amount, Fraction(cap))
+
+
+@lru_cache(maxsize=4096)
+def _as_json(value: Fraction) -> int | str:
+    return int(value) if value.denominator == 1 else str(value)
+
+
+@lru_cache(maxsize=4096)
+def _follow_amounts(table: tuple[int, ...], multiple: Fraction, amount: int, cap: int
+                    ) -> tuple[int, ...]:
+    least = multiple.numerator * amount  # compared in whole numbers
+    return tuple(a for a in table if a == cap or (a < cap and a * multiple.denominator >= least))

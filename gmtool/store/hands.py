@@ -35,6 +35,7 @@ def event_record(table_id: str, hand_id: int | None, seq: int, type_: str, paylo
 
 
 _text = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept (canonical)
+_sha256 = hashlib.sha256
 
 
 def event_hash(prev_hash: str, table_id: str, hand_id: int | None, seq: int, type_: str,
@@ -42,10 +43,10 @@ def event_hash(prev_hash: str, table_id: str, hand_id: int | None, seq: int, typ
     """`chain_hash(prev_hash, event_record(...))` without parsing and re-serialising the
     payload: it is already canonical JSON, so the record's canonical text (keys in sorted
     order: at, hand, payload, seq, table, type) is put together around it."""
-    hand = "null" if hand_id is None else str(hand_id)
-    text = (f'{{"at":{_text(at)},"hand":{hand},"payload":{payload},"seq":{seq},'
-            f'"table":{_text(table_id)},"type":{_text(type_)}}}')
-    return hashlib.sha256((prev_hash + text).encode("utf-8")).hexdigest()
+    hand = "null" if hand_id is None else hand_id
+    return _sha256(f'{prev_hash}{{"at":{_text(at)},"hand":{hand},"payload":{payload},'
+                   f'"seq":{seq},"table":{_text(table_id)},"type":{_text(type_)}}}'
+                   .encode()).hexdigest()
 
 
 class TableLog:
