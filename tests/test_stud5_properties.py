@@ -87,6 +87,11 @@ class RecordingSource(DeckSource):
         self.drawn.append(card)
         return card
 
+    def deal(self, players):
+        cards = super().deal(players)
+        self.drawn.extend(cards)
+        return cards
+
 
 @dataclass(frozen=True)
 class Setup:

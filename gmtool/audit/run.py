@@ -22,11 +22,11 @@ from gmtool.audit.replay import decode_payloads, replay_loaded
 from gmtool.canonical import ZERO_HASH
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
-from gmtool.store.hands import event_hash
+from gmtool.store.hands import event_hasher
 from gmtool.store.queries import hand_filter
 
 FETCH = 2000
-LEDGER_BATCH = 100  # hands checked together: small enough that their rows are still in cache
+PROGRESS_EVERY = 100  # hands between progress reports
 _HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
                  "commitment", "seed", "outcome")
 
@@ -72,7 +72,7 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
             store, "events:")))
     for table_id in tables:
         auditor.table(table_id, where, params)
-    auditor.flush()
+    auditor.done()
     for problem in verify_balances(store, player):
         auditor.report.add(problem)
     for problem in verify_gm_log(store):
@@ -88,7 +88,7 @@ class _Auditor:
         self.progress = progress
         self.report = AuditReport()
         self.configs: dict[str, dict] = {}
-        self.pending: list[tuple[dict, list[dict]]] = []  # hands waiting for their ledger rows
+        self.ledger = _ByHand(iter(()))  # the current table's ledger rows, in hand order
         self.heads = heads(store, "events:")
 
     def config_of(self, config_id: str) -> dict:
@@ -102,6 +102,10 @@ class _Auditor:
         hands = _stream(self.store, f"SELECT {', '.join(_HAND_COLUMNS)}, {scope} FROM hands "
                         "WHERE table_id = ? ORDER BY id", [*params, table_id])
         next_hand = next(hands, None)
+        self.ledger = _ByHand(_stream(self.store, "SELECT l.hand_id, l.player, l.delta, "
+                                      "l.reason FROM hands h JOIN ledger l ON l.hand_id = h.id "
+                                      "WHERE h.table_id = ? ORDER BY h.id", [table_id]))
+        hash_of = event_hasher(table_id)
         seq, head, current, events = 0, ZERO_HASH, None, []
         for hand_id, row_seq, type_, payload, at, prev, digest in _stream(
                 self.store, "SELECT hand_id, seq, type, payload, created_at, prev_hash, hash "
@@ -114,7 +118,7 @@ class _Auditor:
             if prev != head:
                 self._chain("chain_link", "does not follow the event before it (deleted, "
                             "inserted or reordered)", table_id, row_seq, hand_id)
-            if event_hash(prev, table_id, hand_id, row_seq, type_, payload, at) != digest:
+            if hash_of(prev, hand_id, row_seq, type_, payload, at) != digest:
                 self._chain("event_hash", f"({type_}): content does not match its hash "
                             "(edited)", table_id, row_seq, hand_id)
             head = digest
@@ -149,33 +153,40 @@ class _Auditor:
         return next_hand
 
     def _queue(self, row: tuple, events: list[dict]) -> None:
+        """Check a hand now, while its rows are fresh (hands come in id order)."""
         if not row[-1]:
             return  # outside the selection: its chain was checked, the hand is not
         hand = dict(zip(_HAND_COLUMNS, row))
-        if not events:
+        ledger = self.ledger.take(hand["id"])
+        if events:
+            _check_hand(self.report, hand, events, ledger, self.config_of)
+        else:
             self.report.add({"hand": hand["id"], "kind": "events_missing",
                              "detail": "the hand has no events"})
-        self.pending.append((hand, events))
-        if len(self.pending) >= LEDGER_BATCH:
-            self.flush()
+        self.report.hands_checked += 1
+        if self.progress and self.report.hands_checked % PROGRESS_EVERY == 0:
+            self.progress(self.report.hands_checked)
 
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        ids = [hand["id"] for hand, _ in self.pending]
-        ledger: dict[int, list[tuple]] = {}
-        for hand_id, player, delta, reason in self.store.conn.execute(
-                f"SELECT hand_id, player, delta, reason FROM ledger WHERE hand_id IN "
-                f"({','.join('?' * len(ids))})", ids):
-            ledger.setdefault(hand_id, []).append((player, delta, reason))
-        for hand, events in self.pending:
-            if events:
-                _check_hand(self.report, hand, events, ledger.get(hand["id"], []),
-                            self.config_of)
-            self.report.hands_checked += 1
-        self.pending = []
+    def done(self) -> None:
         if self.progress:
             self.progress(self.report.hands_checked)
+
+
+class _ByHand:
+    """Rows (hand_id, ...) sorted by hand id, handed out hand by hand."""
+
+    def __init__(self, rows: Iterator[tuple]) -> None:
+        self._rows = rows
+        self._next = next(rows, None)
+
+    def take(self, hand_id: int) -> list[tuple]:
+        """The rest of each row of `hand_id`; rows of earlier hands are skipped."""
+        out = []
+        while self._next is not None and self._next[0] <= hand_id:
+            if self._next[0] == hand_id:
+                out.append(self._next[1:])
+            self._next = next(self._rows, None)
+        return out
 
 
 def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: list[tuple],

@@ -26,8 +26,7 @@ from gmtool.engine.events import AMOUNT_VERBS, Action, Event
 from gmtool.engine.settlement import Result, Settlement
 
 
-@dataclass(frozen=True, slots=True)
-class Seat:
+class Seat(NamedTuple):
     """A player sitting down for a hand, with the coins they hold at its start."""
 
     name: str
@@ -94,6 +93,9 @@ class PlayerState:
 class CardSource(Protocol):
     def draw(self, player: str) -> Card: ...
 
+    def deal(self, players: Sequence[str]) -> list[Card]:
+        """One card for each of `players`, in that order (a round of dealing)."""
+
 
 class DeckSource:
     """Cards from a shuffled deck, in dealing order."""
@@ -108,6 +110,13 @@ class DeckSource:
         card = self._cards[self._next]
         self._next += 1
         return card
+
+    def deal(self, players: Sequence[str]) -> list[Card]:
+        start, end = self._next, self._next + len(players)
+        if end > len(self._cards):
+            raise SetupError("S1", "the deck ran out of cards")
+        self._next = end
+        return self._cards[start:end]
 
 
 class FixedSource:
@@ -127,6 +136,9 @@ class FixedSource:
         if not hand:
             raise SetupError("S10", f"no card left to deal to {player}")
         return hand.pop(0)
+
+    def deal(self, players: Sequence[str]) -> list[Card]:
+        return [self.draw(player) for player in players]
 
 
 class Hand(ABC):

@@ -79,17 +79,15 @@ class Stud5Hand(Hand):
     def _next_street(self) -> None:
         self.street += 1
         dealt = []
-        draw, players = self.source.draw, self.players
+        players = self.players
         turn = self.from_player(self.banker)
         # Deal 1 goes round the table twice (every hole card, then every first face-up
         # card), later deals once; cards leave the deck in the order the event lists them.
         if self.street == 2:
-            for name in turn:
-                card = draw(name)
+            for name, card in zip(turn, self.source.deal(turn)):
                 players[name].cards.append(card)
                 dealt.append({"player": name, "card": card.text, "face": "down"})
-        for name in turn:
-            card = draw(name)
+        for name, card in zip(turn, self.source.deal(turn)):
             player = players[name]
             player.cards.append(card)
             player.showing |= card.mask

@@ -100,9 +100,9 @@ class ThreeCardHand(Hand):
             self.emit("ante", player=player.name, amount=self.prices.ante, rule="H3")
         first = self.next_live(banker)
         dealt = []
+        turn = self.from_player(first)
         for _ in range(CARDS_EACH):
-            for name in self.from_player(first):
-                card = self.source.draw(name)
+            for name, card in zip(turn, self.source.deal(turn)):
                 self.players[name].cards.append(card)
                 dealt.append({"player": name, "card": card.text, "face": "down"})
         self.emit("deal", cards=dealt, rule="H1")

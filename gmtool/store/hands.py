@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.store import ledger
@@ -43,10 +43,21 @@ def event_hash(prev_hash: str, table_id: str, hand_id: int | None, seq: int, typ
     """`chain_hash(prev_hash, event_record(...))` without parsing and re-serialising the
     payload: it is already canonical JSON, so the record's canonical text (keys in sorted
     order: at, hand, payload, seq, table, type) is put together around it."""
-    hand = "null" if hand_id is None else hand_id
-    return _sha256(f'{prev_hash}{{"at":{_text(at)},"hand":{hand},"payload":{payload},'
-                   f'"seq":{seq},"table":{_text(table_id)},"type":{_text(type_)}}}'
-                   .encode()).hexdigest()
+    return event_hasher(table_id)(prev_hash, hand_id, seq, type_, payload, at)
+
+
+def event_hasher(table_id: str) -> Callable[[str, int | None, int, str, str, str], str]:
+    """`event_hash` for the events of one table, with the table's part encoded once:
+    `hasher(prev_hash, hand_id, seq, type_, payload, at)`."""
+    table = f',"table":{_text(table_id)},"type":'
+
+    def event_hash_of_table(prev_hash: str, hand_id: int | None, seq: int, type_: str,
+                            payload: str, at: str) -> str:
+        hand = "null" if hand_id is None else hand_id
+        return _sha256(f'{prev_hash}{{"at":{_text(at)},"hand":{hand},"payload":{payload},'
+                       f'"seq":{seq}{table}{_text(type_)}}}'.encode()).hexdigest()
+
+    return event_hash_of_table
 
 
 class TableLog:
@@ -55,6 +66,7 @@ class TableLog:
     def __init__(self, store: Store, table_id: str) -> None:
         self.store = store
         self.table_id = table_id
+        self._hash = event_hasher(table_id)
         row = store.one("SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC "
                         "LIMIT 1", (table_id,))
         self.seq, self.head = (row["seq"], row["hash"]) if row else (0, ZERO_HASH)
@@ -67,8 +79,7 @@ class TableLog:
             fields = {k: v for k, v in item.items() if k != "type"}
             payload = canonical_json(fields)
             self.seq += 1
-            digest = event_hash(self.head, self.table_id, hand_id, self.seq, item["type"],
-                                payload, at)
+            digest = self._hash(self.head, hand_id, self.seq, item["type"], payload, at)
             out.append((self.table_id, hand_id, self.seq, item["type"], payload, at,
                         self.head, digest))
             self.head = digest
