@@ -25,7 +25,6 @@ from gmtool.store.db import Store
 from gmtool.store.hands import event_hasher
 from gmtool.store.queries import hand_filter
 
-FETCH = 2000
 PROGRESS_EVERY = 100  # hands between progress reports
 _HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
                  "commitment", "seed", "outcome")
@@ -49,11 +48,10 @@ def count_hands(store: Store, since=None, until=None, table=None, player=None) -
 
 
 def _stream(store: Store, sql: str, params: list) -> Iterator[tuple]:
+    """The rows of a query, one at a time as SQLite steps through them (never all at once)."""
     cursor = store.conn.cursor()
     cursor.row_factory = None  # plain tuples: the scan touches millions of rows
-    cursor.execute(sql, params)
-    while rows := cursor.fetchmany(FETCH):
-        yield from rows
+    return cursor.execute(sql, params)
 
 
 def run_audit(store: Store, since: str | None = None, until: str | None = None,
@@ -200,7 +198,7 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
         report.add(problem)
     if values is None:  # a payload that is not JSON: replay has reported it
         values = [_loads_or_none(e["payload"]) for e in events]
-    settlement = next((value for e, value in zip(events, values)
+    settlement = next((value for e, value in zip(reversed(events), reversed(values))
                        if e["type"] == "settlement" and isinstance(value, dict)), None)
     if hand["outcome"] == "voided":
         if ledger:
@@ -212,6 +210,8 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
         return
     try:
         entries = [(e["player"], e["delta"], e["reason"]) for e in settlement["entries"]]
+        if not all(type(p) is str and type(d) is int and type(r) is str for p, d, r in entries):
+            raise TypeError("entries of str, int, str expected")
         total = sum(delta for _, delta, _ in entries)
     except (KeyError, TypeError):
         report.add({"hand": hand_id, "kind": "settlement", "detail": "the settlement event "
@@ -222,10 +222,10 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
                     f"{total}, not 0"})
     training = values[0].get("training") \
         if events[0]["type"] == "hand_started" and isinstance(values[0], dict) else False
-    expected = Counter() if training else Counter(e for e in entries if e[1])
-    if Counter(ledger) != expected:
-        missing = expected - Counter(ledger)
-        extra = Counter(ledger) - expected
+    expected = [] if training else [e for e in entries if e[1]]
+    if ledger != expected and Counter(ledger) != Counter(expected):  # written in entry order
+        missing = Counter(expected) - Counter(ledger)
+        extra = Counter(ledger) - Counter(expected)
         report.add({"hand": hand_id, "kind": "ledger", "detail": "ledger rows differ from the "
                     f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}"})
 
