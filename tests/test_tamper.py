@@ -212,6 +212,22 @@ def delete_last_event_of_a_table(conn: sqlite3.Connection) -> Expect:
                                                 {"table": last["table_id"]}])
 
 
+def garble_settlement_and_rechain(conn: sqlite3.Connection) -> Expect:
+    """A settlement entry's delta becomes text and the chain is made whole again: audit
+    must report the hand, not stumble over the payload."""
+    hand = _target(conn)["hand_id"]
+    event = conn.execute("SELECT id, table_id, seq, payload FROM events WHERE hand_id = ? AND "
+                         "type = 'settlement'", (hand,)).fetchone()
+    fields = json.loads(event["payload"])
+    fields["entries"][0]["delta"] = str(fields["entries"][0]["delta"])
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET payload = ? WHERE id = ?", (canonical_json(fields),
+                                                                 event["id"]))
+    _rechain(conn, event["table_id"], event["seq"])
+    return Expect([{"hand": hand, "kind": "replay"}, {"hand": hand, "kind": "settlement"}],
+                  [{"hand": hand}])
+
+
 TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "event_amount": edit_event_amount,
     "event_amount_rechained": edit_event_amount_and_rechain,
@@ -226,6 +242,7 @@ TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "gm_log_last_row_deleted": delete_last_gm_log_row,
     "gm_log_last_row_deleted_head_rewound": delete_last_gm_log_row_and_rewind_head,
     "event_chain_tail_deleted": delete_last_event_of_a_table,
+    "settlement_garbled_rechained": garble_settlement_and_rechain,
 }
 
 
