@@ -93,7 +93,7 @@ class Stud5Hand(Hand):
             player.showing |= card.mask
             dealt.append({"player": name, "card": card.text, "face": "up"})
         self.emit("deal", street=self.street, cards=dealt, rule="S10")
-        self.banker = self._best_showing()
+        self.banker = self._best_showing(turn)
         speaker = players[self.banker]
         self.emit("first_speaker", street=self.street, player=self.banker,
                   showing=self.ranking.describe_showing(speaker.cards[1:], speaker.showing),
@@ -107,15 +107,15 @@ class Stud5Hand(Hand):
         else:
             self._start_turn(self.banker)
 
-    def _best_showing(self, exclude: str | None = None) -> str:
-        """The live player with the strongest face-up cards, the first of equals from the
-        banker counterclockwise (S11)."""
+    def _best_showing(self, candidates: list[str]) -> str:
+        """The candidate with the strongest face-up cards, the first of equals in the
+        order given (live players from the banker counterclockwise: S11)."""
         showing_key = self.ranking.showing_key
         best, best_key = "", -1
-        for name in self.from_player(self.banker):
+        for name in candidates:
             player = self.players[name]
             key = showing_key(player.cards[1:], player.showing)
-            if key > best_key and name != exclude:
+            if key > best_key:
                 best, best_key = name, key
         return best
 
@@ -252,7 +252,8 @@ class Stud5Hand(Hand):
             return
         banker = self.banker
         if banker == player.name:  # D-1: the best showing player left takes the banker's place
-            banker = self._best_showing(exclude=player.name)
+            banker = self._best_showing([name for name in self.from_player(banker)
+                                         if name != player.name])
             self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
         charge = min(self.pot, player.coins)  # D-9: never more than they held
         entries = [Entry(name, -charge if name == player.name else charge if name == banker
