@@ -3,6 +3,7 @@
     python benchmarks/audit.py                       # 20,000 and 100,000 hands (cached)
     python benchmarks/audit.py --sizes 20000 100000 --repeat 3
     python benchmarks/audit.py --profile             # cProfile of one audit: the hotspots
+    python benchmarks/audit.py --parts               # what each part of an audit costs
     python benchmarks/audit.py --check               # exit 1 below 7,000 audited hands/s
     python benchmarks/audit.py --rebuild             # build the databases again
 
@@ -325,6 +326,58 @@ def profile(path: Path, top: int) -> None:
         print("\n".join(text.getvalue().splitlines()[4:]))
 
 
+def parts(path: Path, repeat: int) -> None:
+    """Where an audit's time goes without a profiler's distortion: the audit is timed
+    (CPU time, best of `repeat`) with one more part taken away each time, in this
+    process (the parts are replaced by stand-ins here; gmtool is not changed), and each
+    part is the difference. The stand-ins make the audit wrong on purpose, so their
+    findings are not counted."""
+    import gmtool.audit.replay as replay
+    import gmtool.audit.run as audit_run
+    from gmtool.store.db import connect
+
+    def cost() -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            with connect(path) as store:
+                start = time.process_time()
+                report = audit_run.run_audit(store)
+                best = min(best, time.process_time() - start)
+        return best * 1e6 / report.hands_checked
+
+    steps = [
+        ("engine: the recorded inputs applied, and the comparison",
+         lambda: setattr(replay, "_fast_compare", lambda hand, events, values: len(events))),
+        ("engine: start_hand (the hand's set-up and first deal)",
+         lambda: setattr(replay, "start_hand", lambda *args, **kwargs: None)),
+        ("engine: the shuffle", lambda: setattr(replay, "seeded_source", lambda *args: None)),
+        ("replay's own work (commitment, seats, config)",
+         lambda: setattr(audit_run, "replay_loaded",
+                         lambda hand, *args, **kwargs: replay.ReplayResult(hand["id"]))),
+        ("decoding the payloads, settlement and ledger checks",
+         lambda: setattr(audit_run, "_check_hand", lambda *args: None)),
+    ]
+    saved = {(module, name): getattr(module, name) for module, name in [
+        (replay, "_fast_compare"), (replay, "start_hand"), (replay, "seeded_source"),
+        (audit_run, "replay_loaded"), (audit_run, "_check_hand")]}
+    try:
+        whole = before = cost()
+        print(f"\n== where the audit of {path.name} spends its time (CPU µs a hand, best of "
+              f"{repeat}) ==\n")
+        print("| part | µs | share |\n|---|---:|---:|")
+        for name, take_away in steps:
+            take_away()
+            after = cost()
+            print(f"| {name} | {before - after:.0f} | {(before - after) / whole:.0%} |")
+            before = after
+        print(f"| the chain pass: SQLite rows, `event_hash` of every event, hand rows, ledger "
+              f"stream | {before:.0f} | {before / whole:.0%} |")
+        print(f"| **whole audit** | **{whole:.0f}** | |")
+    finally:
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
+
+
 # -- report --------------------------------------------------------------------------------
 
 def machine() -> str:
@@ -378,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile one audit of the "
                         "smallest size and print the hotspots.")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--parts", action="store_true", help="Time one audit with each part "
+                        "taken away in turn: what each part costs, µs a hand.")
     parser.add_argument("--check", action="store_true", help="Exit 1 if the target is missed.")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -390,6 +445,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = [database(args.cache, size) for size in sizes]
     if args.profile:
         profile(paths[0], args.top)
+        return 0
+    if args.parts:
+        parts(paths[0], args.repeat)
         return 0
     results = []
     for path in paths:
