@@ -48,7 +48,7 @@ DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
 # Showing cards use this fixed order, not the profile's (RULES S7).
 SHOWING_ORDER = ("straight_flush", "four_of_a_kind", "flush", "straight",
                  "three_of_a_kind", "two_pair", "one_pair", "high_card")
-WORDS_LIMIT = 1 << 17  # hand descriptions kept at most (98,280 hands in 28 cards)
+WORDS_LIMIT = 1 << 17  # memo entries kept at most (28 cards: 98,280 hands, 24,157 showings)
 TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
 _FIELDS = 6  # at most five rank fields and one suit field per key
 
@@ -280,6 +280,8 @@ class Stud5Ranking(KeyedRanking):
             strength = len(SHOWING_ORDER) - SHOWING_ORDER.index(category)
             suit = self._suits - 1 - card.suit
             key = (strength << self._shift) | pack(fields, self._width) << self._width | suit
+            if len(self._showing_keys) >= WORDS_LIMIT:
+                self._showing_keys.clear()  # bounded memory on large decks (52 cards: 292,825)
             self._showing_keys[mask] = key
         return key
 
@@ -289,6 +291,8 @@ class Stud5Ranking(KeyedRanking):
             mask = _mask(cards)
         text = self._showing_words.get(mask)
         if text is None:
+            if len(self._showing_words) >= WORDS_LIMIT:
+                self._showing_words.clear()
             text = self._showing_words[mask] = self._describe_showing(cards)
         return text
 
