@@ -228,6 +228,19 @@ def garble_settlement_and_rechain(conn: sqlite3.Connection) -> Expect:
                   [{"hand": hand}])
 
 
+def garble_amount_and_rechain(conn: sqlite3.Connection) -> Expect:
+    """A bet's amount becomes text and the chain is made whole again: the engine refuses
+    the recorded input, and audit says so instead of stumbling over it."""
+    event = _target(conn)
+    fields = json.loads(event["payload"])
+    fields["amount"] = str(fields["amount"])
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET payload = ? WHERE id = ?", (canonical_json(fields),
+                                                                 event["id"]))
+    _rechain(conn, event["table_id"], event["seq"])
+    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+
+
 TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "event_amount": edit_event_amount,
     "event_amount_rechained": edit_event_amount_and_rechain,
@@ -243,6 +256,7 @@ TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "gm_log_last_row_deleted_head_rewound": delete_last_gm_log_row_and_rewind_head,
     "event_chain_tail_deleted": delete_last_event_of_a_table,
     "settlement_garbled_rechained": garble_settlement_and_rechain,
+    "amount_garbled_rechained": garble_amount_and_rechain,
 }
 
 

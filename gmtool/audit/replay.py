@@ -22,6 +22,9 @@ from gmtool.store.configs import load_config
 from gmtool.store.db import Store, StoreError
 
 _NOT_REPLAYED = {"hand_voided"}  # written by the host, not the engine
+# What a recorded input may meet in the engine: a rule it breaks, or (edited into the
+# store) a value of the wrong type, such as an amount written as text or a list.
+_REFUSED = (IllegalAction, SetupError, TypeError)
 
 
 @dataclass
@@ -156,7 +159,7 @@ def _fast_compare(hand, events: list[dict], values: list) -> int | None:
             continue
         try:
             hand.apply(Action.from_fields(type_, fields))
-        except (IllegalAction, SetupError):
+        except _REFUSED:
             return None
     mine = hand.events
     if len(mine) != len(stored) or mine != stored:
@@ -178,7 +181,7 @@ def _compare(hand, events: list[dict], result: ReplayResult) -> None:
                 return
             try:
                 hand.apply(action)
-            except (IllegalAction, SetupError) as error:
+            except _REFUSED as error:
                 result.fail("replay", f"event {stored['seq']}: the recorded {action} is "
                             f"refused by the engine: {error}", stored["seq"])
                 return

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from gmtool.engine.cards import Card
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import ENGINE_VERSION, Action, Event
