@@ -12,7 +12,7 @@ from typing import Iterator
 from gmtool.canonical import ZERO_HASH, chain_hash
 from gmtool.store.db import Store
 from gmtool.store.gm import gm_record
-from gmtool.store.hands import event_hash
+from gmtool.store.hands import event_hasher
 
 BATCH = 5000
 
@@ -60,6 +60,7 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
             if current is not None:
                 yield from check_head(current, expected_seq - 1, head, recorded.pop(current, None))
             current, expected_seq, head = row["table_id"], 1, ZERO_HASH
+            hash_of = event_hasher(current)
         where_at = f"table {current} event {row['seq']}"
         if row["seq"] != expected_seq:
             yield Problem("chain_gap", f"{where_at}: expected event {expected_seq} (an event "
@@ -67,8 +68,8 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
         if row["prev_hash"] != head:
             yield Problem("chain_link", f"{where_at}: does not follow the event before it "
                           "(deleted, inserted or reordered)", hand=row["hand_id"], table=current)
-        digest = event_hash(row["prev_hash"], row["table_id"], row["hand_id"], row["seq"],
-                            row["type"], row["payload"], row["created_at"])
+        digest = hash_of(row["prev_hash"], row["hand_id"], row["seq"], row["type"],
+                         row["payload"], row["created_at"])
         if digest != row["hash"]:
             yield Problem("event_hash", f"{where_at} ({row['type']}): content does not match "
                           "its hash (edited)", hand=row["hand_id"], table=current)

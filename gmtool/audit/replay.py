@@ -162,7 +162,7 @@ def _fast_compare(hand, events: list[dict], values: list) -> int | None:
         except _REFUSED:
             return None
     mine = hand.events
-    if len(mine) != len(stored) or mine != stored:
+    if mine != stored:  # Event tuples against (type, fields) tuples
         return None
     return len(mine)
 

@@ -30,9 +30,6 @@ class Entry(NamedTuple):
     delta: int
     reason: str
 
-    def as_json(self) -> dict:
-        return {"player": self.player, "delta": self.delta, "reason": self.reason}
-
 
 @dataclass(frozen=True)
 class Settlement:

@@ -117,24 +117,24 @@ def _list(data: dict, key: str, path: Path, required: bool = True) -> list:
 
 
 def scenario_files(paths: list[str]) -> list[Path]:
-    """Scenario files under the given files and folders (profiles are left out)."""
-    found: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            candidates = sorted(path.rglob("*.toml"))
-        elif path.is_file():
-            candidates = [path]
-        else:
-            raise ScenarioError(f"no such file or folder: {name}")
-        found.extend(p for p in candidates if _is_scenario(p) or path.is_file())
-    return found
+    """Scenario files under the given files and folders (profiles are left out); a file
+    named on its own is always taken."""
+    from gmtool.rules.validate import ProfileFileError, candidate_files
+
+    named = {Path(name) for name in paths}
+    try:
+        found = candidate_files(paths)
+    except ProfileFileError as error:
+        raise ScenarioError(str(error)) from None
+    return [path for path in found if path in named or _is_scenario(path)]
 
 
 def _is_scenario(path: Path) -> bool:
     """A scenario names its profile as a string; a file that cannot be read at all is kept,
     so `rules test` reports it as a failure instead of skipping it silently."""
+    from gmtool.rules.validate import is_scenario_data
+
     try:
-        return isinstance(tomllib.loads(path.read_text(encoding="utf-8")).get("profile"), str)
+        return is_scenario_data(tomllib.loads(path.read_text(encoding="utf-8")))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
         return True
