@@ -261,7 +261,7 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(deployed_db: Path, 
     else:
         pytest.fail("no kick landed between hands in 6 tries")
     kicked_at = _query(db, "SELECT MAX(acked_at) FROM gm_commands")[0][0]
-    time.sleep(1.0)
+    # the snapshot published with the kick, before its acknowledgement, shows the seat free
     assert player not in gm.json("tables", "show", table_id, "--db", db, "--json")["seated"]
     next_hand = host.wait_until(lambda: _query(
         db, "SELECT seats FROM hands WHERE table_id = ? AND started_at > ? ORDER BY id LIMIT 1",

@@ -38,9 +38,13 @@ class OwnerAnteTable(HostedTable):
     def apply(self, action: Action):
         if action.verb == "start" and self.state.phase != "playing":
             self._sync_coins()  # a hand may start now: it must see today's balances
-        settlement = super().apply(action)
+        return super().apply(action)
+
+    def publish(self) -> None:
+        """As HostedTable.publish, with the seats brought up to date first: a kick or a
+        leave between hands frees the seat in the very snapshot that follows it."""
         self.sync_seats()
-        return settlement
+        super().publish()
 
     def _sync_coins(self) -> None:
         """Between hands, the table's coins follow the store (GM adjustments included)."""
