@@ -241,6 +241,44 @@ def garble_amount_and_rechain(conn: sqlite3.Connection) -> Expect:
     return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
 
 
+def payload_not_json_and_rechain(conn: sqlite3.Connection) -> Expect:
+    """A bet's payload is overwritten with text that is not JSON, the chain made whole:
+    replay reports the hand (the engine's own event differs from it) and goes on."""
+    event = _target(conn)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET payload = ? WHERE id = ?", ("{not json", event["id"]))
+    _rechain_raw(conn, event["table_id"], event["seq"])
+    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+
+
+def input_payload_a_list_and_rechain(conn: sqlite3.Connection) -> Expect:
+    """A bet's payload becomes a JSON list (not the object an input is), chain made whole."""
+    event = _target(conn)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET payload = ? WHERE id = ?", ("[1,2]", event["id"]))
+    _rechain(conn, event["table_id"], event["seq"])
+    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+
+
+def _rechain_raw(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
+    """`_rechain` for payloads that are not JSON: the record's text put together around
+    the payload as stored, as the store's own hasher does."""
+    from gmtool.store.hands import event_hasher
+
+    hash_of = event_hasher(table_id)
+    rows = conn.execute("SELECT id, hand_id, seq, type, payload, created_at, prev_hash FROM "
+                        "events WHERE table_id = ? AND seq >= ? ORDER BY seq",
+                        (table_id, from_seq)).fetchall()
+    head = rows[0]["prev_hash"]
+    for row in rows:
+        digest = hash_of(head, row["hand_id"], row["seq"], row["type"], row["payload"],
+                         row["created_at"])
+        conn.execute("UPDATE events SET prev_hash = ?, hash = ? WHERE id = ?",
+                     (head, digest, row["id"]))
+        head = digest
+    conn.execute("UPDATE chain_heads SET hash = ? WHERE name = ?", (head, f"events:{table_id}"))
+
+
 TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "event_amount": edit_event_amount,
     "event_amount_rechained": edit_event_amount_and_rechain,
@@ -257,6 +295,8 @@ TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "event_chain_tail_deleted": delete_last_event_of_a_table,
     "settlement_garbled_rechained": garble_settlement_and_rechain,
     "amount_garbled_rechained": garble_amount_and_rechain,
+    "payload_not_json_rechained": payload_not_json_and_rechain,
+    "input_payload_a_list_rechained": input_payload_a_list_and_rechain,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gmtool.canonical import canonical_json
 from gmtool.engine.deck import commitment
@@ -25,6 +26,16 @@ _NOT_REPLAYED = {"hand_voided"}  # written by the host, not the engine
 # What a recorded input may meet in the engine: a rule it breaks, or (edited into the
 # store) a value of the wrong type, such as an amount written as text or a list.
 _REFUSED = (IllegalAction, SetupError, TypeError)
+
+
+class StoredEvent(NamedTuple):
+    """One recorded event of a hand as stored; `payload` is its canonical JSON text.
+    Replay takes any (seq, type, payload) tuples (audit passes plain ones, straight from
+    its scan of the chain)."""
+
+    seq: int
+    type: str
+    payload: str
 
 
 @dataclass
@@ -53,11 +64,11 @@ def load_hand(store: Store, hand_id: int) -> dict:
     return dict(row)
 
 
-def stored_events(store: Store, hand_id: int) -> list[dict]:
-    """A hand's events as {"seq", "type", "payload"}, the payload its stored canonical JSON."""
+def stored_events(store: Store, hand_id: int) -> list[StoredEvent]:
+    """A hand's events in chain order."""
     rows = store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq",
                      (hand_id,))
-    return [{"seq": r["seq"], "type": r["type"], "payload": r["payload"]} for r in rows]
+    return [StoredEvent(r["seq"], r["type"], r["payload"]) for r in rows]
 
 
 def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None
@@ -76,15 +87,23 @@ def _config(store: Store, config_id: str, cache: dict | None) -> dict:
     return cache[config_id]
 
 
-def decode_payloads(events: list[dict]) -> list | None:
+def decode_payloads(events: list[StoredEvent]) -> list | None:
     """Every event's payload as a value, in one parse (None if one is not JSON at all)."""
     try:
-        return json.loads("[" + ",".join(e["payload"] for e in events) + "]")
+        return json.loads("[" + ",".join([payload for _, _, payload in events]) + "]")
     except ValueError:
         return None
 
 
-def replay_loaded(hand_row: dict, events: list[dict], config_of,
+def loads_or_none(text: str):
+    """A payload's value, or None when it is not JSON (edited into the store)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
                   values: list | None = None) -> ReplayResult:
     """Replay from an already loaded hand row and its events (audit streams them);
     `values` are the events' decoded payloads when the caller has them already."""
@@ -130,10 +149,10 @@ def replay_loaded(hand_row: dict, events: list[dict], config_of,
     return result
 
 
-def _engine_version_matches(events: list[dict], values: list | None,
+def _engine_version_matches(events: list[StoredEvent], values: list | None,
                             result: ReplayResult) -> bool:
-    if events and events[0]["type"] == "hand_started":
-        started = values[0] if values is not None else json.loads(events[0]["payload"])
+    if events and events[0][1] == "hand_started":
+        started = values[0] if values is not None else loads_or_none(events[0][2])
         recorded = started.get("engine") if isinstance(started, dict) else None
         if recorded != ENGINE_VERSION:
             result.fail("engine_version", f"recorded by engine version {recorded}; this gmtool "
@@ -142,7 +161,7 @@ def _engine_version_matches(events: list[dict], values: list | None,
     return True
 
 
-def _fast_compare(hand, events: list[dict], values: list) -> int | None:
+def _fast_compare(hand, events: list[StoredEvent], values: list) -> int | None:
     """Apply every recorded input in order, then compare all events at once.
 
     The comparison is of decoded values (the same types, keys, strings, numbers and
@@ -152,46 +171,46 @@ def _fast_compare(hand, events: list[dict], values: list) -> int | None:
     None on any difference (the caller then replays event by event, comparing canonical
     JSON text, to name the first divergence).
     """
-    stored = [(e["type"], fields) for e, fields in zip(events, values)
-              if e["type"] not in _NOT_REPLAYED]
-    for type_, fields in stored:
-        if type_ not in INPUT_TYPES or not isinstance(fields, dict) or "cause" in fields:
-            continue
-        try:
-            hand.apply(Action.from_fields(type_, fields))
-        except _REFUSED:
-            return None
+    stored = [(type_, fields) for (_, type_, _), fields in zip(events, values)
+              if type_ not in _NOT_REPLAYED]
+    apply, action_of = hand.apply, Action.from_fields
+    try:
+        for type_, fields in stored:
+            if type_ in INPUT_TYPES and type(fields) is dict and "cause" not in fields:
+                apply(action_of(type_, fields))
+    except _REFUSED:
+        return None
     mine = hand.events
     if mine != stored:  # Event tuples against (type, fields) tuples
         return None
     return len(mine)
 
 
-def _compare(hand, events: list[dict], result: ReplayResult) -> None:
+def _compare(hand, events: list[StoredEvent], result: ReplayResult) -> None:
     """Apply the recorded inputs; each event must equal, byte for byte, what the engine gives."""
     produced = 0  # how many of the engine's events have been compared
-    for stored in events:
-        if stored["type"] in _NOT_REPLAYED:
+    for seq, type_, payload in events:
+        if type_ in _NOT_REPLAYED:
             continue
         if produced >= len(hand.events):
-            action = Action.from_event(Event(stored["type"], json.loads(stored["payload"])))
+            fields = loads_or_none(payload)
+            action = Action.from_event(Event(type_, fields)) if type(fields) is dict else None
             if action is None:
-                result.fail("replay", f"event {stored['seq']} ({stored['type']}) is not one "
-                            "the engine produced at this point", stored["seq"])
+                result.fail("replay", f"event {seq} ({type_}) is not one the engine produced "
+                            "at this point", seq)
                 return
             try:
                 hand.apply(action)
             except _REFUSED as error:
-                result.fail("replay", f"event {stored['seq']}: the recorded {action} is "
-                            f"refused by the engine: {error}", stored["seq"])
+                result.fail("replay", f"event {seq}: the recorded {action} is refused by the "
+                            f"engine: {error}", seq)
                 return
         mine = hand.events[produced]
         produced += 1
         result.events_checked += 1
-        if mine.type != stored["type"] or canonical_json(mine.fields) != stored["payload"]:
-            result.fail("replay", f"event {stored['seq']}: recorded {stored['type']} "
-                        f"{stored['payload']} but the engine gives {mine.type} "
-                        f"{canonical_json(mine.fields)}", stored["seq"])
+        if mine.type != type_ or canonical_json(mine.fields) != payload:
+            result.fail("replay", f"event {seq}: recorded {type_} {payload} but the engine "
+                        f"gives {mine.type} {canonical_json(mine.fields)}", seq)
             return
     if produced < len(hand.events):
         extra = hand.events[produced]

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from gmtool.audit.chain import (Problem, check_head, heads, verify_balances, verify_gm_log,
                                 verify_ledger_links)
-from gmtool.audit.replay import decode_payloads, replay_loaded
+from gmtool.audit.replay import decode_payloads, loads_or_none, replay_loaded
 from gmtool.canonical import ZERO_HASH
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
@@ -105,32 +105,44 @@ class _Auditor:
                                       "WHERE h.table_id = ? ORDER BY h.id", [table_id]))
         hash_of = event_hasher(table_id)
         seq, head, current, events = 0, ZERO_HASH, None, []
-        for hand_id, row_seq, type_, payload, at, prev, digest in _stream(
-                self.store, "SELECT hand_id, seq, type, payload, created_at, prev_hash, hash "
-                "FROM events WHERE table_id = ? ORDER BY seq", [table_id]):
+        # Each row's hash is computed on the hash of the row before it; only when that
+        # fails is the row's own prev_hash read, to tell a broken link from an edit.
+        for hand_id, row_seq, type_, payload, at, digest in _stream(
+                self.store, "SELECT hand_id, seq, type, payload, created_at, hash FROM events "
+                "WHERE table_id = ? ORDER BY seq", [table_id]):
             seq += 1
             if row_seq != seq:
                 self._chain("chain_gap", f"expected event {seq} (an event was deleted or "
                             "inserted)", table_id, row_seq, hand_id)
                 seq = row_seq
-            if prev != head:
-                self._chain("chain_link", "does not follow the event before it (deleted, "
-                            "inserted or reordered)", table_id, row_seq, hand_id)
-            if hash_of(prev, hand_id, row_seq, type_, payload, at) != digest:
-                self._chain("event_hash", f"({type_}): content does not match its hash "
-                            "(edited)", table_id, row_seq, hand_id)
+            if hash_of(head, hand_id, row_seq, type_, payload, at) != digest:
+                self._broken_link(table_id, head, (hand_id, row_seq, type_, payload, at),
+                                  digest)
             head = digest
             if hand_id != current:
                 next_hand = self._hand_done(current, events, next_hand, hands)
                 current, events = hand_id, []
             if hand_id is not None:
-                events.append({"seq": row_seq, "type": type_, "payload": payload})
+                events.append((row_seq, type_, payload))
         next_hand = self._hand_done(current, events, next_hand, hands)
         while next_hand is not None:  # hands whose events are all gone
             self._hand_done(next_hand[0], [], next_hand, hands)
             next_hand = next(hands, None)
         for problem in check_head(table_id, seq, head, self.heads.get(table_id)):
             self.report.add(problem)
+
+    def _broken_link(self, table_id: str, head: str, row: tuple, digest: str) -> None:
+        """A row whose hash does not follow from the one before: a link that does not
+        point at it (deleted, inserted or reordered), or content that was edited, or both."""
+        hand_id, seq, type_ = row[:3]
+        prev = self.store.one("SELECT prev_hash FROM events WHERE table_id = ? AND seq = ?",
+                              (table_id, seq))[0]
+        if prev != head:
+            self._chain("chain_link", "does not follow the event before it (deleted, "
+                        "inserted or reordered)", table_id, seq, hand_id)
+        if event_hasher(table_id)(prev, *row) != digest:
+            self._chain("event_hash", f"({type_}): content does not match its hash "
+                        "(edited)", table_id, seq, hand_id)
 
     def _chain(self, kind: str, detail: str, table_id: str, seq: int, hand_id) -> None:
         self.report.add(Problem(kind, f"table {table_id} event {seq} {detail}", hand=hand_id,
@@ -150,7 +162,7 @@ class _Auditor:
                                 hand=hand_id))
         return next_hand
 
-    def _queue(self, row: tuple, events: list[dict]) -> None:
+    def _queue(self, row: tuple, events: list[tuple]) -> None:
         """Check a hand now, while its rows are fresh (hands come in id order)."""
         if not row[-1]:
             return  # outside the selection: its chain was checked, the hand is not
@@ -187,8 +199,9 @@ class _ByHand:
         return out
 
 
-def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: list[tuple],
+def _check_hand(report: AuditReport, hand: dict, events: list[tuple], ledger: list[tuple],
                 config_of) -> None:
+    """The checks of one hand; `events` are its (seq, type, payload) rows in chain order."""
     hand_id = hand["id"]
     if hand["outcome"] == "running":
         return  # still being played: its seed is secret; the chain check covered its events
@@ -197,9 +210,9 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
     for problem in result.problems:
         report.add(problem)
     if values is None:  # a payload that is not JSON: replay has reported it
-        values = [_loads_or_none(e["payload"]) for e in events]
-    settlement = next((value for e, value in zip(reversed(events), reversed(values))
-                       if e["type"] == "settlement" and isinstance(value, dict)), None)
+        values = [loads_or_none(payload) for _, _, payload in events]
+    settlement = next((value for (_, type_, _), value in zip(reversed(events), reversed(values))
+                       if type_ == "settlement" and isinstance(value, dict)), None)
     if hand["outcome"] == "voided":
         if ledger:
             report.add({"hand": hand_id, "kind": "ledger", "detail": "a voided hand moved coins"})
@@ -221,17 +234,10 @@ def _check_hand(report: AuditReport, hand: dict, events: list[dict], ledger: lis
         report.add({"hand": hand_id, "kind": "zero_sum", "detail": f"the settlement sums to "
                     f"{total}, not 0"})
     training = values[0].get("training") \
-        if events[0]["type"] == "hand_started" and isinstance(values[0], dict) else False
+        if events[0][1] == "hand_started" and isinstance(values[0], dict) else False
     expected = [] if training else [e for e in entries if e[1]]
     if ledger != expected and Counter(ledger) != Counter(expected):  # written in entry order
         missing = Counter(expected) - Counter(ledger)
         extra = Counter(ledger) - Counter(expected)
         report.add({"hand": hand_id, "kind": "ledger", "detail": "ledger rows differ from the "
                     f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}"})
-
-
-def _loads_or_none(text: str):
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
