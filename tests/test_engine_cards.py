@@ -12,7 +12,7 @@ from gmtool.engine.cards import Card, CardError, Deck, DeckError
 ENGINE = Path(__file__).resolve().parents[1] / "gmtool" / "engine"
 ENGINE_MODULES = ["__init__.py", "cards.py", "ranking.py", "ranking3.py", "deck.py", "odds.py"]
 ALLOWED_IMPORTS = {"__future__", "hashlib", "hmac", "struct", "itertools", "functools", "dataclasses",
-                   "enum", "math", "typing", "collections", "gmtool"}
+                   "enum", "math", "operator", "typing", "collections", "gmtool"}
 
 
 @pytest.fixture(scope="module")

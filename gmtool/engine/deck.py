@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import operator
 import struct
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 ALGORITHM = "hmac-sha256-fy-v1"
 _DRAW_BYTES = 4
@@ -64,39 +65,85 @@ def shuffle(cards: Sequence[T], seed: bytes) -> tuple[T, ...]:
     return _fisher_yates(list(cards), _checked(seed), _draws(len(cards)))
 
 
-def _fisher_yates(order: list[T], seed: bytes, draws: Sequence[tuple[int, int]]
-                  ) -> tuple[T, ...]:
-    """Steps 2-4 with the (i, limit) of each draw given (tests pass harsher limits)."""
-    keyed = hmac.new(seed, digestmod="sha256")  # the key schedule once, copied per block
-    words = _block_words(keyed, 0, -(-len(draws) // 8))
-    at = 0
-    for i, limit in draws:
-        word = words[at]
-        at += 1
-        while word >= limit:  # reject: no modulo bias (step 3)
-            words += _block_words(keyed, len(words) // 8, 1)  # keeps a word for every draw
-            word = words[at]
-            at += 1
-        j = word % (i + 1)
+class _Draws(NamedTuple):
+    """The Fisher-Yates draws of a deck (steps 3 and 4): for each, the position ``i`` it
+    fills, its bound ``i + 1`` and the rejection limit of step 3."""
+
+    positions: tuple[int, ...]
+    bounds: tuple[int, ...]
+    limits: tuple[int, ...]
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[int, int]]) -> _Draws:
+        """From (i, limit) pairs (tests pass harsher limits than the real ones)."""
+        return cls(tuple(i for i, _ in pairs), tuple(i + 1 for i, _ in pairs),
+                   tuple(limit for _, limit in pairs))
+
+
+@lru_cache(maxsize=16)
+def _draws(size: int) -> _Draws:
+    """The draws of a ``size``-card deck."""
+    return _Draws.of([(i, _DRAW_SPAN - _DRAW_SPAN % (i + 1)) for i in range(size - 1, 0, -1)])
+
+
+def _fisher_yates(order: list[T], seed: bytes, draws: _Draws) -> tuple[T, ...]:
+    """Steps 2-4: the words of the stream, then the swaps."""
+    keyed = _Keyed(seed)
+    words = _block_words(keyed, 0, -(-len(draws.limits) // 8))
+    if any(map(operator.ge, words, draws.limits)):
+        words = _accepted(keyed, words, draws.limits)  # rare: a word is rejected (step 3)
+    for i, j in zip(draws.positions, map(operator.mod, words, draws.bounds)):
         order[i], order[j] = order[j], order[i]
     return tuple(order)
 
 
-@lru_cache(maxsize=16)
-def _draws(size: int) -> tuple[tuple[int, int], ...]:
-    """(i, limit) of each Fisher-Yates draw of a ``size``-card deck (steps 3 and 4)."""
-    return tuple((i, _DRAW_SPAN - _DRAW_SPAN % (i + 1)) for i in range(size - 1, 0, -1))
+def _accepted(keyed: _Keyed, words: list[int], limits: Sequence[int]) -> list[int]:
+    """The word each draw uses once rejected words are skipped (step 3), reading further
+    blocks of the stream as needed."""
+    accepted, at = [], 0
+    for limit in limits:
+        while True:
+            if at == len(words):
+                words += _block_words(keyed, len(words) // 8, 1)
+            word = words[at]
+            at += 1
+            if word < limit:
+                accepted.append(word)
+                break
+    return accepted
 
 
-def _block_words(keyed: hmac.HMAC, first: int, count: int) -> list[int]:
-    """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2);
-    ``keyed`` is an HMAC-SHA256 keyed with the seed and fed nothing yet."""
-    blocks = []
-    for counter in range(first, first + count):
-        block = keyed.copy()
-        block.update(counter.to_bytes(8, "big"))
-        blocks.append(block.digest())
-    return list(_words_struct(count).unpack(b"".join(blocks)))
+class _Keyed:
+    """HMAC-SHA256 keyed with a seed (RFC 2104), its two padded keys hashed once and
+    copied for every block (about half the cost of copying an ``hmac.HMAC``)."""
+
+    __slots__ = ("inner", "outer")
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_BLOCK, b"\0")
+        self.inner = hashlib.sha256(key.translate(_IPAD))
+        self.outer = hashlib.sha256(key.translate(_OPAD))
+
+    def digest(self, message: bytes) -> bytes:
+        inner = self.inner.copy()
+        inner.update(message)
+        outer = self.outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+_BLOCK = 64  # SHA-256's block size in bytes
+_IPAD = bytes(x ^ 0x36 for x in range(256))  # byte tables: key.translate(_IPAD) = key ^ ipad
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+
+
+def _block_words(keyed: _Keyed, first: int, count: int) -> list[int]:
+    """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2)."""
+    blocks = b"".join([keyed.digest(counter.to_bytes(8, "big"))
+                       for counter in range(first, first + count)])
+    return list(_words_struct(count).unpack(blocks))
 
 
 @lru_cache(maxsize=16)

@@ -14,17 +14,15 @@ from gmtool.engine.config import deck_for
 from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action, Event
 from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
+from gmtool.engine.stud5 import Stud5Hand
+from gmtool.engine.three_card import ThreeCardHand
 
 
 def start_hand(config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
                source: CardSource, ante: int | None = None, ranking=None) -> Hand:
     """A new hand of the configuration's game; raises SetupError if it cannot start."""
     if config["game"] == "three-card":
-        from gmtool.engine.three_card import ThreeCardHand
-
         return ThreeCardHand(config, tier_id, seats, banker, source, ranking=ranking)
-    from gmtool.engine.stud5 import Stud5Hand
-
     return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking)
 
 

@@ -13,7 +13,7 @@ table indexed by a card bitmask, so ranking a hand is one dict look-up (DESIGN
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
 from itertools import combinations
 from math import comb
@@ -284,6 +284,12 @@ class Stud5Ranking(KeyedRanking):
                 self._showing_keys.clear()  # bounded memory on large decks (52 cards: 292,825)
             self._showing_keys[mask] = key
         return key
+
+    @property
+    def showing_keys_known(self) -> Mapping[int, int]:
+        """The memo of ``showing_key`` by mask (read only): a caller holding masks may look
+        there first and call ``showing_key`` only for a mask not in it."""
+        return self._showing_keys
 
     def describe_showing(self, cards: Sequence[Card], mask: int | None = None) -> str:
         """Face-up cards in words: "pair of kings with the king of spades"."""

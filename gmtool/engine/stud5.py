@@ -109,11 +109,13 @@ class Stud5Hand(Hand):
     def _best_showing(self, candidates: list[str]) -> str:
         """The candidate with the strongest face-up cards, the first of equals in the
         order given (live players from the banker counterclockwise: S11)."""
-        showing_key = self.ranking.showing_key
+        known = self.ranking.showing_keys_known
         best, best_key = "", -1
         for name in candidates:
             player = self.players[name]
-            key = showing_key(player.cards[1:], player.showing)
+            key = known.get(player.showing)
+            if key is None:
+                key = self.ranking.showing_key(player.cards[1:], player.showing)
             if key > best_key:
                 best, best_key = name, key
         return best
