@@ -20,7 +20,7 @@ ALLOWED = {
     "engine": ({"engine"}, set()),
     "store": ({"store", "engine", "rules"}, {"sqlite_utils"}),
     "house": ({"house", "store", "engine", "rules"}, set()),
-    "audit": ({"audit", "store", "engine", "rules"}, set()),
+    "audit": ({"audit", "store", "engine", "rules"}, {"orjson"}),  # the payload decoder
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
     "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox"},
             {"typer", "rich", "click"}),

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import orjson
+
 from gmtool.canonical import canonical_json
 from gmtool.engine.deck import commitment
 from gmtool.engine.errors import IllegalAction, SetupError
@@ -88,11 +90,25 @@ def _config(store: Store, config_id: str, cache: dict | None) -> dict:
 
 
 def decode_payloads(events: list[StoredEvent]) -> list | None:
-    """Every event's payload as a value, in one parse (None if one is not JSON at all)."""
+    """Every event's payload as a value, in one parse (None if one is not JSON at all).
+
+    orjson parses a hand's payloads in half the time the json module takes and gives the
+    same values, but for integers beyond 64 bits (it makes them floats) and NaN, Infinity
+    or lone surrogates (it refuses them): text with a run of 19 digits, or that orjson
+    refuses, is parsed by the json module instead, so the values are always json's.
+    """
+    text = "[" + ",".join([payload for _, _, payload in events]) + "]"
     try:
-        return json.loads("[" + ",".join([payload for _, _, payload in events]) + "]")
-    except ValueError:
-        return None
+        data = text.encode()
+        if _LONG_NUMBER not in data.translate(_DIGITS_ONLY):
+            return orjson.loads(data)
+    except (UnicodeEncodeError, ValueError):
+        pass
+    return loads_or_none(text)
+
+
+_DIGITS_ONLY = bytes(0x39 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))  # 0-9 -> 9
+_LONG_NUMBER = b"9" * 19  # orjson is exact from -2**63 to 2**64 - 1: up to 18 digits are safe
 
 
 def loads_or_none(text: str):

@@ -50,7 +50,7 @@ class Stud5Hand(Hand):
             for player in self.players.values():
                 player.coins = self.limits.training_stack
         self.banker = banker
-        self.bound = min(p.coins for p in self.players.values())  # D-7, kept up to date
+        self.bound = min([p.coins for p in self.players.values()])  # D-7, kept up to date
         self._legal_memo: tuple[int, list[Legal]] = (-1, [])
         self.street = 1
         self.round_max = 0
@@ -205,7 +205,7 @@ class Stud5Hand(Hand):
     def _fold(self, player: PlayerState) -> None:
         self.mark_folded(player)
         if player.coins == self.bound:
-            self.bound = min(p.coins for p in self.live())
+            self.bound = min([p.coins for p in self.live()])
         if player.result is None:
             player.result = Result.LOSS
         was_to_act = self.to_act == player.name
