@@ -260,6 +260,24 @@ def input_payload_a_list_and_rechain(conn: sqlite3.Connection) -> Expect:
     return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
 
 
+def null_event_time(conn: sqlite3.Connection) -> Expect:
+    """An event's time is set to NULL: its hash no longer matches (and audit does not
+    stumble over the missing text)."""
+    event = _target(conn)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET created_at = NULL WHERE id = ?", (event["id"],))
+    return Expect([{"hand": event["hand_id"], "kind": "event_hash"}], [{"hand": event["hand_id"]}])
+
+
+def event_type_a_number(conn: sqlite3.Connection) -> Expect:
+    """An event's type becomes a number (SQLite keeps any type in any column)."""
+    event = _target(conn)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET type = 5 WHERE id = ?", (event["id"],))
+    return Expect([{"hand": event["hand_id"], "kind": "event_hash"},
+                   {"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+
+
 def _rechain_raw(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
     """`_rechain` for payloads that are not JSON: the record's text put together around
     the payload as stored, as the store's own hasher does."""
@@ -297,6 +315,8 @@ TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "amount_garbled_rechained": garble_amount_and_rechain,
     "payload_not_json_rechained": payload_not_json_and_rechain,
     "input_payload_a_list_rechained": input_payload_a_list_and_rechain,
+    "event_time_nulled": null_event_time,
+    "event_type_a_number": event_type_a_number,
 }
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import groupby
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -26,6 +28,8 @@ from gmtool.store.hands import event_hasher
 from gmtool.store.queries import hand_filter
 
 PROGRESS_EVERY = 100  # hands between progress reports
+CHUNK_ROWS = 512  # event rows read and chain-checked at a time
+_HAND_ID = itemgetter(0)
 _HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
                  "commitment", "seed", "outcome")
 
@@ -103,44 +107,51 @@ class _Auditor:
         self.ledger = _ByHand(_stream(self.store, "SELECT l.hand_id, l.player, l.delta, "
                                       "l.reason FROM hands h JOIN ledger l ON l.hand_id = h.id "
                                       "WHERE h.table_id = ? ORDER BY h.id", [table_id]))
-        hash_of = event_hasher(table_id)
-        seq, head, current, events = 0, ZERO_HASH, None, []
-        # Each row's hash is computed on the hash of the row before it; only when that
-        # fails is the row's own prev_hash read, to tell a broken link from an edit.
-        for hand_id, row_seq, type_, payload, at, digest in _stream(
-                self.store, "SELECT hand_id, seq, type, payload, created_at, hash FROM events "
-                "WHERE table_id = ? ORDER BY seq", [table_id]):
-            seq += 1
-            if row_seq != seq:
-                self._chain("chain_gap", f"expected event {seq} (an event was deleted or "
-                            "inserted)", table_id, row_seq, hand_id)
-                seq = row_seq
-            if hash_of(head, hand_id, row_seq, type_, payload, at) != digest:
-                self._broken_link(table_id, head, (hand_id, row_seq, type_, payload, at),
-                                  digest)
-            head = digest
-            if hand_id != current:
-                next_hand = self._hand_done(current, events, next_hand, hands)
-                current, events = hand_id, []
-            if hand_id is not None:
-                events.append((row_seq, type_, payload))
+        chain = _Chain(self, table_id)
+        current, events = None, []
+        rows = _stream(self.store, "SELECT hand_id, seq, type, payload, created_at, hash FROM "
+                       "events WHERE table_id = ? ORDER BY seq", [table_id])
+        while chunk := rows.fetchmany(CHUNK_ROWS):
+            chain.check(chunk)
+            for hand_id, rows_of_hand in groupby(chunk, _HAND_ID):
+                if hand_id != current:
+                    next_hand = self._hand_done(current, events, next_hand, hands)
+                    current, events = hand_id, []
+                if hand_id is not None:
+                    events += [(seq, type_, payload)
+                               for _, seq, type_, payload, _, _ in rows_of_hand]
         next_hand = self._hand_done(current, events, next_hand, hands)
         while next_hand is not None:  # hands whose events are all gone
             self._hand_done(next_hand[0], [], next_hand, hands)
             next_hand = next(hands, None)
-        for problem in check_head(table_id, seq, head, self.heads.get(table_id)):
+        for problem in check_head(table_id, chain.seq, chain.head, self.heads.get(table_id)):
             self.report.add(problem)
 
-    def _broken_link(self, table_id: str, head: str, row: tuple, digest: str) -> None:
+    def chain_row(self, chain: _Chain, hand_id, row_seq: int, type_: str, payload: str,
+                  at: str, digest: str) -> None:
+        """One row of a chunk that is not all in order: every finding, row by row."""
+        table_id = chain.table_id
+        chain.seq += 1
+        if row_seq != chain.seq:
+            self._chain("chain_gap", f"expected event {chain.seq} (an event was deleted or "
+                        "inserted)", table_id, row_seq, hand_id)
+            chain.seq = row_seq
+        row = (hand_id, row_seq, type_, payload, at)
+        if not chain.follows(chain.head, row, digest):
+            self._broken_link(chain, row, digest)
+        chain.head = digest
+
+    def _broken_link(self, chain: _Chain, row: tuple, digest: str) -> None:
         """A row whose hash does not follow from the one before: a link that does not
         point at it (deleted, inserted or reordered), or content that was edited, or both."""
+        table_id = chain.table_id
         hand_id, seq, type_ = row[:3]
         prev = self.store.one("SELECT prev_hash FROM events WHERE table_id = ? AND seq = ?",
                               (table_id, seq))[0]
-        if prev != head:
+        if prev != chain.head:
             self._chain("chain_link", "does not follow the event before it (deleted, "
                         "inserted or reordered)", table_id, seq, hand_id)
-        if event_hasher(table_id)(prev, *row) != digest:
+        if not chain.follows(prev, row, digest):
             self._chain("event_hash", f"({type_}): content does not match its hash "
                         "(edited)", table_id, seq, hand_id)
 
@@ -180,6 +191,46 @@ class _Auditor:
     def done(self) -> None:
         if self.progress:
             self.progress(self.report.hands_checked)
+
+
+class _Chain:
+    """Where a table's event chain stands (the last sequence number and hash checked).
+
+    Rows come in chunks: a chunk whose sequence numbers run on without a gap and whose
+    every hash follows from the hash before it (the whole check, done with `map` over the
+    chunk's columns) just moves the chain on; any other chunk goes row by row through
+    `_Auditor.chain_row`, which names each finding. Each row's hash is computed on the
+    previous row's hash; only when that fails is the row's own prev_hash read, to tell a
+    broken link from an edit.
+    """
+
+    def __init__(self, auditor: _Auditor, table_id: str) -> None:
+        self.auditor = auditor
+        self.table_id = table_id
+        self.hash_of = event_hasher(table_id)
+        self.seq, self.head = 0, ZERO_HASH
+
+    def check(self, chunk: list[tuple]) -> None:
+        hand_ids, seqs, types, payloads, ats, digests = zip(*chunk)
+        first = self.seq + 1
+        try:
+            if seqs == tuple(range(first, first + len(seqs))) and tuple(map(
+                    self.hash_of, (self.head, *digests[:-1]), hand_ids, seqs, types, payloads,
+                    ats)) == digests:
+                self.seq, self.head = seqs[-1], digests[-1]
+                return
+        except TypeError:
+            pass  # a NULL or a number where the record has text (edited): row by row
+        for row in chunk:
+            self.auditor.chain_row(self, *row)
+
+    def follows(self, prev: str, row: tuple, digest: str) -> bool:
+        """Whether `row` (hand_id, seq, type, payload, created_at) hashes to `digest` on
+        `prev`; a value of the wrong type in the record (edited) does not."""
+        try:
+            return self.hash_of(prev, *row) == digest
+        except TypeError:
+            return False
 
 
 class _ByHand:
