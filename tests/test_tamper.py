@@ -278,6 +278,38 @@ def event_type_a_number(conn: sqlite3.Connection) -> Expect:
                    {"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
 
 
+def garbage_seed(conn: sqlite3.Connection) -> Expect:
+    """The revealed seed is overwritten with text that is not hexadecimal."""
+    hand = _target(conn)["hand_id"]
+    conn.execute("DROP TRIGGER IF EXISTS hands_no_update")
+    conn.execute("UPDATE hands SET seed = 'not a seed' WHERE id = ?", (hand,))
+    return Expect([{"hand": hand, "kind": "commitment"}], [{"hand": hand}])
+
+
+def garbage_seats(conn: sqlite3.Connection) -> Expect:
+    """The hand's seats are overwritten: once with text that is not JSON, the coins of
+    another hand with a wrong type (the hand must still be reported, not crash audit)."""
+    hand = _target(conn)["hand_id"]
+    other = conn.execute("SELECT id, seats FROM hands WHERE outcome = 'settled' AND id != ? "
+                         "ORDER BY id LIMIT 1", (hand,)).fetchone()
+    seats = json.loads(other["seats"])
+    seats[0]["coins"] = "many"
+    conn.execute("DROP TRIGGER IF EXISTS hands_no_update")
+    conn.execute("UPDATE hands SET seats = '{not json' WHERE id = ?", (hand,))
+    conn.execute("UPDATE hands SET seats = ? WHERE id = ?", (json.dumps(seats), other["id"]))
+    return Expect([{"hand": hand, "kind": "replay"}, {"hand": other["id"], "kind": "replay"}],
+                  [{"hand": hand}, {"hand": other["id"]}])
+
+
+def payload_a_number_and_rechain(conn: sqlite3.Connection) -> Expect:
+    """A bet's payload becomes an SQLite integer (not text at all), the chain made whole."""
+    event = _target(conn)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET payload = 7 WHERE id = ?", (event["id"],))
+    _rechain_raw(conn, event["table_id"], event["seq"])
+    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+
+
 def _rechain_raw(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
     """`_rechain` for payloads that are not JSON: the record's text put together around
     the payload as stored, as the store's own hasher does."""
@@ -317,6 +349,9 @@ TAMPERS: dict[str, Callable[[sqlite3.Connection], Expect]] = {
     "input_payload_a_list_rechained": input_payload_a_list_and_rechain,
     "event_time_nulled": null_event_time,
     "event_type_a_number": event_type_a_number,
+    "seed_garbage": garbage_seed,
+    "seats_garbage": garbage_seats,
+    "payload_a_number_rechained": payload_a_number_and_rechain,
 }
 
 

@@ -92,31 +92,38 @@ def _config(store: Store, config_id: str, cache: dict | None) -> dict:
 def decode_payloads(events: list[StoredEvent]) -> list | None:
     """Every event's payload as a value, in one parse (None if one is not JSON at all).
 
-    orjson parses a hand's payloads in half the time the json module takes and gives the
-    same values, but for integers beyond 64 bits (it makes them floats) and NaN, Infinity
-    or lone surrogates (it refuses them): text with a run of 19 digits, or that orjson
-    refuses, is parsed by the json module instead, so the values are always json's.
+    A payload that is not text (edited into the store: SQLite keeps any type) is not JSON.
     """
-    text = "[" + ",".join([payload for _, _, payload in events]) + "]"
+    payloads = [payload for _, _, payload in events]
+    if not all(type(payload) is str for payload in payloads):
+        return None
+    return loads_or_none("[" + ",".join(payloads) + "]")
+
+
+def loads_or_none(text: str):
+    """The value of a JSON text exactly as the json module reads it, or None when it is
+    not JSON (or not text at all: edited into the store).
+
+    orjson parses in half the time json takes and gives the same values, but for integers
+    beyond 64 bits (it makes them floats) and NaN, Infinity or lone surrogates (it refuses
+    them): text with a run of 19 digits, or that orjson refuses, goes to json instead.
+    """
+    if type(text) is not str:
+        return None
     try:
         data = text.encode()
         if _LONG_NUMBER not in data.translate(_DIGITS_ONLY):
             return orjson.loads(data)
     except (UnicodeEncodeError, ValueError):
         pass
-    return loads_or_none(text)
-
-
-_DIGITS_ONLY = bytes(0x39 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))  # 0-9 -> 9
-_LONG_NUMBER = b"9" * 19  # orjson is exact from -2**63 to 2**64 - 1: up to 18 digits are safe
-
-
-def loads_or_none(text: str):
-    """A payload's value, or None when it is not JSON (edited into the store)."""
     try:
         return json.loads(text)
     except ValueError:
         return None
+
+
+_DIGITS_ONLY = bytes(0x39 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))  # 0-9 -> 9
+_LONG_NUMBER = b"9" * 19  # orjson is exact from -2**63 to 2**64 - 1: up to 18 digits are safe
 
 
 def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
@@ -131,7 +138,11 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
     if not seed_hex:
         result.fail("seed_missing", "no seed was revealed for this hand")
         return result
-    seed = bytes.fromhex(seed_hex)
+    try:
+        seed = bytes.fromhex(seed_hex)
+    except (TypeError, ValueError):
+        result.fail("commitment", "the revealed seed is not hexadecimal text")
+        return result
     if commitment(seed) != hand_row["commitment"]:
         result.fail("commitment", "the revealed seed does not match the commitment made when "
                     "the hand started")
@@ -141,7 +152,11 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
     except StoreError as error:
         result.fail("config_missing", str(error))
         return result
-    seats = [Seat(s["player"], s["coins"]) for s in json.loads(hand_row["seats"])]
+    try:
+        seats = [Seat(s["player"], s["coins"]) for s in loads_or_none(hand_row["seats"])]
+    except (TypeError, KeyError):
+        result.fail("replay", "the hand's seats are not a list of players and coins")
+        return result
 
     def start():
         return start_hand(config, hand_row["tier"], seats, hand_row["banker"],
@@ -150,7 +165,7 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
 
     try:
         hand = start()
-    except SetupError as error:
+    except (SetupError, TypeError) as error:  # TypeError: seats or ante of the wrong type
         result.fail("replay", f"the hand cannot start again: {error}")
         return result
     if values is None:
