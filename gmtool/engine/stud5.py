@@ -136,12 +136,13 @@ class Stud5Hand(Hand):
 
     def _legal(self, action: Action) -> Legal:
         """The legal entry of `action`'s verb, or IllegalAction naming the rule."""
-        player = self._require_turn(action)
+        if action.player != self.to_act:
+            self._require_turn(action)  # raises, naming whose turn it is
         verb = action.verb
         for legal in self.legal_actions():
             if legal.verb == verb:
                 return legal
-        raise IllegalAction(*self.limits.why_not(self, player, verb))
+        raise IllegalAction(*self.limits.why_not(self, self.players[action.player], verb))
 
     def _check_amount(self, action: Action) -> None:
         legal = self._legal(action)

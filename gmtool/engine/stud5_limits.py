@@ -13,8 +13,7 @@ Both styles also respect D-7's bound, so coins never go negative and no side pot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Legal, PlayerState
@@ -25,8 +24,10 @@ if TYPE_CHECKING:
 CHECK, FOLD = Legal("check"), Legal("fold")  # immutable: every legal list may share them
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
+    """A hand's betting limits, fixed when it starts (a named tuple: immutable, and made
+    for every hand)."""
+
     owner_ante: bool
     ante: int
     unit: int
