@@ -350,7 +350,7 @@ def parts(path: Path, repeat: int) -> None:
          lambda: setattr(replay, "_fast_compare", lambda hand, events, values: len(events))),
         ("engine: start_hand (the hand's set-up and first deal)",
          lambda: setattr(replay, "start_hand", lambda *args, **kwargs: None)),
-        ("engine: the shuffle", lambda: setattr(replay, "seeded_source", lambda *args: None)),
+        ("engine: the shuffle", lambda: setattr(replay, "shuffled_source", lambda *args: None)),
         ("replay's own work (commitment, seats, config)",
          lambda: setattr(audit_run, "replay_loaded",
                          lambda hand, *args, **kwargs: replay.ReplayResult(hand["id"]))),
@@ -358,7 +358,7 @@ def parts(path: Path, repeat: int) -> None:
          lambda: setattr(audit_run, "_check_hand", lambda *args: None)),
     ]
     saved = {(module, name): getattr(module, name) for module, name in [
-        (replay, "_fast_compare"), (replay, "start_hand"), (replay, "seeded_source"),
+        (replay, "_fast_compare"), (replay, "start_hand"), (replay, "shuffled_source"),
         (audit_run, "replay_loaded"), (audit_run, "_check_hand")]}
     try:
         whole = before = cost()

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Callable, Mapping, NamedTuple
 
 import orjson
 
 from gmtool.canonical import canonical_json
 from gmtool.engine.deck import commitment
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.config import ranking_for
+from gmtool.engine.cards import Card
+from gmtool.engine.config import deck_for, ranking_for
 from gmtool.engine.events import ENGINE_VERSION, INPUT_TYPES, Action, Event
 from gmtool.engine.hand import Seat
-from gmtool.engine.play import seeded_source, start_hand
+from gmtool.engine.play import shuffled_source, start_hand
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store, StoreError
 
@@ -38,6 +39,19 @@ class StoredEvent(NamedTuple):
     seq: int
     type: str
     payload: str
+
+
+class ReplaySetup(NamedTuple):
+    """What replay needs of a configuration, derived from it once (callers that replay
+    many hands keep one per config id)."""
+
+    config: Mapping
+    ranking: object
+    cards: tuple[Card, ...]  # the deck in canonical order, which a seed shuffles
+
+    @classmethod
+    def of(cls, config: Mapping) -> ReplaySetup:
+        return cls(config, ranking_for(config), deck_for(config).cards)
 
 
 @dataclass
@@ -78,7 +92,7 @@ def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = No
     """Re-run a stored hand and compare; caches may be shared across many hands."""
     hand_row = load_hand(store, hand_id)
     return replay_loaded(hand_row, stored_events(store, hand_id),
-                         lambda cid: _config(store, cid, configs))
+                         lambda cid: ReplaySetup.of(_config(store, cid, configs)))
 
 
 def _config(store: Store, config_id: str, cache: dict | None) -> dict:
@@ -126,10 +140,12 @@ _DIGITS_ONLY = bytes(0x39 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(25
 _LONG_NUMBER = b"9" * 19  # orjson is exact from -2**63 to 2**64 - 1: up to 18 digits are safe
 
 
-def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
-                  values: list | None = None) -> ReplayResult:
-    """Replay from an already loaded hand row and its events (audit streams them);
-    `values` are the events' decoded payloads when the caller has them already."""
+def replay_loaded(hand_row: dict, events: list[StoredEvent],
+                  setup_of: Callable[[str], ReplaySetup], values: list | None = None
+                  ) -> ReplayResult:
+    """Replay from an already loaded hand row and its events (audit streams them), with
+    the setup of the hand's config id (StoreError if there is none); `values` are the
+    events' decoded payloads when the caller has them already."""
     result = ReplayResult(hand_row["id"])
     if hand_row["outcome"] == "running":
         result.fail("running", "the hand has not ended: its seed is still secret")
@@ -148,7 +164,7 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
                     "the hand started")
         return result
     try:
-        config = config_of(hand_row["config_id"])
+        setup = setup_of(hand_row["config_id"])
     except StoreError as error:
         result.fail("config_missing", str(error))
         return result
@@ -159,9 +175,9 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent], config_of,
         return result
 
     def start():
-        return start_hand(config, hand_row["tier"], seats, hand_row["banker"],
-                          seeded_source(config, seed), ante=hand_row["ante"],
-                          ranking=ranking_for(config))
+        return start_hand(setup.config, hand_row["tier"], seats, hand_row["banker"],
+                          shuffled_source(setup.cards, seed), ante=hand_row["ante"],
+                          ranking=setup.ranking)
 
     try:
         hand = start()

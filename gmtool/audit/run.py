@@ -20,11 +20,11 @@ from typing import Callable, Iterator
 
 from gmtool.audit.chain import (Problem, check_head, heads, verify_balances, verify_gm_log,
                                 verify_ledger_links)
-from gmtool.audit.replay import decode_payloads, loads_or_none, replay_loaded
+from gmtool.audit.replay import ReplaySetup, decode_payloads, loads_or_none, replay_loaded
 from gmtool.canonical import ZERO_HASH
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
-from gmtool.store.hands import event_hasher
+from gmtool.store.hands import event_hasher, event_hashes
 from gmtool.store.queries import hand_filter
 
 PROGRESS_EVERY = 100  # hands between progress reports
@@ -89,14 +89,14 @@ class _Auditor:
         self.store = store
         self.progress = progress
         self.report = AuditReport()
-        self.configs: dict[str, dict] = {}
+        self.setups: dict[str, ReplaySetup] = {}  # by config id
         self.ledger = _ByHand(iter(()))  # the current table's ledger rows, in hand order
         self.heads = heads(store, "events:")
 
-    def config_of(self, config_id: str) -> dict:
-        if config_id not in self.configs:
-            self.configs[config_id] = load_config(self.store, config_id)
-        return self.configs[config_id]
+    def setup_of(self, config_id: str) -> ReplaySetup:
+        if config_id not in self.setups:
+            self.setups[config_id] = ReplaySetup.of(load_config(self.store, config_id))
+        return self.setups[config_id]
 
     def table(self, table_id: str, where: str, params: list) -> None:
         """One pass over a table's chain, handing each hand's events over as it completes."""
@@ -180,7 +180,7 @@ class _Auditor:
         hand = dict(zip(_HAND_COLUMNS, row))
         ledger = self.ledger.take(hand["id"])
         if events:
-            _check_hand(self.report, hand, events, ledger, self.config_of)
+            _check_hand(self.report, hand, events, ledger, self.setup_of)
         else:
             self.report.add({"hand": hand["id"], "kind": "events_missing",
                              "detail": "the hand has no events"})
@@ -197,9 +197,9 @@ class _Chain:
     """Where a table's event chain stands (the last sequence number and hash checked).
 
     Rows come in chunks: a chunk whose sequence numbers run on without a gap and whose
-    every hash follows from the hash before it (the whole check, done with `map` over the
-    chunk's columns) just moves the chain on; any other chunk goes row by row through
-    `_Auditor.chain_row`, which names each finding. Each row's hash is computed on the
+    every hash follows from the hash before it (the whole check, done over the chunk's
+    columns by `event_hashes`) just moves the chain on; any other chunk goes row by row
+    through `_Auditor.chain_row`, which names each finding. Each row's hash is computed on the
     previous row's hash; only when that fails is the row's own prev_hash read, to tell a
     broken link from an edit.
     """
@@ -214,9 +214,9 @@ class _Chain:
         hand_ids, seqs, types, payloads, ats, digests = zip(*chunk)
         first = self.seq + 1
         try:
-            if seqs == tuple(range(first, first + len(seqs))) and tuple(map(
-                    self.hash_of, (self.head, *digests[:-1]), hand_ids, seqs, types, payloads,
-                    ats)) == digests:
+            if seqs == tuple(range(first, first + len(seqs))) and event_hashes(
+                    self.table_id, (self.head, *digests[:-1]), hand_ids, seqs, types, payloads,
+                    ats) == list(digests):
                 self.seq, self.head = seqs[-1], digests[-1]
                 return
         except TypeError:
@@ -251,13 +251,13 @@ class _ByHand:
 
 
 def _check_hand(report: AuditReport, hand: dict, events: list[tuple], ledger: list[tuple],
-                config_of) -> None:
+                setup_of) -> None:
     """The checks of one hand; `events` are its (seq, type, payload) rows in chain order."""
     hand_id = hand["id"]
     if hand["outcome"] == "running":
         return  # still being played: its seed is secret; the chain check covered its events
     values = decode_payloads(events)
-    result = replay_loaded(hand, events, config_of, values)
+    result = replay_loaded(hand, events, setup_of, values)
     for problem in result.problems:
         report.add(problem)
     if values is None:  # a payload that is not JSON: replay has reported it

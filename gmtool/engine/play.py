@@ -42,7 +42,13 @@ def coins_to_sit(config: Mapping, tier_id: str, ante: int | None = None) -> int:
 
 def seeded_source(config: Mapping, seed: bytes) -> DeckSource:
     """The deck a hand seed gives (RULES/DESIGN: HMAC-SHA256 Fisher-Yates)."""
-    return DeckSource(shuffle(deck_for(config).cards, seed))
+    return shuffled_source(deck_for(config).cards, seed)
+
+
+def shuffled_source(cards: Sequence[Card], seed: bytes) -> DeckSource:
+    """`seeded_source` from the configuration's deck in canonical order (`deck_for(config)
+    .cards`), for callers that deal many hands of one configuration."""
+    return DeckSource(shuffle(cards, seed))
 
 
 def fixed_source(config: Mapping, cards: Mapping[str, str | Sequence[str]]) -> FixedSource:
@@ -64,4 +70,5 @@ def hole_cards(hand: Hand) -> dict[str, list[Card]]:
     return {name: list(player.cards) for name, player in hand.players.items()}
 
 
-__all__ = ["Action", "Seat", "fixed_source", "replay", "seeded_source", "start_hand"]
+__all__ = ["Action", "Seat", "fixed_source", "replay", "seeded_source", "shuffled_source",
+           "start_hand"]

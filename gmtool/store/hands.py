@@ -60,6 +60,20 @@ def event_hasher(table_id: str) -> Callable[[str, int | None, int, str, str, str
     return event_hash_of_table
 
 
+def event_hashes(table_id: str, prev_hashes: Iterable[str], hand_ids: Iterable[int | None],
+                 seqs: Iterable[int], types: Iterable[str], payloads: Iterable[str],
+                 ats: Iterable[str]) -> list[str]:
+    """`event_hash` of many events of one table at once, given column by column (the
+    audit checks a chunk of rows this way: one comprehension, no call per row). The
+    record's text is put together exactly as in `event_hasher` (a test holds them equal)."""
+    table = f',"table":{_text(table_id)},"type":'
+    return [_sha256(f'{prev}{{"at":{_text(at)},"hand":{"null" if hand is None else hand},'
+                    f'"payload":{payload},"seq":{seq}{table}{_text(type_)}}}'.encode()
+                    ).hexdigest()
+            for prev, hand, seq, type_, payload, at in zip(prev_hashes, hand_ids, seqs, types,
+                                                            payloads, ats)]
+
+
 class TableLog:
     """Appends one table's events to its chain; keeps the chain head in memory."""
 
