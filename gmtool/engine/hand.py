@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 from gmtool.engine.cards import Card
@@ -145,13 +144,6 @@ class FixedSource:
         return [self.draw(player) for player in players]
 
 
-@lru_cache(maxsize=256)
-def _rounds(names: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
-    """Each seat's view of the table: itself, then the others counterclockwise (shared by
-    every hand of the same seating, so never modified)."""
-    return {name: names[i:] + names[:i] for i, name in enumerate(names)}
-
-
 class Hand(ABC):
     """The shared machinery of a hand; games add their betting and showdown."""
 
@@ -178,7 +170,7 @@ class Hand(ABC):
                              f"{len(seats)} players; a table seats 2 to {config['table']['seats']}")
         self.order = names  # counterclockwise seat order
         # every seat's view of the table: itself, then the others counterclockwise
-        self._round_from = _rounds(tuple(names))
+        self._round_from = {name: names[i:] + names[:i] for i, name in enumerate(names)}
         self.players = {seat.name: PlayerState(seat.name, seat.coins) for seat in seats}
         self.source = source
         self.events: list[Event] = []
