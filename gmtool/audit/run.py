@@ -262,21 +262,23 @@ def _check_hand(report: AuditReport, hand: dict, events: list[tuple], ledger: li
         report.add(problem)
     if values is None:  # a payload that is not JSON: replay has reported it
         values = [loads_or_none(payload) for _, _, payload in events]
-    settlement = next((value for (_, type_, _), value in zip(reversed(events), reversed(values))
-                       if type_ == "settlement" and isinstance(value, dict)), None)
     if hand["outcome"] == "voided":
         if ledger:
             report.add({"hand": hand_id, "kind": "ledger", "detail": "a voided hand moved coins"})
         return
+    settlement = _last_settlement(events, values)
     if settlement is None:
         report.add({"hand": hand_id, "kind": "settlement", "detail": "a settled hand has no "
                     "settlement event"})
         return
     try:
-        entries = [(e["player"], e["delta"], e["reason"]) for e in settlement["entries"]]
-        if not all(type(p) is str and type(d) is int and type(r) is str for p, d, r in entries):
-            raise TypeError("entries of str, int, str expected")
-        total = sum(delta for _, delta, _ in entries)
+        entries, total = [], 0
+        for entry in settlement["entries"]:
+            player, delta, reason = entry["player"], entry["delta"], entry["reason"]
+            if type(player) is not str or type(delta) is not int or type(reason) is not str:
+                raise TypeError("entries of str, int, str expected")
+            entries.append((player, delta, reason))
+            total += delta
     except (KeyError, TypeError):
         report.add({"hand": hand_id, "kind": "settlement", "detail": "the settlement event "
                     "is malformed (entries of player, delta and reason expected)"})
@@ -292,3 +294,12 @@ def _check_hand(report: AuditReport, hand: dict, events: list[tuple], ledger: li
         extra = Counter(ledger) - Counter(expected)
         report.add({"hand": hand_id, "kind": "ledger", "detail": "ledger rows differ from the "
                     f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}"})
+
+
+def _last_settlement(events: list[tuple], values: list) -> dict | None:
+    """The value of the hand's last settlement event (near the end: only below-minimum
+    notices follow it), or None."""
+    for index in range(len(events) - 1, -1, -1):
+        if events[index][1] == "settlement" and isinstance(values[index], dict):
+            return values[index]
+    return None

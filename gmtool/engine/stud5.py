@@ -122,7 +122,10 @@ class Stud5Hand(Hand):
 
     def _anyone_can_bet(self) -> bool:
         top = self.limits.max_total(self)
-        return any(top > p.total for p in self.live())
+        for player in self.live():
+            if top > player.total:
+                return True
+        return False
 
     # -- legal actions (S13, S15, Q3, Q4, L9-L11) ------------------------------------------
 
