@@ -513,6 +513,24 @@ def test_can_agrees_with_the_rules_and_with_apply(table, data, steps, finish) ->
                 hand.apply(action)
 
 
+@pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
+@PROPERTY
+@given(data=st.data(), steps=STEPS)
+def test_s13_the_entry_of_one_verb_is_that_verbs_entry_in_the_legal_list(table, data,
+                                                                        steps) -> None:
+    """What `apply` checks an action against (`Limits.entry`, one verb) is exactly the
+    entry of that verb in `legal_actions` (the whole list), in every state of a hand."""
+    def same_entries(hand: Hand) -> None:
+        if hand.to_act is None:
+            return
+        listed = {choice.verb: choice for choice in hand.legal_actions()}
+        player = hand.players[hand.to_act]
+        for verb in STUD5_VERBS:
+            assert hand.limits.entry(hand, player, verb) == listed.get(verb), verb
+
+    play(data.draw(setups(table)), steps, after_each=same_entries)
+
+
 @pytest.mark.parametrize("player", [OUTSIDER, None], ids=["unseated", "no-player"])
 def test_s8_host_input_for_an_unseated_or_missing_player_is_refused(player) -> None:
     """S8: only seated players take part in a hand. A host input naming someone who is

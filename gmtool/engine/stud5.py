@@ -142,8 +142,14 @@ class Stud5Hand(Hand):
         if action.player != self.to_act:
             self._require_turn(action)  # raises, naming whose turn it is
         verb = action.verb
-        for legal in self.legal_actions():
-            if legal.verb == verb:
+        known, listed = self._legal_memo
+        if known == len(self.events):  # the list of this state is built (bots, menus)
+            for legal in listed:
+                if legal.verb == verb:
+                    return legal
+        else:  # replay: build the one entry it needs
+            legal = self.limits.entry(self, self.players[action.player], verb)
+            if legal is not None:
                 return legal
         raise IllegalAction(*self.limits.why_not(self, self.players[action.player], verb))
 

@@ -119,6 +119,36 @@ class Limits(NamedTuple):
                 legal.append(Legal("allin", owed, owed))
         return legal
 
+    def entry(self, hand: Stud5Hand, player: PlayerState, verb: str) -> Legal | None:
+        """The entry of `legal` for `verb` alone, or None when `verb` is not allowed: what
+        replay checks a recorded action against (it builds one entry, not the whole list;
+        a property test holds the two equal for every verb in every state)."""
+        if verb == "fold":
+            return FOLD
+        total = player.total
+        if hand.allin_target is not None:  # S15: after an all-in, only call or fold
+            owed = hand.allin_target - total
+            return Legal("call", owed, owed) if verb == "call" and owed > 0 else None
+        if verb == "allin":
+            owed = self.allin_total(hand) - total
+            return Legal("allin", owed, owed) \
+                if hand.street >= self.allin_from_street and owed > 0 else None
+        facing = hand.round_max - total
+        if verb == "check":
+            return CHECK if facing == 0 and not self.owner_ante else None
+        if verb == "call":
+            return Legal("call", facing, facing) if facing else None
+        room = self.max_total(hand) - total
+        unit = self.unit
+        if verb == "bet" and facing == 0:
+            low = min(self.open_min, room) if self.owner_ante else unit
+            return Legal("bet", low, _top(low, room, unit), unit) if room >= low > 0 else None
+        if verb == "raise" and facing:
+            low = facing + unit
+            if room >= low and self._may_raise(player):
+                return Legal("raise", low, _top(low, room, unit), unit)
+        return None
+
     def _may_raise(self, player: PlayerState) -> bool:
         return not self.raises_per_street or player.raises < self.raises_per_street
 

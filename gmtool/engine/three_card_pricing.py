@@ -85,16 +85,16 @@ class Prices:
 
     def minimum(self, previous: Bet, seen: bool) -> Fraction:
         """H5: the least a follow may be after `previous` (never more than the cap)."""
-        return _minimum(FOLLOW_TABLES[previous.seen, seen][1], previous.amount, self.cap)
+        return _minimum(*_RATIOS[previous.seen, seen], previous.amount, self.cap)
 
     def minimum_json(self, previous: Bet, seen: bool) -> int | str:
         """`minimum` as events record it: an int when whole, else "5/2"."""
-        return _as_json(self.minimum(previous, seen))
+        return _minimum_json(*_RATIOS[previous.seen, seen], previous.amount, self.cap)
 
     def follow_amounts(self, previous: Bet, seen: bool) -> tuple[int, ...]:
         """The amounts a blind or seen player may follow `previous` with (H3, H5)."""
         return _follow_amounts(self.follows[previous.seen, seen],
-                               FOLLOW_TABLES[previous.seen, seen][1], previous.amount, self.cap)
+                               *_RATIOS[previous.seen, seen], previous.amount, self.cap)
 
     def follow_words(self, previous: Bet, seen: bool) -> str:
         """Why the amounts are what they are, for refusals and explanations."""
@@ -126,20 +126,25 @@ class Prices:
 
 
 # Pure functions of small hashable values, memoised: a hand asks the same few questions
-# again and again (the ante, the chips of the room), and Fraction arithmetic is slow.
+# again and again (the ante, the chips of the room), and Fraction arithmetic is slow. The
+# H5 multiple comes as its numerator and denominator: ints hash in C, a Fraction does not.
+_RATIOS = {pair: (multiple.numerator, multiple.denominator)
+           for pair, (_, multiple) in FOLLOW_TABLES.items()}
+
 
 @lru_cache(maxsize=4096)
-def _minimum(multiple: Fraction, amount: int, cap: int) -> Fraction:
-    return min(multiple * amount, Fraction(cap))
+def _minimum(numerator: int, denominator: int, amount: int, cap: int) -> Fraction:
+    return min(Fraction(numerator * amount, denominator), Fraction(cap))
 
 
 @lru_cache(maxsize=4096)
-def _as_json(value: Fraction) -> int | str:
+def _minimum_json(numerator: int, denominator: int, amount: int, cap: int) -> int | str:
+    value = _minimum(numerator, denominator, amount, cap)
     return int(value) if value.denominator == 1 else str(value)
 
 
 @lru_cache(maxsize=4096)
-def _follow_amounts(table: tuple[int, ...], multiple: Fraction, amount: int, cap: int
-                    ) -> tuple[int, ...]:
-    least = multiple.numerator * amount  # compared in whole numbers
-    return tuple(a for a in table if a == cap or (a < cap and a * multiple.denominator >= least))
+def _follow_amounts(table: tuple[int, ...], numerator: int, denominator: int, amount: int,
+                    cap: int) -> tuple[int, ...]:
+    least = numerator * amount  # compared in whole numbers: a * denominator >= least
+    return tuple(a for a in table if a == cap or (a < cap and a * denominator >= least))
