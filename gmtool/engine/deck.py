@@ -126,12 +126,6 @@ class _Keyed:
         self.inner = hashlib.sha256(key.translate(_IPAD))
         self.outer = hashlib.sha256(key.translate(_OPAD))
 
-    def digest(self, message: bytes) -> bytes:
-        inner = self.inner.copy()
-        inner.update(message)
-        outer = self.outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()
 
 
 _BLOCK = 64  # SHA-256's block size in bytes
@@ -141,9 +135,14 @@ _OPAD = bytes(x ^ 0x5C for x in range(256))
 
 def _block_words(keyed: _Keyed, first: int, count: int) -> list[int]:
     """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2)."""
-    blocks = b"".join([keyed.digest(counter.to_bytes(8, "big"))
-                       for counter in range(first, first + count)])
-    return list(_words_struct(count).unpack(blocks))
+    blocks = []
+    for counter in range(first, first + count):  # HMAC(seed, counter), RFC 2104
+        inner = keyed.inner.copy()
+        inner.update(counter.to_bytes(8, "big"))
+        outer = keyed.outer.copy()
+        outer.update(inner.digest())
+        blocks.append(outer.digest())
+    return list(_words_struct(count).unpack(b"".join(blocks)))
 
 
 @lru_cache(maxsize=16)
