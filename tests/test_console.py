@@ -155,17 +155,23 @@ def _non_training(gm, db: Path) -> list[tuple[str, str]]:
             and "normal" not in t]
 
 
+def _kick_until(gm, db: Path, host, targets, reason: str, landed: str, tries: int):
+    """Kick the first (table, player) `targets()` offers until the outcome says `landed`
+    (the moment may pass between looking and kicking); the table, player and run."""
+    for _ in range(tries):
+        table_id, player = host.wait_until(targets, timeout=60)[0]
+        run = gm("tables", "kick", table_id, player, "--reason", reason, "--db", db,
+                 "--as", OPERATOR, expect=None)
+        if run.returncode == 0 and landed in run.stdout:
+            return table_id, player, run
+    pytest.fail(f"no kick landed {landed} in {tries} tries")
+
+
 def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm) -> None:
     """G2: a kick during a running hand is an escape (forfeit_to_banker ends the hand)."""
     db, host = live
-    for _ in range(8):
-        table_id, player = host.wait_until(lambda: _non_training(gm, db), timeout=60)[0]
-        run = gm("tables", "kick", table_id, player, "--reason", "collusion report", "--db", db,
-                 "--as", OPERATOR, expect=None)
-        if run.returncode == 0 and "during a hand" in run.stdout:
-            break
-    else:
-        pytest.fail("no kick landed during a running hand in 8 tries")
+    table_id, player, run = _kick_until(gm, db, host, lambda: _non_training(gm, db),
+                                        "collusion report", "during a hand", tries=8)
     command = _query(db, "SELECT * FROM gm_commands WHERE table_id = ? AND player = ? "
                          "ORDER BY id DESC LIMIT 1", (table_id, player))[0]
     assert command["status"] == "done"
@@ -249,17 +255,11 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(deployed_db: Path, 
         run = gm("tables", "show", table_id, "--db", db, "--json", expect=None)
         table = json.loads(run.stdout) if run.returncode == 0 else {}  # (not opened yet)
         if table.get("phase") in ("agreeing", "countdown") and len(table["seated"]) >= 2:
-            return [p for p in table["seated"] if p != table.get("owner")]
+            return [(table_id, p) for p in table["seated"] if p != table.get("owner")]
         return None
 
-    for _ in range(6):
-        player = host.wait_until(waiting_player, timeout=60)[0]
-        run = gm("tables", "kick", table_id, player, "--reason", "between hands", "--db", db,
-                 "--as", OPERATOR, expect=None)
-        if run.returncode == 0 and "between hands" in run.stdout:
-            break
-    else:
-        pytest.fail("no kick landed between hands in 6 tries")
+    _, player, _ = _kick_until(gm, db, host, waiting_player, "between hands",
+                               "between hands", tries=6)
     kicked_at = _query(db, "SELECT MAX(acked_at) FROM gm_commands")[0][0]
     # the snapshot published with the kick, before its acknowledgement, shows the seat free
     assert player not in gm.json("tables", "show", table_id, "--db", db, "--json")["seated"]

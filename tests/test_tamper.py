@@ -69,6 +69,17 @@ def _rechain(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
                      (head, f"events:{table_id}"))  # any recorded head follows the new chain
 
 
+def _rewrite_payload(conn: sqlite3.Connection, payload_of: Callable[[sqlite3.Row], object],
+                     rechain: Callable = _rechain) -> Expect:
+    """The target bet's payload replaced by `payload_of(event)`, the chain made whole
+    again with `rechain`: audit must name the hand's replay."""
+    event = _target(conn)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("UPDATE events SET payload = ? WHERE id = ?", (payload_of(event), event["id"]))
+    rechain(conn, event["table_id"], event["seq"])
+    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+
+
 # -- the tamper kinds -----------------------------------------------------------------------
 
 def edit_event_amount(conn: sqlite3.Connection) -> Expect:
@@ -83,14 +94,7 @@ def edit_event_amount(conn: sqlite3.Connection) -> Expect:
 
 def edit_event_amount_and_rechain(conn: sqlite3.Connection) -> Expect:
     """The chain is made whole again: only the replay through the engine can tell."""
-    event = _target(conn)
-    conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = ? WHERE id = ?",
-                 (_with_amount(event["payload"], 1), event["id"]))
-    _rechain(conn, event["table_id"], event["seq"])
-    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
-
-
+    return _rewrite_payload(conn, lambda event: _with_amount(event["payload"], 1))
 def delete_event(conn: sqlite3.Connection) -> Expect:
     event = _target(conn)
     conn.execute("DROP TRIGGER events_no_delete")
@@ -231,35 +235,19 @@ def garble_settlement_and_rechain(conn: sqlite3.Connection) -> Expect:
 def garble_amount_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's amount becomes text and the chain is made whole again: the engine refuses
     the recorded input, and audit says so instead of stumbling over it."""
-    event = _target(conn)
-    fields = json.loads(event["payload"])
-    fields["amount"] = str(fields["amount"])
-    conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = ? WHERE id = ?", (canonical_json(fields),
-                                                                 event["id"]))
-    _rechain(conn, event["table_id"], event["seq"])
-    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+    def amount_as_text(event: sqlite3.Row) -> str:
+        fields = json.loads(event["payload"])
+        fields["amount"] = str(fields["amount"])
+        return canonical_json(fields)
 
-
+    return _rewrite_payload(conn, amount_as_text)
 def payload_not_json_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's payload is overwritten with text that is not JSON, the chain made whole:
     replay reports the hand (the engine's own event differs from it) and goes on."""
-    event = _target(conn)
-    conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = ? WHERE id = ?", ("{not json", event["id"]))
-    _rechain_raw(conn, event["table_id"], event["seq"])
-    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
-
-
+    return _rewrite_payload(conn, lambda event: "{not json", _rechain_raw)
 def input_payload_a_list_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's payload becomes a JSON list (not the object an input is), chain made whole."""
-    event = _target(conn)
-    conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = ? WHERE id = ?", ("[1,2]", event["id"]))
-    _rechain(conn, event["table_id"], event["seq"])
-    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
-
-
+    return _rewrite_payload(conn, lambda event: "[1,2]")
 def null_event_time(conn: sqlite3.Connection) -> Expect:
     """An event's time is set to NULL: its hash no longer matches (and audit does not
     stumble over the missing text)."""
@@ -303,13 +291,7 @@ def garbage_seats(conn: sqlite3.Connection) -> Expect:
 
 def payload_a_number_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's payload becomes an SQLite integer (not text at all), the chain made whole."""
-    event = _target(conn)
-    conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = 7 WHERE id = ?", (event["id"],))
-    _rechain_raw(conn, event["table_id"], event["seq"])
-    return Expect([{"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
-
-
+    return _rewrite_payload(conn, lambda event: 7, _rechain_raw)
 def _rechain_raw(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
     """`_rechain` for payloads that are not JSON: the record's text put together around
     the payload as stored, as the store's own hasher does."""

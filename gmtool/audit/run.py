@@ -11,11 +11,10 @@ hands the store holds.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
+from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
-from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from gmtool.audit.chain import (Problem, check_head, heads, verify_balances, verify_gm_log,
@@ -24,7 +23,7 @@ from gmtool.audit.replay import ReplaySetup, decode_payloads, loads_or_none, rep
 from gmtool.canonical import ZERO_HASH
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
-from gmtool.store.hands import event_hasher, event_hashes
+from gmtool.store.hands import event_hashes
 from gmtool.store.queries import hand_filter
 
 PROGRESS_EVERY = 100  # hands between progress reports
@@ -107,7 +106,7 @@ class _Auditor:
         self.ledger = _ByHand(_stream(self.store, "SELECT l.hand_id, l.player, l.delta, "
                                       "l.reason FROM hands h JOIN ledger l ON l.hand_id = h.id "
                                       "WHERE h.table_id = ? ORDER BY h.id", [table_id]))
-        chain = _Chain(self, table_id)
+        chain = _Chain(self.store, self.report, table_id)
         current, events = None, []
         rows = _stream(self.store, "SELECT hand_id, seq, type, payload, created_at, hash FROM "
                        "events WHERE table_id = ? ORDER BY seq", [table_id])
@@ -126,38 +125,6 @@ class _Auditor:
             next_hand = next(hands, None)
         for problem in check_head(table_id, chain.seq, chain.head, self.heads.get(table_id)):
             self.report.add(problem)
-
-    def chain_row(self, chain: _Chain, hand_id, row_seq: int, type_: str, payload: str,
-                  at: str, digest: str) -> None:
-        """One row of a chunk that is not all in order: every finding, row by row."""
-        table_id = chain.table_id
-        chain.seq += 1
-        if row_seq != chain.seq:
-            self._chain("chain_gap", f"expected event {chain.seq} (an event was deleted or "
-                        "inserted)", table_id, row_seq, hand_id)
-            chain.seq = row_seq
-        row = (hand_id, row_seq, type_, payload, at)
-        if not chain.follows(chain.head, row, digest):
-            self._broken_link(chain, row, digest)
-        chain.head = digest
-
-    def _broken_link(self, chain: _Chain, row: tuple, digest: str) -> None:
-        """A row whose hash does not follow from the one before: a link that does not
-        point at it (deleted, inserted or reordered), or content that was edited, or both."""
-        table_id = chain.table_id
-        hand_id, seq, type_ = row[:3]
-        prev = self.store.one("SELECT prev_hash FROM events WHERE table_id = ? AND seq = ?",
-                              (table_id, seq))[0]
-        if prev != chain.head:
-            self._chain("chain_link", "does not follow the event before it (deleted, "
-                        "inserted or reordered)", table_id, seq, hand_id)
-        if not chain.follows(prev, row, digest):
-            self._chain("event_hash", f"({type_}): content does not match its hash "
-                        "(edited)", table_id, seq, hand_id)
-
-    def _chain(self, kind: str, detail: str, table_id: str, seq: int, hand_id) -> None:
-        self.report.add(Problem(kind, f"table {table_id} event {seq} {detail}", hand=hand_id,
-                                table=table_id))
 
     def _hand_done(self, hand_id, events, next_hand, hands):
         """Match the finished hand to its row (rows come in id order) and queue its checks."""
@@ -198,16 +165,13 @@ class _Chain:
 
     Rows come in chunks: a chunk whose sequence numbers run on without a gap and whose
     every hash follows from the hash before it (the whole check, done over the chunk's
-    columns by `event_hashes`) just moves the chain on; any other chunk goes row by row
-    through `_Auditor.chain_row`, which names each finding. Each row's hash is computed on the
-    previous row's hash; only when that fails is the row's own prev_hash read, to tell a
-    broken link from an edit.
+    columns by `event_hashes`) just moves the chain on; any other chunk goes row by row,
+    naming each finding. Each row's hash is computed on the previous row's hash; only
+    when that fails is the row's own prev_hash read, to tell a broken link from an edit.
     """
 
-    def __init__(self, auditor: _Auditor, table_id: str) -> None:
-        self.auditor = auditor
-        self.table_id = table_id
-        self.hash_of = event_hasher(table_id)
+    def __init__(self, store: Store, report: AuditReport, table_id: str) -> None:
+        self.store, self.report, self.table_id = store, report, table_id
         self.seq, self.head = 0, ZERO_HASH
 
     def check(self, chunk: list[tuple]) -> None:
@@ -221,16 +185,39 @@ class _Chain:
                 return
         except TypeError:
             pass  # a NULL or a number where the record has text (edited): row by row
-        for row in chunk:
-            self.auditor.chain_row(self, *row)
+        for *row, digest in chunk:
+            self._row(tuple(row), digest)
 
-    def follows(self, prev: str, row: tuple, digest: str) -> bool:
-        """Whether `row` (hand_id, seq, type, payload, created_at) hashes to `digest` on
-        `prev`; a value of the wrong type in the record (edited) does not."""
+    def _row(self, row: tuple, digest: str) -> None:
+        """One row (hand_id, seq, type, payload, created_at) and its hash: every finding."""
+        hand_id, seq, type_ = row[:3]
+        self.seq += 1
+        if seq != self.seq:
+            self._problem("chain_gap", f"expected event {self.seq} (an event was deleted or "
+                          "inserted)", seq, hand_id)
+            self.seq = seq
+        if not self._follows(self.head, row, digest):
+            prev = self.store.one("SELECT prev_hash FROM events WHERE table_id = ? AND "
+                                  "seq = ?", (self.table_id, seq))[0]
+            if prev != self.head:
+                self._problem("chain_link", "does not follow the event before it (deleted, "
+                              "inserted or reordered)", seq, hand_id)
+            if not self._follows(prev, row, digest):
+                self._problem("event_hash", f"({type_}): content does not match its hash "
+                              "(edited)", seq, hand_id)
+        self.head = digest
+
+    def _follows(self, prev: str, row: tuple, digest: str) -> bool:
+        """Whether `row` hashes to `digest` on `prev`; a value of the wrong type in the
+        record (edited) does not."""
         try:
-            return self.hash_of(prev, *row) == digest
+            return event_hashes(self.table_id, (prev,), *([value] for value in row)) == [digest]
         except TypeError:
             return False
+
+    def _problem(self, kind: str, detail: str, seq: int, hand_id) -> None:
+        self.report.add(Problem(kind, f"table {self.table_id} event {seq} {detail}",
+                                hand=hand_id, table=self.table_id))
 
 
 class _ByHand:

@@ -88,7 +88,7 @@ def _draws(size: int) -> _Draws:
 
 def _fisher_yates(order: list[T], seed: bytes, draws: _Draws) -> tuple[T, ...]:
     """Steps 2-4: the words of the stream, then the swaps."""
-    keyed = _Keyed(seed)
+    keyed = _keyed(seed)
     words = _block_words(keyed, 0, -(-len(draws.limits) // 8))
     if any(map(operator.ge, words, draws.limits)):
         words = _accepted(keyed, words, draws.limits)  # rare: a word is rejected (step 3)
@@ -97,7 +97,7 @@ def _fisher_yates(order: list[T], seed: bytes, draws: _Draws) -> tuple[T, ...]:
     return tuple(order)
 
 
-def _accepted(keyed: _Keyed, words: list[int], limits: Sequence[int]) -> list[int]:
+def _accepted(keyed: tuple, words: list[int], limits: Sequence[int]) -> list[int]:
     """The word each draw uses once rejected words are skipped (step 3), reading further
     blocks of the stream as needed."""
     accepted, at = [], 0
@@ -113,19 +113,13 @@ def _accepted(keyed: _Keyed, words: list[int], limits: Sequence[int]) -> list[in
     return accepted
 
 
-class _Keyed:
-    """HMAC-SHA256 keyed with a seed (RFC 2104), its two padded keys hashed once and
-    copied for every block (about half the cost of copying an ``hmac.HMAC``)."""
-
-    __slots__ = ("inner", "outer")
-
-    def __init__(self, key: bytes) -> None:
-        if len(key) > _BLOCK:
-            key = hashlib.sha256(key).digest()
-        key = key.ljust(_BLOCK, b"\0")
-        self.inner = hashlib.sha256(key.translate(_IPAD))
-        self.outer = hashlib.sha256(key.translate(_OPAD))
-
+def _keyed(key: bytes) -> tuple:
+    """HMAC-SHA256 keyed with a seed (RFC 2104): SHA-256 fed the inner and the outer padded
+    key, hashed once and copied for every block (half the cost of copying an hmac.HMAC)."""
+    if len(key) > _BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_BLOCK, b"\0")
+    return hashlib.sha256(key.translate(_IPAD)), hashlib.sha256(key.translate(_OPAD))
 
 
 _BLOCK = 64  # SHA-256's block size in bytes
@@ -133,13 +127,15 @@ _IPAD = bytes(x ^ 0x36 for x in range(256))  # byte tables: key.translate(_IPAD)
 _OPAD = bytes(x ^ 0x5C for x in range(256))
 
 
-def _block_words(keyed: _Keyed, first: int, count: int) -> list[int]:
-    """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2)."""
+def _block_words(keyed: tuple, first: int, count: int) -> list[int]:
+    """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2);
+    ``keyed`` is what `_keyed` gives."""
+    inner_pad, outer_pad = keyed
     blocks = []
     for counter in range(first, first + count):  # HMAC(seed, counter), RFC 2104
-        inner = keyed.inner.copy()
+        inner = inner_pad.copy()
         inner.update(counter.to_bytes(8, "big"))
-        outer = keyed.outer.copy()
+        outer = outer_pad.copy()
         outer.update(inner.digest())
         blocks.append(outer.digest())
     return list(_words_struct(count).unpack(b"".join(blocks)))
