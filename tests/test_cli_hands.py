@@ -271,11 +271,21 @@ def test_s6_compare_text_marks_the_winner() -> None:
     assert lines[3].strip().startswith(S6_EXAMPLE)
 
 
-def test_s6_ranks_then_suit_counts_kickers() -> None:
-    """Seed 000's policy compares the kickers, so the ace kicker wins this time."""
+def test_s6_seed_000_compares_the_pair_not_the_kickers() -> None:
+    """Seed 000 (2.5 rule 5, "对子比较对子"): one pair compares the pair, then the best suit
+    in it; the ace kicker does not count, so the king of spades wins."""
     out = gmtool("hands", "compare", "--profile", LEQU_PROFILE, "KS KD 8S 9H TC",
                  "KH KC AS QD JD", "--json").json()
-    assert out["winner"] == 1
+    assert out["winner"] == 0
+
+
+def test_s6_seed_000_example_1_two_pair_by_the_suit_of_the_high_pair() -> None:
+    """Seed 000 2.5 example 1, as the issue reported it: the ace of spades in the high
+    pair wins; hand 2's queen kicker does not count (RULES S6, corrected)."""
+    out = gmtool("hands", "compare", "--profile", LEQU_PROFILE, "AS AD KC KD 8C",
+                 "AH AC KS KH QS", "--json").json()
+    assert out["winner"] == 0
+    assert "ranks_then_suit" in out["hands"][0]["explanation"]
 
 
 def test_s3_compare_across_categories() -> None:

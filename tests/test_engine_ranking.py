@@ -23,7 +23,7 @@ from gmtool.engine.ranking import DEFAULT_CATEGORIES, RankingError, Stud5Ranking
 
 DECK = Deck.showhand()
 FULL = Deck.full()
-POLICIES = ("key_then_suit", "ranks_then_suit")
+POLICIES = ("key_then_suit", "ranks_then_suit", "all_ranks_then_suit")
 RANKINGS = {policy: Stud5Ranking(DECK, DEFAULT_CATEGORIES, policy, False) for policy in POLICIES}
 ALL_HANDS = list(combinations(DECK.cards, 5))
 DIGESTS = Path(__file__).parent / "data" / "ranking"
@@ -79,15 +79,16 @@ def reference(cards, policy: str, wrap: bool = False, order=DEFAULT_CATEGORIES, 
         category, defining, rest = "one_pair", pairs, singles
     else:
         category, defining, rest = "high_card", high_to_low, []
-    if policy == "key_then_suit":
-        if category in ("four_of_a_kind", "full_house", "three_of_a_kind"):
-            ties = (defining[0],)  # "the quad rank", "the trips rank"
-        elif category == "two_pair":
-            ties = (pairs[0], pairs[1], suit_of_best(pairs[0]))
-        else:  # highest card (or the pair) rank, then that card's suit
-            ties = (defining[0], suit_of_best(defining[0]))
-    else:  # defining ranks, the remaining ranks high to low, then the suit
+    every = policy == "all_ranks_then_suit" or (policy == "ranks_then_suit"
+                                                 and category == "high_card")
+    if every:  # defining ranks, the remaining ranks high to low, then the suit
         ties = (*defining, *rest, suit_of_best(defining[0]))
+    elif category in ("four_of_a_kind", "full_house", "three_of_a_kind"):
+        ties = (defining[0],)  # "the quad rank", "the trips rank"
+    elif category == "two_pair":
+        ties = (pairs[0], pairs[1], suit_of_best(pairs[0]))
+    else:  # highest card (or the pair) rank, then that card's suit
+        ties = (defining[0], suit_of_best(defining[0]))
     return (-order.index(category), ties)
 
 
@@ -154,30 +155,35 @@ def test_s4_wrap_straights_make_a_8_9_t_j_the_lowest_straight() -> None:
 
 # ---- S6: tie-break policies ---------------------------------------------------------------
 
-S6_EXAMPLES = [  # hand a, hand b, winner under key_then_suit, winner under ranks_then_suit
-    ("KS KH 8S 9S JC", "KC KD AS QS JS", "a", "b"),  # pair: best suit vs kickers
-    ("KS KH 8S 8H 9C", "KC KD 8C 8D AS", "a", "b"),  # two pair: suit in high pair vs kicker
-    ("KS KH 9S 9H 8C", "KC KD 8S 8H AS", "a", "a"),  # two pair: low pair first
-    ("AH KS QC JD 9S", "AS KH QD 9C 8H", "b", "a"),  # high card: top card's suit vs ranks
-    ("AH KH QH JH 9H", "AS KS QS TS 9S", "b", "a"),  # flush: the same
-    ("TS JH QC KD AH", "TH JS QD KC AS", "b", "b"),  # straight: top card, then its suit
-    ("9S TS JS QS KS", "TH JH QH KH AH", "b", "b"),  # straight flush: top card
-    ("AS AH AC 8S 8H", "KS KH KC QS QH", "a", "a"),  # full house: the trips rank
-    ("AS AH AC AD 8S", "KS KH KC KD QS", "a", "a"),  # four of a kind: the quad rank
-    ("QS QH QC 8S 9H", "JS JH JC AS KH", "a", "a"),  # three of a kind: the trips rank
-    ("AS KS JS 9S 8S", "QH QD QC QS 8H", "b", "b"),  # S3: four of a kind above flush
-    ("AS KS JS 9S 8S", "KH KD KC 9H 9D", "b", "b"),  # S3: full house above flush
+S6_EXAMPLES = [  # hand a, hand b, winner under key_then_suit, ranks_then_suit (seed 000),
+    # all_ranks_then_suit (the operators' every-kicker variant)
+    ("KS KH 8S 9S JC", "KC KD AS QS JS", "a", "a", "b"),  # pair: best suit, not kickers
+    ("KS KH 8S 8H 9C", "KC KD 8C 8D AS", "a", "a", "b"),  # two pair: suit in the high pair
+    ("AS AD KC KD 8C", "AH AC KS KH QS", "a", "a", "b"),  # seed 000 2.5 example 1
+    ("KS KH 9S 9H 8C", "KC KD 8S 8H AS", "a", "a", "a"),  # two pair: low pair first
+    ("AH KS QC JD 9S", "AS KH QD 9C 8H", "b", "a", "a"),  # high card: seed 000 2.5 example 2
+    ("AH KH QH JH 9H", "AS KS QS TS 9S", "b", "b", "a"),  # flush: only the top card (rule 3)
+    ("TS JH QC KD AH", "TH JS QD KC AS", "b", "b", "b"),  # straight: top card, then its suit
+    ("9S TS JS QS KS", "TH JH QH KH AH", "b", "b", "b"),  # straight flush: top card
+    ("AS AH AC 8S 8H", "KS KH KC QS QH", "a", "a", "a"),  # full house: the trips rank
+    ("AS AH AC AD 8S", "KS KH KC KD QS", "a", "a", "a"),  # four of a kind: the quad rank
+    ("QS QH QC 8S 9H", "JS JH JC AS KH", "a", "a", "a"),  # three of a kind: the trips rank
+    ("AS KS JS 9S 8S", "QH QD QC QS 8H", "b", "b", "b"),  # S3: four of a kind above flush
+    ("AS KS JS 9S 8S", "KH KD KC 9H 9D", "b", "b", "b"),  # S3: full house above flush
 ]
 
 
-@pytest.mark.parametrize("a, b, key_winner, ranks_winner", S6_EXAMPLES)
-def test_s6_tie_break_examples_for_both_policies(a: str, b: str, key_winner: str,
-                                                 ranks_winner: str) -> None:
+@pytest.mark.parametrize("a, b, key_winner, seed000_winner, every_winner", S6_EXAMPLES)
+def test_s6_tie_break_examples_for_every_policy(a: str, b: str, key_winner: str,
+                                                seed000_winner: str, every_winner: str) -> None:
     """S6 key_then_suit: highest card rank then suit, the quad or trips rank, two pair by
     high pair, low pair, suit in the high pair, one pair by rank then suit; kickers never
-    count. ranks_then_suit: defining ranks, remaining ranks high to low, then the suit."""
+    count. Seed 000 (ranks_then_suit): the same, except that high card compares all five
+    ranks, then the suit of the highest card. all_ranks_then_suit (not a seed's rule):
+    defining ranks, every kicker high to low, then the suit."""
     assert not set(hand(a)) & set(hand(b))
-    for policy, winner in (("key_then_suit", key_winner), ("ranks_then_suit", ranks_winner)):
+    for policy, winner in (("key_then_suit", key_winner), ("ranks_then_suit", seed000_winner),
+                           ("all_ranks_then_suit", every_winner)):
         expected = 1 if winner == "a" else -1
         assert RANKINGS[policy].compare(hand(a), hand(b)) == expected, policy
         assert RANKINGS[policy].compare(hand(b), hand(a)) == -expected, policy
@@ -363,7 +369,7 @@ def test_s7_showing_needs_one_to_four_cards() -> None:
 
 def test_s6_explain_names_the_rule_and_the_policy() -> None:
     """A support agent can read the explanation to a player (S3 or S6 plus the policy)."""
-    kts, rts = RANKINGS["key_then_suit"], RANKINGS["ranks_then_suit"]
+    kts, rts = RANKINGS["key_then_suit"], RANKINGS["all_ranks_then_suit"]
     a, b = hand("KS KC 8S 9S JC"), hand("KH KD AS QS JS")
     assert kts.explain(a, b).startswith(
         "pair of kings with the king of spades beats pair of kings with the king of hearts: "
@@ -371,12 +377,22 @@ def test_s6_explain_names_the_rule_and_the_policy() -> None:
     assert kts.explain(b, a).startswith("pair of kings with the king of hearts loses to")
     assert rts.explain(a, b) == (
         "pair of kings, jack, nine and eight kickers, with the king of spades loses to pair of "
-        "kings, ace, queen and jack kickers, with the king of hearts: RULES S6, ranks_then_suit "
+        "kings, ace, queen and jack kickers, with the king of hearts: RULES S6, all_ranks_then_suit "
         "(top kicker: jack against ace)")
     assert kts.explain(hand("AS KS JS 9S 8S"), hand("KH KD KC 9H 9D")) == (
         "ace-high flush with the ace of spades loses to full house, kings full of nines: "
         "RULES S3, full house ranks above flush")
     assert kts.explain(a, a).endswith("(equal hands)")
+
+
+def test_s6_seed_000_names_all_five_ranks_only_in_high_card() -> None:
+    """Seed 000 (ranks_then_suit): high card is described and decided by all five ranks;
+    a pair by its rank and suit, with no kicker words (RULES S6, corrected)."""
+    seed000 = RANKINGS["ranks_then_suit"]
+    assert seed000.explain(hand("AH KS QC JD 9S"), hand("AS KH QD 9C 8H")) == (
+        "ace-king-queen-jack-nine high with the ace of hearts beats ace-king-queen-nine-eight "
+        "high with the ace of spades: RULES S6, ranks_then_suit (fourth card: jack against nine)")
+    assert seed000.describe(hand("KS KH 8S 9S JC")) == "pair of kings with the king of spades"
 
 
 @pytest.mark.parametrize("cards, message", [

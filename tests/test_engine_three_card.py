@@ -16,6 +16,7 @@ from gmtool.engine.hand import Seat
 from gmtool.engine.play import fixed_source, replay, seeded_source, start_hand
 from gmtool.engine.settlement import Result
 from gmtool.engine.three_card import ThreeCardHand
+from gmtool.engine.versions import REVISIONS
 from gmtool.engine.three_card_pricing import Bet, Prices
 from gmtool.rules.compile import compile_file
 
@@ -37,6 +38,9 @@ def variant(**changes) -> dict:
         elif key in ("coins", "min_holding"):
             for tier in config["tiers"]:
                 tier[key] = value
+            if key == "coins" and not value:  # as compiled: a training room has [scoring]
+                config["scoring"] = {"win": 1, "loss": -1, "draw": 0, "escape": -2,
+                                     "disconnect": 0}
         else:
             config["three_card"][key] = value
     return config
@@ -222,23 +226,39 @@ def test_h5_same_state_needs_at_least_the_bet() -> None:
 def test_h5_first_speaker_follows_the_ante_as_a_blind_bet() -> None:
     """The ante is everyone's current bet before they follow, posted blind."""
     hand = deal()
-    assert hand.legal_actions()[1].amounts == (10,)
+    assert hand.legal_actions()[1].amounts == (5, 10)  # blind after the blind ante 5
     play(hand, "ann look")
-    assert hand.legal_actions()[0].amounts == (10, 20)
+    assert hand.legal_actions()[0].amounts == (10, 20)  # seen after it: 2 x 5 at least
 
 
 @pytest.mark.parametrize("tier, previous, previous_seen, seen, allowed", [
-    ("chips-5", 5, False, False, (10,)), ("chips-5", 5, False, True, (10, 20)),
+    ("chips-5", 5, False, False, (5, 10)), ("chips-5", 5, False, True, (10, 20)),
     ("chips-5", 10, False, True, (20,)), ("chips-5", 10, True, False, (5, 10)),
-    ("chips-5", 20, True, False, (10,)), ("chips-5", 10, True, True, (20,)),
-    ("chips-10", 10, False, False, (20,)), ("chips-10", 10, False, True, (20, 40)),
+    ("chips-5", 20, True, False, (10,)), ("chips-5", 10, True, True, (10, 20)),
+    ("chips-10", 10, False, False, (10, 20)), ("chips-10", 10, False, True, (20, 40)),
     ("chips-10", 20, False, True, (40,)), ("chips-10", 5, False, True, (10, 20, 40)),
     ("chips-10", 10, True, False, (5, 10, 20)), ("chips-10", 20, True, False, (10, 20)),
     ("chips-10", 40, True, False, (20,)), ("chips-10", 40, True, True, (40,)),
+    ("chips-10", 20, True, True, (20, 40)),
 ])
 def test_h5_room_tables_with_minimums(tier, previous, previous_seen, seen, allowed) -> None:
-    """H5 Seed 002's chip table, used as the allowed amounts, above the H5 minimums."""
+    """H5 (corrected): a follow is one of the follower's own amounts (a blind player's are
+    the union of the table's two blind columns, a seen player's of the two seen columns)
+    that meets the H5 minimum, never above the cap."""
     prices = Prices.for_tier(CONFIG, next(t for t in CONFIG["tiers"] if t["id"] == tier))
+    assert prices.follow_amounts(Bet(previous, previous_seen, "x"), seen) == allowed
+
+
+@pytest.mark.parametrize("tier, previous, previous_seen, seen, allowed", [
+    ("chips-5", 5, False, False, (10,)), ("chips-5", 10, True, True, (20,)),
+    ("chips-10", 10, False, False, (20,)), ("chips-10", 20, True, True, (40,)),
+])
+def test_h5_engine_2_replays_one_column_per_transition(tier, previous, previous_seen, seen,
+                                                       allowed) -> None:
+    """Hands recorded by engine version 2 used the column of the pair (previous state, own
+    state) alone; they replay with it (engine/versions)."""
+    prices = Prices.for_tier(CONFIG, next(t for t in CONFIG["tiers"] if t["id"] == tier),
+                             REVISIONS["2"])
     assert prices.follow_amounts(Bet(previous, previous_seen, "x"), seen) == allowed
 
 
@@ -394,6 +414,8 @@ def test_s18_the_reconnect_window() -> None:
     hand = play(deal(), "ann disconnect", "wait 179", "ann reconnect", "wait 14")
     assert hand.to_act == "ann" and not hand.players["ann"].folded
     hand = play(deal(), "ann disconnect", "wait 180")
+    assert not hand.players["ann"].folded, "exactly n minutes is still in time"
+    play(hand, "wait 1")
     assert hand.players["ann"].folded and hand.to_act == "bob"
     hand.apply(Action.parse("bob pass"))
     assert hand.settlement.results["ann"] == Result.DISCONNECT
@@ -432,8 +454,8 @@ def test_g2_a_kick_is_an_escape() -> None:
 
 def test_nobody_puts_in_more_than_they_hold() -> None:
     """Decision (as D-9): coins never go negative; pass is always possible."""
-    hand = deal(coins={"ann": 10})
-    assert refused(hand, "ann follow 10").rule == "H5"
+    hand = deal(coins={"ann": 9})  # 4 left after the ante of 5
+    assert refused(hand, "ann follow 5").rule == "H5"
     assert [legal.verb for legal in hand.legal_actions()] == ["look", "pass"]
 
 

@@ -73,7 +73,7 @@ def test_every_finding_code_has_a_golden_file() -> None:
     """PROFILE.md: every kind of finding, errors and both warnings, is shown by an example."""
     seen = {row["code"] for path in INVALID for row in _expected(path)}
     assert seen == set(CODES)
-    assert WARNING_CODES == {"seed-ratio", "time-limit"}
+    assert WARNING_CODES == {"seed-ratio", "time-limit", "no-effect"}
 
 
 @pytest.mark.parametrize("path", VALID + SHIPPED, ids=lambda p: p.stem)

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
 SCENARIOS = scenario_files([str(RULES)])
 STUD5_SCENARIOS = [p for p in SCENARIOS if p.parent.name in ("stud5", "lequ")]
-# Rule ids RULES.md defines (sections 1-6) and its decisions D-1 .. D-9.
+# Rule ids RULES.md defines (sections 1-6) and its decisions D-1 .. D-10.
 KNOWN_ID = re.compile(r"^(S([1-9]|1[0-9]|2[0-3])|Q[1-6]|L([1-9]|1[0-4])|H([1-9]|1[01])"
-                      r"|G[1-5]|D-[1-9])$")
+                      r"|G[1-5]|D-([1-9]|10))$")
 
 
 def _ids(paths: list[Path]) -> list[str]:

@@ -87,6 +87,12 @@ def play_randomly(hand, data) -> None:
         hand.apply(Action("pass", hand.to_act))
 
 
+def own_amounts(tier: dict, state: str) -> set[int]:
+    """H5: a blind player's amounts are the two blind columns, a seen player's the two seen."""
+    return {amount for (_, follower), key in TABLE.items() if follower == state
+            for amount in tier[key]}
+
+
 def check_follows(hand, tier: dict) -> None:
     """H3, H5: each follow answers the previous one, in the room's amounts, under the cap."""
     previous = (tier["ante"], "blind")
@@ -98,7 +104,7 @@ def check_follows(hand, tier: dict) -> None:
         assert (before["amount"], before["state"]) == previous
         pair = (previous[1], state)
         assert amount <= tier["cap"], "no bet exceeds the cap (H3)"
-        assert amount in tier[TABLE[pair]]
+        assert amount in own_amounts(tier, state), "one of the follower's amounts (H5)"
         assert amount >= min(MULTIPLE[pair] * previous[0], tier["cap"]), "H5 minimum"
         previous = (amount, state)
 

@@ -22,6 +22,7 @@ from gmtool.engine.config import deck_for, ranking_for
 from gmtool.engine.events import ENGINE_VERSION, INPUT_TYPES, Action, Event
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import shuffled_source, start_hand
+from gmtool.engine.versions import REVISIONS
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store, StoreError
 
@@ -174,19 +175,23 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent],
         result.fail("replay", "the hand's seats are not a list of players and coins")
         return result
 
+    if values is None:
+        values = decode_payloads(events)
+    engine = _recorded_engine(events, values)
+    if engine not in REVISIONS:
+        result.fail("engine_version", f"recorded by engine version {engine}; this gmtool "
+                    f"replays versions {', '.join(REVISIONS)} (replay it with that release)")
+        return result
+
     def start():
         return start_hand(setup.config, hand_row["tier"], seats, hand_row["banker"],
                           shuffled_source(setup.cards, seed), ante=hand_row["ante"],
-                          ranking=setup.ranking)
+                          ranking=setup.ranking, engine=engine)
 
     try:
         hand = start()
     except (SetupError, TypeError) as error:  # TypeError: seats or ante of the wrong type
         result.fail("replay", f"the hand cannot start again: {error}")
-        return result
-    if values is None:
-        values = decode_payloads(events)
-    if not _engine_version_matches(events, values, result):
         return result
     checked = _fast_compare(hand, events, values) if values is not None else None
     if checked is not None:
@@ -196,16 +201,15 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent],
     return result
 
 
-def _engine_version_matches(events: list[StoredEvent], values: list | None,
-                            result: ReplayResult) -> bool:
+def _recorded_engine(events: list[StoredEvent], values: list | None) -> str | None:
+    """The engine version the hand's `hand_started` names: the rules it replays by.
+
+    A hand whose first event is not `hand_started` replays by the current engine and
+    fails on the missing event, which names the edit."""
     if events and events[0][1] == "hand_started":
         started = values[0] if values is not None else loads_or_none(events[0][2])
-        recorded = started.get("engine") if isinstance(started, dict) else None
-        if recorded != ENGINE_VERSION:
-            result.fail("engine_version", f"recorded by engine version {recorded}; this gmtool "
-                        f"replays version {ENGINE_VERSION} (replay it with that release)")
-            return False
-    return True
+        return started.get("engine") if isinstance(started, dict) else None
+    return ENGINE_VERSION
 
 
 def _fast_compare(hand, events: list[StoredEvent], values: list) -> int | None:

@@ -18,14 +18,13 @@ def show(name: str = typer.Argument(..., help="Player name."),
          db: Optional[str] = DB_OPTION,
          as_json: bool = typer.Option(False, "--json", help="Print the player as JSON.")) -> None:
     """Coins, title (S23), score and tallies (S22), current table, recent hands, ledger."""
-    from gmtool.engine.settlement import title_for
+    from gmtool.engine.settlement import player_title
     from gmtool.store import queries
 
     with open_store(db) as store:
         player = queries.player(store, name)
         ladders = queries.ladders(store)
-    player["titles"] = {profile: title_for(player["score"] if ladder["metric"] == "score"
-                                           else player["coins"], ladder)
+    player["titles"] = {profile: player_title(player["coins"], player["score"], ladder)
                         for profile, ladder in ladders.items()}
     if as_json:
         console.json(player)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from gmtool.cli.console import Console
+from gmtool.engine.seating import coins_to_sit
 
 _CAPPED_COLUMNS = ["tier", "title", "ante", "street 2 cap", "street 3 cap", "street 4 cap",
-                   "street 5 cap", "hand cap", "min holding", "room"]
+                   "street 5 cap", "hand cap", "to sit", "room"]
 _THREE_CARD_COLUMNS = ["room", "title", "ante", "cap", "blind follows blind",
                        "seen follows seen", "blind follows seen", "seen follows blind",
-                       "min holding", "open"]
+                       "to sit", "open"]
 
 
 def render_profile(compiled: dict, console: Console) -> None:
@@ -33,9 +34,10 @@ def _room_state(tier: dict) -> str:
 
 
 def _capped_tiers(compiled: dict, console: Console) -> None:
-    rows = [[t["id"], t["title"], t["ante"], *t["street_caps"], t["hand_cap"], t["min_holding"],
-             _room_state(t)] for t in compiled["tiers"]]
-    console.table("tiers (RULES Q2: cumulative caps include the ante)", _CAPPED_COLUMNS, rows,
+    rows = [[t["id"], t["title"], t["ante"], *t["street_caps"], t["hand_cap"],
+             coins_to_sit(compiled, t["id"]), _room_state(t)] for t in compiled["tiers"]]
+    console.table("tiers (RULES Q2: cumulative caps include the ante; to sit: the min holding, "
+                  "none in training rooms)", _CAPPED_COLUMNS, rows,
                   right_align=range(2, 9))
 
 
@@ -45,9 +47,11 @@ def _three_card_tiers(compiled: dict, console: Console) -> None:
 
     rows = [[t["id"], t["title"], t["ante"], t["cap"], amounts(t["blind_follows_blind"]),
              amounts(t["seen_follows_seen"]), amounts(t["blind_follows_seen"]),
-             amounts(t["seen_follows_blind"]), t["min_holding"], "yes" if t["enabled"] else "no"]
+             amounts(t["seen_follows_blind"]), coins_to_sit(compiled, t["id"]),
+             "yes" if t["enabled"] else "no"]
             for t in compiled["tiers"]]
-    console.table("rooms (RULES H3, H5)", _THREE_CARD_COLUMNS, rows, right_align=(2, 3, 8))
+    console.table("rooms (RULES H3, H5; to sit: the min holding, and at least the ante)",
+                  _THREE_CARD_COLUMNS, rows, right_align=(2, 3, 8))
     three = compiled["three_card"]
     cost = three["open_cost"]
     console.line(f"buy (H7): {three['buy_multiplier']} x the target's current bet; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Mapping
 
 from gmtool.engine.cards import Deck
 
@@ -28,14 +29,28 @@ def ranking_for(compiled: dict):
         return _three_card(tuple(deck["ranks"]), tuple(deck["suits"]),
                            tuple(ranking["categories"]), ranking["low_ace_straight"])
     return _stud5(tuple(deck["ranks"]), tuple(deck["suits"]), tuple(ranking["categories"]),
-                  ranking["tie_break"], ranking["wrap_straights"])
+                  tie_break_of(compiled), ranking["wrap_straights"], ranking["tie_break"])
+
+
+def tie_break_of(compiled: Mapping) -> str:
+    """The S6 policy a compiled stud5 config means.
+
+    Compiled forms before schema version 2 said "ranks_then_suit" for the policy that
+    compares every kicker, which RULES S6 (corrected 2026-12-01) no longer calls seed
+    000's rule; such configs keep their meaning, so the hands played under them replay
+    and audit as they were played (history is never rewritten).
+    """
+    policy = compiled["ranking"]["tie_break"]
+    if policy == "ranks_then_suit" and compiled.get("schema_version", 1) < 2:
+        return "all_ranks_then_suit"
+    return policy
 
 
 @lru_cache(maxsize=32)
-def _stud5(ranks, suits, categories, tie_break, wrap):
+def _stud5(ranks, suits, categories, tie_break, wrap, named):
     from gmtool.engine.ranking import Stud5Ranking
 
-    return Stud5Ranking(_deck(ranks, suits), categories, tie_break, wrap)
+    return Stud5Ranking(_deck(ranks, suits), categories, tie_break, wrap, named=named)
 
 
 @lru_cache(maxsize=32)

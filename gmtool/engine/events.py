@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple
 
-# The engine's behaviour version, recorded in every hand_started event. Bump it whenever
-# the same inputs would give different events (a dealing order, a rule fix), so replay
-# can say "recorded by another engine version" instead of reporting a false mismatch.
-ENGINE_VERSION = "2"
+from gmtool.engine.versions import ENGINE_VERSION  # noqa: F401  (recorded by hand_started)
 
 STUD5_VERBS = ("bet", "raise", "call", "check", "fold", "allin")
 THREE_CARD_VERBS = ("follow", "look", "buy", "open", "pass")

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 from gmtool.engine.cards import Card
+from gmtool.engine.chips import chip_sum
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import AMOUNT_VERBS, Action, Event
 from gmtool.engine.settlement import Result, Settlement
+from gmtool.engine.versions import ENGINE_VERSION, revision
 
 
 _new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
@@ -46,6 +49,8 @@ class Legal(NamedTuple):
     step: int = 1
     targets: tuple[str, ...] = ()
     amounts: tuple[int, ...] = ()  # the only amounts allowed, when not every step is (H5)
+    chips: tuple[int, ...] = ()  # the part above `base` is a sum of these (L10 raise chips)
+    base: int = 0  # the call a chip raise starts from
 
     def as_json(self) -> dict:
         out = {"verb": self.verb}
@@ -55,7 +60,18 @@ class Legal(NamedTuple):
             out["targets"] = list(self.targets)
         if self.amounts:
             out["amounts"] = list(self.amounts)
+        if self.chips:
+            out.update(call=self.base, chips=list(self.chips))
         return out
+
+    def allows(self, amount: int) -> bool:
+        """Whether `amount` is one this entry allows (bounds, step, amounts, chips)."""
+        if self.amounts:
+            return amount in self.amounts
+        if self.min_amount is None or not self.min_amount <= amount <= self.max_amount \
+                or (amount - self.min_amount) % self.step:
+            return False
+        return not self.chips or chip_sum(amount - self.base, self.chips)
 
     def actions(self, player: str, limit: int | None = None) -> list[Action]:
         """The concrete actions this entry allows `player`, smallest amounts first; at most
@@ -66,11 +82,12 @@ class Legal(NamedTuple):
             amounts = self.amounts[:limit] if limit else self.amounts
             return [Action(self.verb, player, amount) for amount in amounts]
         if self.min_amount is not None and self.verb in AMOUNT_VERBS:
-            top = self.max_amount + 1
+            amounts = range(self.min_amount, self.max_amount + 1, self.step)
+            if self.chips:
+                amounts = (a for a in amounts if chip_sum(a - self.base, self.chips))
             if limit:
-                top = min(top, self.min_amount + limit * self.step)
-            return [Action(self.verb, player, amount)
-                    for amount in range(self.min_amount, top, self.step)]
+                amounts = islice(amounts, limit)
+            return [Action(self.verb, player, amount) for amount in amounts]
         return [Action(self.verb, player)]
 
 
@@ -158,7 +175,9 @@ class Hand(ABC):
         cls._inputs = {name[4:]: (getattr(cls, "verify_" + name[4:]), getattr(cls, name))
                        for name in dir(cls) if name.startswith("_do_")}
 
-    def __init__(self, config: Mapping, seats: Sequence[Seat], source: CardSource) -> None:
+    def __init__(self, config: Mapping, seats: Sequence[Seat], source: CardSource,
+                 engine: str = ENGINE_VERSION) -> None:
+        self.revision = revision(engine)  # the rule fixes in force (engine/versions)
         self.config = config
         self.timeouts = config["timeouts"]
         self.escape_policy = config["betting"]["escape_policy"]
@@ -215,6 +234,11 @@ class Hand(ABC):
         """Live players counterclockwise starting at `name`."""
         players = self.players
         return [p for p in self._round_from[name] if not players[p].folded]
+
+    def has_looked(self, name: str) -> bool | None:
+        """Whether `name` has looked at their cards (three-card H4); None where every
+        player always sees their own cards (stud5)."""
+        return None
 
     @abstractmethod
     def legal_actions(self) -> list[Legal]:
@@ -283,7 +307,12 @@ class Hand(ABC):
                 self._timeout_fold(player)
         else:
             player.window_elapsed += action.amount
-            if player.window_elapsed >= self.timeouts["reconnect_min"] * 60:
+            window = self.timeouts["reconnect_min"] * 60
+            # S18: a reconnect exactly n minutes after the disconnect is in time; only
+            # more than n minutes is an escape (engines before 3 closed at n minutes).
+            if player.window_elapsed > window or (
+                    player.window_elapsed == window
+                    and not self.revision.reconnect_in_time_at_window):
                 self.emit("window_expired", player=player.name, cause="clock", rule="S18")
                 self._escape(player, Result.DISCONNECT, "reconnect_window")
 

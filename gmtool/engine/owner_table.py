@@ -23,6 +23,7 @@ from gmtool.engine.deck import shuffle
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, Event, event
 from gmtool.engine.hand import CardSource, Seat
+from gmtool.engine.seating import enough_players, first_banker
 from gmtool.engine.stud5 import L7_MESSAGE, Stud5Hand
 
 TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
@@ -215,7 +216,7 @@ class OwnerTable:
             return
         self._require(action, True, ("agreeing", "countdown"), "L5")
         players = [p for p in self.seated if p == self.owner or p in self.agreed]
-        if len(players) < self.config["table"]["min_players"]:
+        if not enough_players(self.config, len(players)):
             raise IllegalAction("L5", action.player, "at least 2 players (owner included) "
                                 "must have agreed to the ante")
         self._begin(players)
@@ -230,10 +231,10 @@ class OwnerTable:
             if self.coins[name] < self.min_holding():
                 self._remove(name, "below_minimum", "L7", L7_MESSAGE)
                 players.remove(name)
-        if len(players) < self.config["table"]["min_players"] or self.owner not in self.seated:
+        if not enough_players(self.config, len(players)) or self.owner not in self.seated:
             self.phase = "agreeing" if self.ante else "setting_ante"
             return
-        banker = self.last_winner if self.last_winner in players else self.owner  # L8
+        banker = first_banker(self.config, players, self.owner, self.last_winner)  # L8
         self.hands_played += 1
         try:
             self.hand = Stud5Hand(self.config, self.tier_id,
@@ -311,7 +312,7 @@ class OwnerTable:
             for name in [p for p in self.seated if p not in self.ready]:
                 self._remove(name, "timeout", "L6")
             if self.phase == "continue":
-                if len(self.ready) >= self.config["table"]["min_players"]:
+                if enough_players(self.config, len(self.ready)):
                     self._begin(sorted(self.ready, key=self.seated.index))
                 else:
                     self.phase = "agreeing" if self.ante else "setting_ante"

@@ -15,29 +15,21 @@ from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action, Event
 from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
 from gmtool.engine.stud5 import Stud5Hand
+from gmtool.engine.seating import coins_to_sit  # noqa: F401  (the drivers' front door)
 from gmtool.engine.three_card import ThreeCardHand
+from gmtool.engine.versions import ENGINE_VERSION
 
 
 def start_hand(config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
-               source: CardSource, ante: int | None = None, ranking=None) -> Hand:
-    """A new hand of the configuration's game; raises SetupError if it cannot start."""
+               source: CardSource, ante: int | None = None, ranking=None,
+               engine: str = ENGINE_VERSION) -> Hand:
+    """A new hand of the configuration's game, by the rules of engine version `engine`
+    (replay passes the recorded one); raises SetupError if it cannot start."""
     if config["game"] == "three-card":
-        return ThreeCardHand(config, tier_id, seats, banker, source, ranking=ranking)
-    return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking)
-
-
-def coins_to_sit(config: Mapping, tier_id: str, ante: int | None = None) -> int:
-    """The coins a player needs to sit down in a room (RULES Q1/Q5, S21, L7, H3).
-
-    Training rooms (S22) need none: no coins move. An owner-ante table needs
-    `min_holding_antes` x the ante in force (L7); any other room its tier's minimum.
-    """
-    tier = next((t for t in config["tiers"] if t["id"] == tier_id), None)
-    if tier is None or not tier.get("coins", True):
-        return 0
-    if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante":
-        return config["owner_ante"]["min_holding_antes"] * max(ante or 1, 1)
-    return tier.get("min_holding") or 0
+        return ThreeCardHand(config, tier_id, seats, banker, source, ranking=ranking,
+                             engine=engine)
+    return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking,
+                     engine=engine)
 
 
 def seeded_source(config: Mapping, seed: bytes) -> DeckSource:

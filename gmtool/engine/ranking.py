@@ -38,10 +38,28 @@ class Category(StrEnum):
 
 
 class TieBreak(StrEnum):
-    """Tie-break policies inside a category (RULES S6)."""
+    """Tie-break policies inside a category (RULES S6).
+
+    - key_then_suit (seeds 001, 003, 004): the defining rank(s), then the suit of the
+      deciding card; kickers never count.
+    - ranks_then_suit (seed 000, 2.5): as key_then_suit, but high card compares all five
+      ranks from high to low before the suit of the highest card.
+    - all_ranks_then_suit (an operator's variant, not a seed's rule): every category
+      compares its defining ranks, then every kicker high to low, then the suit. Configs
+      compiled before schema version 2 that say ranks_then_suit meant this.
+    """
 
     KEY_THEN_SUIT = "key_then_suit"
     RANKS_THEN_SUIT = "ranks_then_suit"
+    ALL_RANKS_THEN_SUIT = "all_ranks_then_suit"
+
+
+# The categories whose hands compare all their ranks (kickers included) under each policy.
+ALL_RANKS: dict[TieBreak, frozenset[str]] = {
+    TieBreak.KEY_THEN_SUIT: frozenset(),
+    TieBreak.RANKS_THEN_SUIT: frozenset({"high_card"}),
+    TieBreak.ALL_RANKS_THEN_SUIT: frozenset(str(c) for c in Category),
+}
 
 
 DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
@@ -103,8 +121,8 @@ _BY_PATTERN = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three
                (2, 2, 1): "two_pair", (2, 1, 1, 1): "one_pair"}
 _CARDS = ("top card", "second card", "third card", "fourth card", "fifth card")
 _KICKERS = ("top kicker", "second kicker", "third kicker")
-# Names of the rank fields of each category under ranks_then_suit, in comparison order
-# (RULES S6); key_then_suit compares a prefix of them (two_pair: two, others: one).
+# Names of the rank fields of each category when all its ranks count, in comparison order
+# (RULES S6); otherwise a prefix of them is compared (two_pair: two, others: one).
 _LABELS = {
     "straight_flush": ("top card",), "four_of_a_kind": ("four-of-a-kind rank", "kicker"),
     "full_house": ("three-of-a-kind rank", "pair rank"), "flush": _CARDS, "straight": ("top card",),
@@ -149,7 +167,7 @@ class Stud5Ranking(KeyedRanking):
 
     def __init__(self, deck: Deck, categories: Sequence[str] = DEFAULT_CATEGORIES,
                  tie_break: str = TieBreak.KEY_THEN_SUIT, wrap_straights: bool = False,
-                 *, table_limit: int = TABLE_LIMIT) -> None:
+                 *, table_limit: int = TABLE_LIMIT, named: str | None = None) -> None:
         if len(deck) < 5:
             raise RankingError(f"a stud5 deck needs at least 5 cards, this one has {len(deck)}")
         try:
@@ -158,6 +176,8 @@ class Stud5Ranking(KeyedRanking):
             raise RankingError(f"tie_break {tie_break!r} is not one of "
                                f"{', '.join(TieBreak)} (RULES S6)") from None
         self.deck = deck
+        self._all_ranks = ALL_RANKS[self.tie_break]
+        self.policy_name = named or str(self.tie_break)  # as the config names it (explain)
         self.categories = checked_categories(categories, DEFAULT_CATEGORIES, "stud5")
         self.wrap_straights = bool(wrap_straights)
         self.hand_count = comb(len(deck), 5)
@@ -225,9 +245,9 @@ class Stud5Ranking(KeyedRanking):
     def _describe(self, cards: Sequence[Card]) -> str:
         category, fields, card = self._value(cards)
         name = self.deck.rank_name
-        rts = self.tie_break is TieBreak.RANKS_THEN_SUIT
+        every = category in self._all_ranks  # all ranks count in this category (S6)
         top, tops = name(fields[0]), name(fields[0], True)
-        rest = [name(r) for r in fields[1:]] if rts else []  # kickers count only here (S6)
+        rest = [name(r) for r in fields[1:]] if every else []
         kicker = f", {with_article(rest[-1])} kicker," if rest else ""
         if category in ("straight_flush", "straight"):
             text = f"{top}-high {category_words(category)}"
@@ -237,8 +257,8 @@ class Stud5Ranking(KeyedRanking):
             pair = next(c.rank for c in cards if c.rank != fields[0])
             text = f"full house, {tops} full of {name(pair, True)}"
         elif category in ("flush", "high_card"):
-            ranks = "-".join([top, *rest]) if rts else top
-            suffix = " high" if category == "high_card" else " flush" if rts else "-high flush"
+            ranks = "-".join([top, *rest]) if every else top
+            suffix = " high" if category == "high_card" else " flush" if every else "-high flush"
             text = ranks + suffix
         elif category == "two_pair":
             text = f"two pair, {tops} and {name(fields[1], True)}{kicker or ','}"
@@ -261,7 +281,7 @@ class Stud5Ranking(KeyedRanking):
             custom = "" if self.categories == DEFAULT_CATEGORIES else " in this profile's order"
             return (f"{head}: RULES S3, {category_words(high)} ranks above "
                     f"{category_words(low)}{custom}")
-        return f"{head}: RULES S6, {self.tie_break} " + tie_reason(
+        return f"{head}: RULES S6, {self.policy_name} " + tie_reason(
             self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b)
 
     # ---- showing cards (S7) -------------------------------------------------------------
@@ -351,8 +371,8 @@ class Stud5Ranking(KeyedRanking):
             return self._shapes[r]
         groups = sorted(Counter(r).items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
         pattern = tuple(count for _, count in groups)
-        # RULES S6 ranks_then_suit: defining ranks, then the rest high to low; the
-        # deciding suit is the best card of the first group (cards are in canonical
+        # RULES S6: where all ranks count, the defining ranks, then the rest high to low;
+        # the deciding suit is the best card of the first group (cards are in canonical
         # order, so the first card of a rank has its strongest suit).
         by_rank = tuple(rank for rank, _ in groups)
         lead = r.index(by_rank[0])
@@ -362,18 +382,18 @@ class Stud5Ranking(KeyedRanking):
                 top = (r[4], 4)
             elif self.wrap_straights and r == (0, 1, 2, 3, self._ranks - 1):
                 top = (3, 3)  # A-8-9-T-J: the ace plays low, the jack tops it
-        rts = self.tie_break is TieBreak.RANKS_THEN_SUIT
+        every = self._all_ranks
         if top is not None:
             plain, suited = ("straight", top[:1], top[1]), ("straight_flush", top[:1], top[1])
         else:
             category = _BY_PATTERN.get(pattern, "high_card")
-            if rts:
+            if category in every:
                 plain = (category, by_rank, lead)
             elif category in ("four_of_a_kind", "full_house", "three_of_a_kind"):
                 plain = (category, by_rank[:1], None)  # kickers never count, no suit needed
             else:
                 plain = (category, by_rank[:2] if category == "two_pair" else by_rank[:1], lead)
-            flush = ("flush", by_rank if rts else by_rank[:1], 4)
+            flush = ("flush", by_rank if "flush" in every else by_rank[:1], 4)
             suited = flush if category == "high_card" else None
         shape = self._shapes[r] = self._entry(*plain), (self._entry(*suited) if suited else None)
         return shape

@@ -71,6 +71,13 @@ def split_pot(pot: int, winners: Sequence[str]) -> dict[str, int]:
     return {player: share + (1 if index < odd else 0) for index, player in enumerate(winners)}
 
 
+def player_title(coins: int, score: int, ladder: Mapping | None) -> str | None:
+    """S23/D-3: a player's title under a ladder, by coins or by score as its metric says."""
+    if not ladder:
+        return None
+    return title_for(score if ladder["metric"] == "score" else coins, ladder)
+
+
 def title_for(value: int, ladder: Mapping | None) -> str | None:
     """The highest title whose step `value` reaches (S23); None below the first step."""
     if not ladder:

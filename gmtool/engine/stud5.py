@@ -12,21 +12,16 @@ from typing import Mapping, Sequence
 
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import ENGINE_VERSION, Action, Event
+from gmtool.engine.events import Action, Event
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
+from gmtool.engine.chips import chip_sum
 from gmtool.engine.stud5_limits import Limits
+from gmtool.engine.seating import check_holdings, open_tier
+from gmtool.engine.versions import ENGINE_VERSION
 
 LAST_STREET = 5
 L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"
-
-
-def find_tier(config: Mapping, tier_id: str) -> Mapping:
-    for tier in config["tiers"]:
-        if tier["id"] == tier_id:
-            return tier
-    raise SetupError("Q6", f"no tier {tier_id!r} (tiers: "
-                     f"{', '.join(t['id'] for t in config['tiers'])})")
 
 
 class Stud5Hand(Hand):
@@ -35,18 +30,19 @@ class Stud5Hand(Hand):
     game = "stud5"
 
     def __init__(self, config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
-                 source: CardSource, ante: int | None = None, ranking=None) -> None:
-        super().__init__(config, seats, source)
-        self.tier = find_tier(config, tier_id)
-        if not self.tier["enabled"]:
-            raise SetupError("Q6", f"tier {tier_id!r} is closed and seats nobody")
+                 source: CardSource, ante: int | None = None, ranking=None,
+                 engine: str = ENGINE_VERSION) -> None:
+        super().__init__(config, seats, source, engine)
+        self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("S11", f"banker {banker!r} is not seated")
         self.ranking = ranking or ranking_for(config)
-        self.limits = Limits.for_hand(config, self.tier, ante)
+        self.limits = Limits.for_hand(config, self.tier, ante, self.revision)
         self.training = not self.tier["coins"]
-        self._check_holdings()
-        if self.training:  # S22: virtual stacks; no coins move
+        if not self.training:
+            check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()},
+                           self.limits.ante)
+        else:  # S22: virtual stacks; no coins move
             for player in self.players.values():
                 player.coins = self.limits.training_stack
         self.banker = banker
@@ -55,7 +51,7 @@ class Stud5Hand(Hand):
         self.street = 1
         self.round_max = 0
         self.allin_target: int | None = None
-        self.emit("hand_started", game="stud5", engine=ENGINE_VERSION,
+        self.emit("hand_started", game="stud5", engine=self.revision.version,
                   config_id=config.get("config_id"), tier=tier_id, ante=self.limits.ante,
                   banker=banker, training=self.training,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats])
@@ -64,14 +60,6 @@ class Stud5Hand(Hand):
             self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
         self.round_max = self.limits.ante
         self._next_street()
-
-    def _check_holdings(self) -> None:
-        need = self.limits.min_holding
-        for player in self.players.values():
-            if not self.training and player.coins < need:
-                rule = "L7" if self.limits.owner_ante else "Q1"
-                raise SetupError(rule, f"{player.name} holds {player.coins}, below the "
-                                 f"minimum holding {need} to sit")
 
     # -- streets, speakers, dealing (S10-S12) ------------------------------------------
 
@@ -164,6 +152,10 @@ class Stud5Hand(Hand):
             raise IllegalAction(rule, action.player, f"{action.verb} {amount} is not allowed: "
                                 f"{legal.min_amount} to {legal.max_amount}{steps} "
                                 f"({self.limits.bound_words(self)})")
+        if legal.chips and not chip_sum(amount - legal.base, legal.chips):
+            raise IllegalAction("L10", action.player, f"raise {amount} is the call "
+                                f"{legal.base} plus {amount - legal.base}, which no clicks of "
+                                f"the raise chips {list(legal.chips)} add up to")
 
     # The legal list is the whole check: an amount within its bounds for bet and raise,
     # the verb being in it for the others.
@@ -266,6 +258,13 @@ class Stud5Hand(Hand):
             banker = self._best_showing([name for name in self.from_player(banker)
                                          if name != player.name])
             self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
+        elif self.players[banker].folded and self.revision.escape_winner_still_in_hand:
+            # D-10: a banker who folded has given up the hand; the best showing player
+            # still in it (not the escapee) wins the escape instead.
+            banker = self._best_showing([name for name in self.from_player(banker)
+                                         if name != player.name])
+            self.emit("banker_replaced", player=banker, folded=self.banker,
+                      escaped=player.name, rule="D-10")
         charge = min(self.pot, player.coins)  # D-9: never more than they held
         entries = [Entry(name, -charge if name == player.name else charge if name == banker
                          else 0, "escape" if name == player.name else

@@ -4,9 +4,10 @@
   hand total above the street's cumulative cap (Q1, Q4); all-in brings it to the hand
   cap (Q3); check is allowed while nobody has bet.
 - owner_ante (seed 000): the first speaker must open with at least `open_min_antes`
-  antes or fold, no check (L9); raises are any whole number of chips on top of the call,
-  at most `raises_per_street` per player (L10); no hand total may exceed the smallest
-  stack of the players still in the hand, taken at the hand's start (L11, D-7).
+  antes or fold, no check (L9); a raise is the call plus clicks of the raise chips (any
+  sum of them, `engine/chips`), at most `raises_per_street` per player (L10); no hand
+  total may exceed the smallest stack of the players still in the hand, taken at the
+  hand's start (L11, D-7).
 
 Both styles also respect D-7's bound, so coins never go negative and no side pot arises.
 """
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
+from gmtool.engine.chips import chip_step, chip_sum
 from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Legal, PlayerState
+from gmtool.engine.versions import CURRENT, Revision
 
 if TYPE_CHECKING:
     from gmtool.engine.stud5 import Stud5Hand
@@ -38,18 +41,21 @@ class Limits(NamedTuple):
     raises_per_street: int
     open_min: int
     min_holding: int
+    raise_chips: tuple[int, ...] = ()  # L10: a raise's part above the call sums these
 
     @classmethod
-    def for_hand(cls, config: Mapping, tier: Mapping, ante: int | None) -> Limits:
+    def for_hand(cls, config: Mapping, tier: Mapping, ante: int | None,
+                 revision: Revision = CURRENT) -> Limits:
         betting = config["betting"]
         owner_ante = betting["style"] == "owner_ante"
         if owner_ante:
             if ante is None or ante < 1:
                 raise SetupError("L2", "the owner has not set an ante")
             holding = config["owner_ante"]["min_holding_antes"] * ante
+            chips = tuple(betting["raise_chips"]) if revision.raise_chips else ()
             return cls(True, ante, 1, None, None, betting["allin_from_street"],
                        betting["allin_amount"] == "hand_cap", betting["raises_per_street"],
-                       betting["open_min_antes"] * ante, holding)
+                       betting["open_min_antes"] * ante, holding, chips)
         return cls(False, tier["ante"], tier["bet_unit"], tuple(tier["street_caps"]),
                    tier["hand_cap"], betting["allin_from_street"],
                    betting["allin_amount"] == "hand_cap", betting["raises_per_street"],
@@ -109,9 +115,10 @@ class Limits(NamedTuple):
                 legal.append(Legal("bet", low, _top(low, room, unit), unit))
         else:
             legal = [Legal("call", facing, facing)]
-            low = facing + unit
-            if room >= low and self._may_raise(player):
-                legal.append(Legal("raise", low, _top(low, room, unit), unit))
+            if self._may_raise(player):
+                entry = self._raise(facing, room)
+                if entry is not None:
+                    legal.append(entry)
         legal.append(FOLD)
         if hand.street >= self.allin_from_street:
             owed = self.allin_total(hand) - total
@@ -143,11 +150,23 @@ class Limits(NamedTuple):
         if verb == "bet" and facing == 0:
             low = min(self.open_min, room) if self.owner_ante else unit
             return Legal("bet", low, _top(low, room, unit), unit) if room >= low > 0 else None
-        if verb == "raise" and facing:
-            low = facing + unit
-            if room >= low and self._may_raise(player):
-                return Legal("raise", low, _top(low, room, unit), unit)
+        if verb == "raise" and facing and self._may_raise(player):
+            return self._raise(facing, room)
         return None
+
+    def _raise(self, facing: int, room: int) -> Legal | None:
+        """The raise entry when `facing` is owed and `room` is left below the bound: the
+        call plus a bet unit or more (Q4), or plus clicks of the raise chips (L10)."""
+        chips = self.raise_chips
+        if not chips:
+            low = facing + self.unit
+            return Legal("raise", low, _top(low, room, self.unit), self.unit) \
+                if room >= low else None
+        step = chip_step(chips)
+        low, top = facing + min(chips), facing + (room - facing) // step * step
+        while top >= low and not chip_sum(top - facing, chips):
+            top -= step  # a few steps at most: past the Frobenius number every sum exists
+        return Legal("raise", low, top, step, chips=chips, base=facing) if top >= low else None
 
     def _may_raise(self, player: PlayerState) -> bool:
         return not self.raises_per_street or player.raises < self.raises_per_street

@@ -29,9 +29,10 @@ whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`
   hand as a chain of opens in speaking order from the player who would speak next, each
   equal hand going to the opened player (H8): so the best hand wins, and among equal best
   hands the one last in that order. There is always exactly one winner.
-- Escape with policy "forfeit_to_banker": as S19; if the escapee is the dealer, the next
-  player counterclockwise still in the hand takes the dealer's place (D-1 has no showing
-  cards to go by in three-card).
+- Escape with policy "forfeit_to_banker": as S19; if the escapee is the dealer, or the
+  dealer has already left the hand (D-10), the next player counterclockwise from the
+  dealer still in the hand, not the escapee, wins in the dealer's place (D-1 has no
+  showing cards to go by in three-card).
 - The winner is the next hand's dealer (H2): `hand_ended` names it as `next_banker`.
 """
 
@@ -41,22 +42,14 @@ from typing import Mapping, Sequence
 
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import ENGINE_VERSION, Action, event
+from gmtool.engine.events import Action, event
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
+from gmtool.engine.seating import check_holdings, open_tier
 from gmtool.engine.settlement import Entry, Result, Settlement
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
+from gmtool.engine.versions import ENGINE_VERSION
 
 CARDS_EACH = 3
-
-
-def find_tier(config: Mapping, tier_id: str) -> Mapping:
-    for tier in config["tiers"]:
-        if tier["id"] == tier_id:
-            if not tier.get("enabled", True):
-                raise SetupError("H3", f"room {tier_id!r} is closed and seats nobody")
-            return tier
-    raise SetupError("H3", f"no room {tier_id!r} (rooms: "
-                     f"{', '.join(t['id'] for t in config['tiers'])})")
 
 
 class ThreeCardHand(Hand):
@@ -67,18 +60,15 @@ class ThreeCardHand(Hand):
     verb_rule = "H5"
 
     def __init__(self, config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
-                 source: CardSource, ranking=None) -> None:
-        super().__init__(config, seats, source)
-        self.tier = find_tier(config, tier_id)
+                 source: CardSource, ranking=None, engine: str = ENGINE_VERSION) -> None:
+        super().__init__(config, seats, source, engine)
+        self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("H2", f"dealer {banker!r} is not seated")
-        self.prices = Prices.for_tier(config, self.tier)
+        self.prices = Prices.for_tier(config, self.tier, self.revision)
         self.training = not self.tier.get("coins", True)
-        need = max(self.prices.ante, self.prices.min_holding)
-        for player in self.players.values():
-            if not self.training and player.coins < need:
-                raise SetupError("H3", f"{player.name} holds {player.coins}, below the "
-                                 f"{need} this room needs to sit")
+        if not self.training:
+            check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()})
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
         self.max_rounds = config["three_card"]["max_rounds"]
@@ -90,7 +80,7 @@ class ThreeCardHand(Hand):
         self.bought = False  # the player to act won a buy this turn and now follows (H7)
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
         self._left: dict[str, str] = {}  # how each player left the hand
-        self.emit("hand_started", game=self.game, engine=ENGINE_VERSION,
+        self.emit("hand_started", game=self.game, engine=self.revision.version,
                   config_id=config.get("config_id"),
                   tier=tier_id, ante=self.prices.ante, cap=self.prices.cap, banker=banker,
                   training=self.training, max_rounds=self.max_rounds,
@@ -130,6 +120,10 @@ class ThreeCardHand(Hand):
                 out.append(Legal("open", price, price))
         out.append(Legal("pass"))
         return out
+
+    def has_looked(self, name: str) -> bool:
+        """H4: blind (False) until the player looks, seen (True) after."""
+        return self.seen[name]
 
     def buy_targets(self, buyer: str) -> tuple[str, ...]:
         """Seen players the seen `buyer` may buy (H7), in seat order."""
@@ -351,6 +345,12 @@ class ThreeCardHand(Hand):
         if banker == player.name:  # D-1 in three-card: the next player still in the hand
             banker = self.next_live(player.name)
             self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
+        elif self.players[banker].folded and self.revision.escape_winner_still_in_hand:
+            # D-10: a dealer who left the hand does not win it; the next player from the
+            # dealer counterclockwise still in it, not the escapee, wins instead.
+            banker = next(name for name in self.from_player(banker) if name != player.name)
+            self.emit("banker_replaced", player=banker, folded=self.banker,
+                      escaped=player.name, rule="D-10")
         charge = self.pot if self.training else min(self.pot, player.coins)  # D-9
         entries = [Entry(name, -charge if name == player.name else charge if name == banker
                          else 0, "escape" if name == player.name else

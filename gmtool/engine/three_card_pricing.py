@@ -8,8 +8,12 @@ if a blind player had bet it.
 A follow is checked against the *previous bet*: the last follow made in the hand by
 anyone (the ante before the first follow), even if that player has left the hand since.
 Its minimum is a multiple of that bet (H5: seen after blind 2x, seen after seen 1x,
-blind after seen 1/2, blind after blind 1x); the amount must also be one of the room's
-allowed amounts for the pair (previous state, own state) and never above the cap (H3).
+blind after seen 1/2, blind after blind 1x); the amount must also be one of the
+follower's own amounts and never above the cap (H3). A blind player's amounts are the
+union of the room's two blind columns, a seen player's the union of the two seen
+columns (H5, corrected 2026-12-01): in the 10-chip room a seen player may follow a seen
+20 with 20 or 40. Engines before version 3 used only the column of the pair (previous
+state, own state); hands they recorded replay with it.
 Should a minimum exceed the cap (a profile the validator lets through), the cap is
 enough: the seed's "but never above the room's highest chips" wins.
 
@@ -26,6 +30,7 @@ from functools import lru_cache
 from typing import Mapping
 
 from gmtool.engine.errors import SetupError
+from gmtool.engine.versions import CURRENT, Revision
 
 # (previous bettor is seen, this player is seen) -> (tier key, H5 minimum multiple)
 FOLLOW_TABLES: dict[tuple[bool, bool], tuple[str, Fraction]] = {
@@ -67,18 +72,24 @@ class Prices:
     buy_multiplier: int
     open_cost: Mapping[tuple[bool, bool], int]
     min_holding: int
+    by_own_state: bool = True  # follows: the follower's own amounts (H5), not one column
 
     @classmethod
-    def for_tier(cls, config: Mapping, tier: Mapping) -> Prices:
+    def for_tier(cls, config: Mapping, tier: Mapping, revision: Revision = CURRENT) -> Prices:
         try:
             rules = config["three_card"]
+            columns = {pair: tuple(sorted(tier[key])) for pair, (key, _) in FOLLOW_TABLES.items()}
+            if revision.follows_by_own_state:  # H5: a state's amounts are its two columns
+                own = {seen: tuple(sorted(set(columns[False, seen] + columns[True, seen])))
+                       for seen in (False, True)}
+                columns = {pair: own[pair[1]] for pair in columns}
             return cls(
                 ante=tier["ante"], cap=tier["cap"],
-                follows={pair: tuple(sorted(tier[key])) for pair, (key, _) in
-                         FOLLOW_TABLES.items()},
+                follows=columns,
                 buy_multiplier=rules["buy_multiplier"],
                 open_cost={pair: rules["open_cost"][key] for pair, key in OPEN_KEYS.items()},
-                min_holding=tier.get("min_holding", 0))
+                min_holding=tier.get("min_holding", 0),
+                by_own_state=revision.follows_by_own_state)
         except (KeyError, TypeError) as error:
             raise SetupError("H3", f"the compiled configuration lacks three-card key {error}") \
                 from None
@@ -104,10 +115,11 @@ class Prices:
             f"{previous.player}'s {state_word(previous.seen)} bet"
         least = self.minimum(previous, seen)
         allowed = self.follow_amounts(previous, seen)
+        table = f"{state_word(seen)} player's" if self.by_own_state else key.replace("_", " ")
         return (f"a {state_word(seen)} player following {who} of {previous.amount} "
                 f"follows at least {f'{times}{previous.amount} = ' if times else ''}{least} "
                 f"(H5) and at most the "
-                f"cap {self.cap} (H3), with the room's {key.replace('_', ' ')} amounts "
+                f"cap {self.cap} (H3), with the room's {table} amounts "
                 f"{list(self.follows[previous.seen, seen])}: allowed "
                 f"{list(allowed) if allowed else 'none'}")
 

@@ -24,7 +24,7 @@ def public_view(hand: Hand) -> dict:
         players.append({
             "name": name, "total": player.total, "folded": player.folded,
             "connected": player.connected, "showing": face_up(hand, name),
-            "seen": getattr(player, "seen", None),
+            "seen": hand.has_looked(name),
         })
     return {
         "game": hand.game, "street": getattr(hand, "street", None), "pot": hand.pot,

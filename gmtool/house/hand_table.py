@@ -7,8 +7,10 @@ down. Each hand reads the room's active configuration when it starts (G5).
 
 from __future__ import annotations
 
+from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Seat
-from gmtool.engine.play import coins_to_sit, seeded_source, start_hand
+from gmtool.engine.play import seeded_source, start_hand
+from gmtool.engine.seating import coins_to_sit, enough_players, first_banker
 from gmtool.house.table import HostedTable
 
 LEAVE_CHANCE = 0.1
@@ -19,17 +21,21 @@ class HandTable(HostedTable):
         self.config = self.host.config_for(self.profile_id, self.tier)
         self.host.refresh_coins(self.seated)
         self.reseat()
-        if len(self.seated) < self.config["table"]["min_players"]:
+        if not enough_players(self.config, len(self.seated)):
             self.publish()
             await self.sleep(self.config["timeouts"]["continue_s"])
             return
-        banker = self.banker if self.banker in self.seated else self.seated[0]
+        banker = first_banker(self.config, self.seated, previous_winner=self.banker)
         number = self.host.peek_number(self.id)
         seed = self.host.seed_for(self.id, number)
-        self.state = start_hand(self.config, self.tier,
-                                [Seat(p, self.host.coins[p]) for p in self.seated], banker,
-                                seeded_source(self.config, seed), ranking=self.host.ranking(
-                                    self.config))
+        try:
+            self.state = start_hand(self.config, self.tier,
+                                    [Seat(p, self.host.coins[p]) for p in self.seated], banker,
+                                    seeded_source(self.config, seed),
+                                    ranking=self.host.ranking(self.config))
+        except SetupError as error:  # e.g. a deployment closed the room: wait, never die
+            await self._cannot_start(error)
+            return
         self.record(self.state.events)
         self.publish()
         hand = self.state
@@ -39,15 +45,34 @@ class HandTable(HostedTable):
             await self.play_turn(hand)
         if hand.settlement:
             winners = hand.settlement.winners
-            self.banker = winners[0] if winners else banker  # S11: the winner banks next
+            self.banker = winners[0] if winners else None  # S11: the winner banks next
             for name, player in hand.players.items():
                 if player.escaped:
                     self.unseat(name)
         await self.sleep(min(3.0, self.config["timeouts"]["continue_s"]))
 
+    async def _cannot_start(self, error: SetupError) -> None:
+        """A hand that cannot start leaves the table waiting for players: whoever may not
+        sit stands up (everyone, when the room itself is closed), and the table tries
+        again after `continue_s`."""
+        self.state = None
+        try:
+            need = coins_to_sit(self.config, self.tier)
+            standing = [p for p in self.seated if self.host.coins.get(p, 0) < need]
+        except SetupError:
+            standing = list(self.seated)
+        for name in standing or list(self.seated):
+            self.unseat(name)
+        self.host.notify(f"table {self.id}: no hand could start ({error}); waiting for players")
+        self.publish()
+        await self.sleep(self.config["timeouts"]["continue_s"])
+
     def reseat(self) -> None:
         """Players below the minimum leave (S21); some leave freely; idle bots sit down."""
-        need = coins_to_sit(self.config, self.tier)
+        try:
+            need = coins_to_sit(self.config, self.tier)
+        except SetupError:  # the room is gone from the active config: nobody sits
+            return
         for name in list(self.seated):
             if self.host.coins.get(name, 0) < need or self.rng.random() < LEAVE_CHANCE:
                 self.unseat(name)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from gmtool.engine.events import Action
 from gmtool.engine.owner_table import OwnerTable
-from gmtool.engine.play import coins_to_sit, seeded_source
+from gmtool.engine.play import seeded_source
+from gmtool.engine.seating import coins_to_sit, enough_players
 from gmtool.house.table import HostedTable
 
 REJECT_CHANCE = 0.05
@@ -167,5 +168,5 @@ class OwnerAnteTable(HostedTable):
             name = self.rng.choice(waiting)
             verb = "reject" if self.rng.random() < REJECT_CHANCE else "agree"
             self.apply(Action(verb, name))
-        elif len(table.agreed) + 1 >= self.config["table"]["min_players"]:
+        elif enough_players(self.config, len(table.agreed) + 1):
             self.apply(Action("start", table.owner))

@@ -56,6 +56,7 @@ def check_semantics(out: Collector, data: dict, ctx: Context) -> None:
         _check_increasing(out, data, ("betting", "raise_chips"), what="raise chip")
         _check_increasing(out, data, ("owner_ante", "chips"), what="ante chip")
     _check_time_limits(out, data)
+    _check_scoring_has_a_training_room(out, data)
     tiers = _get(data, "tiers")
     if isinstance(tiers, list):
         _check_tier_set(out, tiers)
@@ -145,6 +146,15 @@ def _check_time_limits(out: Collector, data: dict) -> None:
                 not low <= value <= high:
             out.add(("timeouts", key), "time-limit",
                     f"{value} s is outside the usual {low}..{high} s (RULES G1: 15 s in every seed)")
+
+
+def _check_scoring_has_a_training_room(out: Collector, data: dict) -> None:
+    """[scoring] only counts in training rooms (S22): without one it changes nothing."""
+    tiers = _get(data, "tiers")
+    if "scoring" in data and isinstance(tiers, list) and not any(
+            isinstance(tier, dict) and tier.get("coins") is False for tier in tiers):
+        out.add(("scoring",), "no-effect", "[scoring] sets the scores of training rooms "
+                "(RULES S22), but no tier here is one (coins = false): it changes nothing")
 
 
 def _check_tier_set(out: Collector, tiers: list) -> None:

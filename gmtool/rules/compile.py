@@ -68,6 +68,8 @@ def compile_data(data: dict) -> dict:
             continue
         compiled[name] = _resolve_table(spec, data.get(name, {}), ctx)
     compiled["tiers"] = [_resolve_table(schema.TIER, tier, ctx) for tier in data["tiers"]]
+    if all(tier["coins"] for tier in compiled["tiers"]):
+        compiled["scoring"] = None  # scores count only in training rooms (S22)
     ranks = parse_ranks(compiled["deck"]["ranks"])
     suits = parse_suits(compiled["deck"]["suits"])
     compiled["deck"] = {"ranks": ranks, "suits": suits,

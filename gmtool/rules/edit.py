@@ -94,6 +94,16 @@ def set_value(text: str, key: str, value_text: str, file: str = "<profile>") -> 
                 [f for f in findings if f.severity == "warning"])
 
 
+def set_values(text: str, values: dict[str, Any], file: str = "<profile>") -> str:
+    """`set_value` for several keys given as values (`{"betting.raise_chips": [50, 100]}`),
+    each edit checked in turn; the edited text."""
+    import tomlkit
+
+    for key, value in values.items():
+        text = set_value(text, key, tomlkit.item(value).as_string(), file).text
+    return text
+
+
 def _step(container: Any, part: str | int, walked: list, key: str, create: bool) -> Any:
     import tomlkit
 

@@ -33,8 +33,9 @@ CODES = {
     "follow-table": "a three-card follow table breaks RULES H5 or exceeds the cap",
     "seed-ratio": "a tier departs from the seed's cap ratios (RULES Q2)",
     "time-limit": "a time limit outside 5..120 seconds",
+    "no-effect": "a setting that changes nothing in this profile ([scoring] with no training room)",
 }
-WARNING_CODES = frozenset({"seed-ratio", "time-limit"})
+WARNING_CODES = frozenset({"seed-ratio", "time-limit", "no-effect"})
 
 
 @dataclass(frozen=True, order=True)

@@ -15,7 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, NamedTuple
 
-SCHEMA_VERSION = 1
+# The compiled form's version. 2 (2026-12-01): `ranking.tie_break = "ranks_then_suit"`
+# means seed 000's rule (RULES S6, corrected); configs of version 1 that say it meant what
+# is now "all_ranks_then_suit", and keep that meaning (engine/config.tie_break_of).
+SCHEMA_VERSION = 2
 
 STUD5 = "stud5"
 THREE_CARD = "three-card"
@@ -171,7 +174,8 @@ RANKING = _section("How hands are ranked.", {
                         "S3, H9", per_game(list(STUD5_CATEGORIES), list(THREE_CARD_CATEGORIES)),
                         items=Field("string")),
     "tie_break": _choice("Tie-break policy inside a category.", "S6",
-                         ("key_then_suit", "ranks_then_suit"), fixed("key_then_suit"), IS_STUD5),
+                         ("key_then_suit", "ranks_then_suit", "all_ranks_then_suit"),
+                         fixed("key_then_suit"), IS_STUD5),
     "wrap_straights": Field("boolean", "Whether A-8-9-10-J style wrap-around straights count.",
                             "S4", fixed(False), when=IS_STUD5),
     "low_ace_straight": Field("boolean", "Whether A-2-3 is the lowest straight.", "H9",

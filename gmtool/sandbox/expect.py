@@ -39,7 +39,7 @@ def _check_error(outcome: Outcome, expect: dict) -> list[str]:
 
 
 def _normalise(key: str, value: Any) -> Any:
-    if key in ("below_minimum", "removed", "seated", "legal"):
+    if key in ("below_minimum", "removed", "seated", "legal", "seen"):
         return sorted(value) if key != "seated" else list(value)
     if key == "winner":
         return [value]
@@ -110,15 +110,35 @@ def _titles(outcome: Outcome) -> dict[str, str]:
     """S23: each listed player's title after the scenario under the profile's ladder;
     "" = no title (below the first step, or no ladder). Metric "score" reads the score
     this hand gave (a scenario starts every player at score 0)."""
-    from gmtool.engine.settlement import title_for
+    from gmtool.engine.settlement import player_title
 
     ladder = outcome.config.get("ladder")
-    if ladder and ladder.get("metric") == "score":
-        values = dict(outcome.settlement.score) if outcome.settlement else {}
-    else:
-        values = coins_after(outcome)
+    score = dict(outcome.settlement.score) if outcome.settlement else {}
+    coins = coins_after(outcome)
     wanted = outcome.scenario.expect["titles"]
-    return {player: title_for(values.get(player, 0), ladder) or "" for player in wanted}
+    return {player: player_title(coins.get(player, 0), score.get(player, 0), ladder) or ""
+            for player in wanted}
+
+
+def _to_sit(outcome: Outcome) -> int:
+    """The coins a player needs to sit in the scenario's room (the engine's one answer:
+    `coins_to_sit`, which the host and the hands ask too)."""
+    from gmtool.engine.seating import coins_to_sit
+    from gmtool.sandbox.run import pick_tier
+
+    tier = pick_tier(outcome.scenario, outcome.config)
+    return coins_to_sit(outcome.config, tier["id"], getattr(outcome.state, "ante", None)
+                        or outcome.scenario.ante)
+
+
+def _seen(outcome: Outcome) -> list[str]:
+    """Players the public view shows as seen (three-card, H4): what the console shows."""
+    from gmtool.engine.view import public_view
+
+    hand = getattr(outcome.state, "hand", outcome.state)
+    if hand is None or hand.is_over:
+        return []
+    return sorted(p["name"] for p in public_view(hand)["players"] if p.get("seen"))
 
 
 def _state(name: str, default: Any = None) -> Callable[[Outcome], Any]:
@@ -155,4 +175,6 @@ _ACTUAL: dict[str, Callable[[Outcome], Any]] = {
     "coins": lambda o: {p: c for p, c in coins_after(o).items()
                         if p in o.scenario.expect["coins"]},
     "titles": _titles,
+    "to_sit": _to_sit,
+    "seen": _seen,
 }

@@ -49,9 +49,7 @@ class Outcome:
 
 def play(scenario: Scenario) -> Outcome:
     """Run the scenario to its end, or to its first illegal action."""
-    from gmtool.rules.compile import compile_file
-
-    config = compile_file(scenario.profile_path)
+    config = scenario_config(scenario)
     if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante" \
             and scenario.ante is None:
         from gmtool.sandbox.table_run import play_owner_table
@@ -65,6 +63,27 @@ def play(scenario: Scenario) -> Outcome:
         return outcome
     outcome.state = hand
     return drive(hand, scenario, outcome)
+
+
+def scenario_config(scenario: Scenario) -> dict:
+    """The scenario's profile compiled, with its `set` edits made first (each checked as
+    `gmtool rules set` checks it: an edit that makes the profile invalid is refused)."""
+    from gmtool.rules.compile import compile_file, compile_text
+
+    if not scenario.edits:
+        return compile_file(scenario.profile_path)
+    from gmtool.rules.edit import InvalidEdit, KeyPathError, set_values
+    from gmtool.rules.validate import ProfileFileError, read_profile_bytes
+
+    try:
+        text = set_values(read_profile_bytes(scenario.profile_path).decode("utf-8"),
+                          scenario.edits, str(scenario.profile_path))
+    except (ProfileFileError, UnicodeDecodeError, KeyPathError) as error:
+        raise ScenarioError(f"{scenario.path}: set: {error}") from None
+    except InvalidEdit as error:
+        details = "; ".join(str(finding) for finding in error.findings)
+        raise ScenarioError(f"{scenario.path}: set: {error}: {details}") from None
+    return compile_text(text, str(scenario.profile_path))
 
 
 def drive(state, scenario: Scenario, outcome: Outcome) -> Outcome:

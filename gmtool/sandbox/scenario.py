@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 _KEYS = {"profile", "tier", "seed", "players", "actions", "expect", "banker", "ante",
-         "title", "rules", "description"}
+         "title", "rules", "description", "set"}
 _PLAYER_KEYS = {"name", "coins", "cards"}
 EXPECT_KEYS = {"winner", "winners", "settlement", "error", "reason", "results", "score",
                "pot", "below_minimum", "events", "first_speakers", "legal", "to_act", "over",
                "owner", "ante", "seated", "removed", "messages", "hands", "street",
-               "deal_order", "legal_amounts", "coins", "titles"}
+               "deal_order", "legal_amounts", "coins", "titles", "to_sit", "seen"}
 
 
 class ScenarioError(ValueError):
@@ -50,6 +50,7 @@ class Scenario:
     ante: int | None = None
     title: str = ""
     rules: list[str] = field(default_factory=list)
+    edits: dict[str, Any] = field(default_factory=dict)  # `set`: profile key -> value
 
     @property
     def name(self) -> str:
@@ -96,6 +97,11 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"{path}: unknown [expect] key(s) "
                             f"{', '.join(sorted(set(expect) - EXPECT_KEYS))}; known: "
                             f"{', '.join(sorted(EXPECT_KEYS))}")
+    edits = data.get("set", {})
+    if not isinstance(edits, dict):
+        raise ScenarioError(f"{path}: 'set' must be a table of profile keys and values, as "
+                            "`gmtool rules set` takes them: set = {{ \"betting.raise_chips\" "
+                            "= [50, 100] }}")
     has_cards = any(p.cards for p in players)
     if has_cards and "seed" in data:
         raise ScenarioError(f"{path}: give either a seed or every player's cards, not both")
@@ -105,7 +111,7 @@ def load_scenario(path: Path) -> Scenario:
         path=path, profile_path=(path.parent / data["profile"]).resolve(),
         tier=data.get("tier"), players=players, actions=actions, expect=expect,
         seed=data.get("seed"), banker=data.get("banker"), ante=data.get("ante"),
-        title=str(data.get("title", "")), rules=list(data.get("rules", [])),
+        title=str(data.get("title", "")), rules=list(data.get("rules", [])), edits=edits,
     )
 
 
