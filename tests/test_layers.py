@@ -7,6 +7,7 @@ imports no I/O, clock or global randomness at all.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -25,6 +26,7 @@ ALLOWED = {
     "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox"},
             {"typer", "rich", "click"}),
 }
+SHARED = {"canonical", "errors"}  # stdlib-only modules every layer may use
 ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
                            "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}
 
@@ -58,7 +60,7 @@ def test_layer_imports_only_what_design_allows(layer: str, path: Path) -> None:
         where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
         if top == "gmtool":
             parts = module.split(".")
-            assert len(parts) == 1 or parts[1] in own | {"canonical"}, where
+            assert len(parts) == 1 or parts[1] in own | SHARED, where
         elif top in sys.stdlib_module_names or top == "__future__":
             if layer == "engine":
                 assert top not in ENGINE_FORBIDDEN_STDLIB, where + " (the engine must stay pure)"
@@ -70,3 +72,38 @@ def test_every_layer_package_exists_that_this_stage_needs() -> None:
     for layer in ("rules", "engine", "cli"):
         assert (PACKAGE / layer / "__init__.py").is_file(), layer
 
+
+
+SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|BEGIN|COMMIT|ROLLBACK|"
+                 r"PRAGMA|WITH)\b|\b(FROM|INTO|WHERE|JOIN)\s+[a-z_]+\b.*\b(WHERE|ORDER BY|"
+                 r"VALUES|SET|LIMIT|GROUP BY)\b")
+
+
+def _strings(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(PACKAGE.rglob("*.py"))
+                                  if "store" not in p.relative_to(PACKAGE).parts],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_sql_is_written_only_in_the_store(path: Path) -> None:
+    """DESIGN: gmtool/store is the only place SQL is written (the seam a second backend,
+    PostgreSQL, plugs into); no other module holds SQL text or calls a connection."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    where = path.relative_to(PACKAGE.parent)
+    for line, text in _strings(tree):
+        assert not SQL.search(text), f"{where}:{line}: SQL outside gmtool/store: {text[:60]!r}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "conn":
+            raise AssertionError(f"{where}:{node.lineno}: reaches into the store's connection")
+
+
+def test_the_sql_check_finds_sql() -> None:
+    """The check above fails on the kinds of SQL this codebase used to hold elsewhere."""
+    for text in ("SELECT 1 FROM tables WHERE id = ?", "UPDATE gm_commands SET status = ?",
+                 "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id WHERE x"):
+        assert SQL.search(text), text
+    for text in ("select a tier from the list", "the hand WHERE it ends", "Start from here"):
+        assert not SQL.search(text), text

@@ -100,7 +100,7 @@ def test_an_operator_can_kick_close_adjust_and_deploy(deployed_db: Path, gm,
         table_id, player = host.wait_until(lambda: gm.running_players(db), timeout=30)[0]
         kicked = gm("tables", "kick", table_id, player, "--reason", "operator kick", "--db", db,
                     "--as", OPERATOR, expect=None)
-        if "is not seated" not in kicked.stdout:
+        if "is not seated" not in kicked.stderr:
             break
     assert kicked.returncode == 0 and kicked.stdout.startswith(f"kicked {player}"), kicked
     other = host.wait_until(lambda: [t for t, _ in gm.running_players(db) if t != table_id])[0]

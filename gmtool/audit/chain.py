@@ -10,11 +10,10 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 from gmtool.canonical import ZERO_HASH, chain_hash
+from gmtool.store import scan
 from gmtool.store.db import Store
 from gmtool.store.gm import gm_record
 from gmtool.store.hands import event_hasher
-
-BATCH = 5000
 
 
 @dataclass(frozen=True)
@@ -32,18 +31,7 @@ class Problem:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
-def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator:
-    cursor = store.conn.execute(sql, params)
-    while True:
-        rows = cursor.fetchmany(BATCH)
-        if not rows:
-            return
-        yield from rows
-
-
-def heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
-    return {row["name"][len(prefix):]: (row["seq"], row["hash"]) for row in store.all(
-        "SELECT name, seq, hash FROM chain_heads WHERE name LIKE ?", (prefix + "%",))}
+heads = scan.chain_heads
 
 
 def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[Problem]:
@@ -51,11 +39,8 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[P
     recorded = heads(store, "events:")
     if table_id:
         recorded = {k: v for k, v in recorded.items() if k == table_id}
-    where = " WHERE table_id = ?" if table_id else ""
-    sql = ("SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM "
-           f"events{where} ORDER BY table_id, seq")
     current, expected_seq, head = None, 0, ZERO_HASH
-    for row in _rows(store, sql, (table_id,) if table_id else ()):
+    for row in scan.all_events(store, table_id):
         if row["table_id"] != current:
             if current is not None:
                 yield from check_head(current, expected_seq - 1, head, recorded.pop(current, None))
@@ -98,10 +83,7 @@ def check_head(table: str, last_seq: int, last_hash: str,
 
 def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem]:
     """Every player's coins equal the sum of their ledger rows."""
-    sql = ("SELECT p.name, p.coins, COALESCE(SUM(l.delta), 0) AS ledger FROM players p "
-           "LEFT JOIN ledger l ON l.player = p.name" + (" WHERE p.name = ?" if player else "")
-           + " GROUP BY p.name ORDER BY p.name")
-    for row in _rows(store, sql, (player,) if player else ()):
+    for row in scan.balances(store, player):
         if row["coins"] != row["ledger"]:
             yield Problem("balance", f"{row['name']} holds {row['coins']} coins but the ledger "
                           f"sums to {row['ledger']}", player=row["name"])
@@ -110,20 +92,15 @@ def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem
 def verify_ledger_links(store: Store) -> Iterator[Problem]:
     """Every ledger row points at a hand or GM action that exists: a coin movement whose
     cause was deleted (say, the last GM action with its chain head rewound) is found."""
-    for row in _rows(store, "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE "
-                     "l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g "
-                     "WHERE g.id = l.gm_action_id) ORDER BY l.id"):
+    for row in scan.ledger_without_gm_action(store):
         yield Problem("gm_log_missing", f"ledger row {row['id']} ({row['player']}) was made by "
                       f"GM action {row['gm_action_id']}, which is not in the GM log",
                       player=row["player"], gm_action=row["gm_action_id"])
-    for row in _rows(store, "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.hand_id IS "
-                     "NOT NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = l.hand_id) "
-                     "ORDER BY l.id"):
+    for row in scan.ledger_without_hand(store):
         yield Problem("ledger_orphan", f"ledger row {row['id']} ({row['player']}) belongs to "
                       f"hand {row['hand_id']}, which does not exist", hand=row["hand_id"],
                       player=row["player"])
-    for row in _rows(store, "SELECT id, player FROM ledger WHERE hand_id IS NULL AND "
-                     "gm_action_id IS NULL AND reason NOT IN ('opening_balance') ORDER BY id"):
+    for row in scan.ledger_without_cause(store):
         yield Problem("ledger_orphan", f"ledger row {row['id']} ({row['player']}) has no cause "
                       "(no hand, no GM action)", player=row["player"])
 
@@ -131,7 +108,7 @@ def verify_ledger_links(store: Store) -> Iterator[Problem]:
 def verify_gm_log(store: Store) -> Iterator[Problem]:
     """The GM action log's chain: ids without gaps, each hash and each link."""
     head, expected = ZERO_HASH, 1
-    for row in _rows(store, "SELECT * FROM gm_actions ORDER BY id"):
+    for row in scan.gm_actions(store):
         if row["id"] != expected:
             yield Problem("gm_log_gap", f"GM action {expected} is missing", gm_action=expected)
         if row["prev_hash"] != head:

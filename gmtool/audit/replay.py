@@ -15,14 +15,15 @@ from typing import Callable, Mapping, NamedTuple
 import orjson
 
 from gmtool.canonical import canonical_json
-from gmtool.engine.deck import commitment
-from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.cards import Card
 from gmtool.engine.config import deck_for, ranking_for
+from gmtool.engine.deck import commitment
+from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import ENGINE_VERSION, INPUT_TYPES, Action, Event
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import shuffled_source, start_hand
 from gmtool.engine.versions import REVISIONS
+from gmtool.store import scan
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store, StoreError
 
@@ -74,18 +75,12 @@ class ReplayResult:
                 "events_checked": self.events_checked}
 
 
-def load_hand(store: Store, hand_id: int) -> dict:
-    row = store.one("SELECT * FROM hands WHERE id = ?", (hand_id,))
-    if row is None:
-        raise StoreError(f"no hand {hand_id}")
-    return dict(row)
+load_hand = scan.hand_row
 
 
 def stored_events(store: Store, hand_id: int) -> list[StoredEvent]:
     """A hand's events in chain order."""
-    rows = store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq",
-                     (hand_id,))
-    return [StoredEvent(r["seq"], r["type"], r["payload"]) for r in rows]
+    return [StoredEvent(*row) for row in scan.hand_event_rows(store, hand_id)]
 
 
 def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None

@@ -17,20 +17,30 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Callable, Iterator
 
-from gmtool.audit.chain import (Problem, check_head, heads, verify_balances, verify_gm_log,
-                                verify_ledger_links)
-from gmtool.audit.replay import ReplaySetup, decode_payloads, loads_or_none, replay_loaded
+from gmtool.audit.chain import (
+    Problem,
+    check_head,
+    heads,
+    verify_balances,
+    verify_gm_log,
+    verify_ledger_links,
+)
+from gmtool.audit.replay import (
+    ReplaySetup,
+    decode_payloads,
+    loads_or_none,
+    replay_loaded,
+)
 from gmtool.canonical import ZERO_HASH
+from gmtool.store import scan
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
 from gmtool.store.hands import event_hashes
-from gmtool.store.queries import hand_filter
+from gmtool.store.scan import HAND_COLUMNS as _HAND_COLUMNS
 
 PROGRESS_EVERY = 100  # hands between progress reports
 CHUNK_ROWS = 512  # event rows read and chain-checked at a time
 _HAND_ID = itemgetter(0)
-_HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
-                 "commitment", "seed", "outcome")
 
 
 @dataclass
@@ -45,34 +55,13 @@ class AuditReport:
         return {"hands_checked": self.hands_checked, "problems": self.problems}
 
 
-def count_hands(store: Store, since=None, until=None, table=None, player=None) -> int:
-    where, params = hand_filter(since, until, table, player)
-    return store.one(f"SELECT COUNT(*) FROM hands{where}", params)[0]
-
-
-def _stream(store: Store, sql: str, params: list) -> Iterator[tuple]:
-    """The rows of a query, one at a time as SQLite steps through them (never all at once)."""
-    cursor = store.conn.cursor()
-    cursor.row_factory = None  # plain tuples: the scan touches millions of rows
-    return cursor.execute(sql, params)
-
-
 def run_audit(store: Store, since: str | None = None, until: str | None = None,
               table: str | None = None, player: str | None = None,
               progress: Callable[[int], None] | None = None) -> AuditReport:
     auditor = _Auditor(store, progress)
-    where, params = hand_filter(since, until, table, player)
-    scoped = bool(where)
-    if table:
-        tables = [table]
-    elif scoped:
-        tables = [r[0] for r in store.all(f"SELECT DISTINCT table_id FROM hands{where} "
-                                          "ORDER BY table_id", params)]
-    else:
-        tables = sorted({r[0] for r in store.all("SELECT id FROM tables")} | set(heads(
-            store, "events:")))
-    for table_id in tables:
-        auditor.table(table_id, where, params)
+    selection = (since, until, table, player)
+    for table_id in scan.audit_tables(store, *selection):
+        auditor.table(table_id, selection)
     auditor.done()
     for problem in verify_balances(store, player):
         auditor.report.add(problem)
@@ -97,19 +86,14 @@ class _Auditor:
             self.setups[config_id] = ReplaySetup.of(load_config(self.store, config_id))
         return self.setups[config_id]
 
-    def table(self, table_id: str, where: str, params: list) -> None:
+    def table(self, table_id: str, selection: tuple) -> None:
         """One pass over a table's chain, handing each hand's events over as it completes."""
-        scope = f"({where[7:]})" if where else "1"
-        hands = _stream(self.store, f"SELECT {', '.join(_HAND_COLUMNS)}, {scope} FROM hands "
-                        "WHERE table_id = ? ORDER BY id", [*params, table_id])
+        hands = scan.table_hands(self.store, table_id, *selection)
         next_hand = next(hands, None)
-        self.ledger = _ByHand(_stream(self.store, "SELECT l.hand_id, l.player, l.delta, "
-                                      "l.reason FROM hands h JOIN ledger l ON l.hand_id = h.id "
-                                      "WHERE h.table_id = ? ORDER BY h.id", [table_id]))
+        self.ledger = _ByHand(scan.table_ledger(self.store, table_id))
         chain = _Chain(self.store, self.report, table_id)
         current, events = None, []
-        rows = _stream(self.store, "SELECT hand_id, seq, type, payload, created_at, hash FROM "
-                       "events WHERE table_id = ? ORDER BY seq", [table_id])
+        rows = scan.table_events(self.store, table_id)
         while chunk := rows.fetchmany(CHUNK_ROWS):
             chain.check(chunk)
             for hand_id, rows_of_hand in groupby(chunk, _HAND_ID):
@@ -197,8 +181,7 @@ class _Chain:
                           "inserted)", seq, hand_id)
             self.seq = seq
         if not self._follows(self.head, row, digest):
-            prev = self.store.one("SELECT prev_hash FROM events WHERE table_id = ? AND "
-                                  "seq = ?", (self.table_id, seq))[0]
+            prev = scan.prev_hash(self.store, self.table_id, seq)
             if prev != self.head:
                 self._problem("chain_link", "does not follow the event before it (deleted, "
                               "inserted or reordered)", seq, hand_id)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from gmtool.cli.common import DB_OPTION, open_store
+from gmtool.cli.common import DB_OPTION, JSON_OPTION, emit, open_store
 from gmtool.cli.console import console
 
 
@@ -16,23 +16,26 @@ def audit(
     table: Optional[str] = typer.Option(None, "--table", help="Only this table."),
     player: Optional[str] = typer.Option(None, "--player", help="Only this player's hands."),
     db: Optional[str] = DB_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print {hands_checked, problems}."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
-    from gmtool.audit.run import count_hands, run_audit
+    from gmtool.audit.run import run_audit
+    from gmtool.store.scan import count_hands
 
     with open_store(db) as store:
         total = count_hands(store, since, until, table, player)
         with console.progress("auditing hands", total=max(total, 1)) as advance:
             report = run_audit(store, since, until, table, player, progress=advance)
-    if as_json:
-        console.json(report.as_json())
-    else:
-        for problem in report.problems:
-            where = ", ".join(f"{k} {problem[k]}" for k in ("hand", "table", "player",
-                                                            "gm_action") if k in problem)
-            console.line(f"{where}: {problem['kind']}: {problem['detail']}")
-        verdict = "ok" if not report.problems else f"{len(report.problems)} problem(s)"
-        console.line(f"{report.hands_checked} hand(s) checked: {verdict}")
+    emit(report.as_json(), as_json, _render)
     if report.problems:
         raise typer.Exit(1)
+
+
+def _render(report: dict) -> None:
+    for problem in report["problems"]:
+        where = ", ".join(f"{k} {problem[k]}" for k in ("hand", "table", "player", "gm_action")
+                          if k in problem)
+        console.line(f"{where}: {problem['kind']}: {problem['detail']}")
+    problems = report["problems"]
+    verdict = "ok" if not problems else f"{len(problems)} problem(s)"
+    console.line(f"{report['hands_checked']} hand(s) checked: {verdict}")

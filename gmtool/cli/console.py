@@ -13,14 +13,16 @@ import json
 import sys
 from typing import Any, Iterable, Sequence, TextIO
 
+from gmtool.errors import GmtoolError
 
-class Abort(Exception):
+
+class Abort(GmtoolError):
     """Stop the command with a message and an exit code (1 = finding, 2 = usage)."""
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code
+        self.code = self.exit_code = code
 
 
 class Console:

@@ -36,7 +36,6 @@ def demo(
 
     from gmtool.house import demo as demo_setup
     from gmtool.house.host import Host, HostOptions
-
     from gmtool.house.lock import HostLock
 
     path = db or Path(demo_setup.DEMO_DB)
@@ -60,22 +59,17 @@ def _summary(store, path: Path, report) -> None:
     from gmtool.audit.run import run_audit
     from gmtool.cli.render_hands import timeline
     from gmtool.engine.events import Event
-    from gmtool.house.demo import showcase_hand
+    from gmtool.store.queries import hand_events, showcase_hand, summary
 
-    counts = store.one("SELECT COUNT(*) AS n, SUM(outcome = 'settled') AS settled, "
-                       "SUM(outcome = 'voided') AS voided FROM hands")
-    coins = store.one("SELECT SUM(coins) AS c, COUNT(*) AS n FROM players")
+    counts = summary(store)
     console.line("")
-    console.line(f"tables: {len(report.tables)}   hands: {counts['settled'] or 0} settled, "
-                 f"{counts['voided'] or 0} voided   coins in play: {coins['c']:,} held by "
-                 f"{coins['n']} players")
+    console.line(f"tables: {len(report.tables)}   hands: {counts['settled']} settled, "
+                 f"{counts['voided']} voided   coins in play: {counts['coins']:,} held by "
+                 f"{counts['players']} players")
     hand_id = showcase_hand(store)
     if hand_id is not None:
-        rows = store.all("SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq",
-                         (hand_id,))
-        import json
-
-        events = [Event(r["type"], json.loads(r["payload"])) for r in rows]
+        events = [Event.from_json({k: v for k, v in e.items() if k != "seq"})
+                  for e in hand_events(store, hand_id)]
         console.line(f"\none hand (#{hand_id}):")
         console.lines("  " + line for line in timeline(events))
     audit = run_audit(store)

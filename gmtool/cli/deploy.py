@@ -8,9 +8,15 @@ from typing import List, Optional
 import typer
 from typer.core import TyperGroup
 
-from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.common import (
+    AS_OPTION,
+    DB_OPTION,
+    JSON_OPTION,
+    acting_user,
+    emit,
+    with_store,
+)
 from gmtool.cli.console import console
-
 
 
 class _DeployGroup(TyperGroup):
@@ -37,8 +43,7 @@ def deploy(
     """Compile PROFILE and make it active; tables switch at their next hand (G5)."""
     from gmtool.house.operations import deploy_profile
 
-    with open_store(db) as store:
-        result = deploy_profile(store, profile, rooms or None, acting_user(as_user))
+    result = with_store(db, deploy_profile, profile, rooms or None, acting_user(as_user))
     console.success(f"deployed {result['profile']} v{result['version']} "
                     f"(config {result['config_id'][:12]}) to "
                     f"{', '.join(result['rooms']) if result['rooms'] else 'every room'}; "
@@ -49,16 +54,15 @@ def deploy(
 def history(
     profile: Optional[str] = typer.Option(None, "--profile", help="Only this profile id."),
     db: Optional[str] = DB_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print the history as JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Every deployment: what, which rooms, who, when, and whether it is active."""
     from gmtool.store.configs import history as deployment_history
 
-    with open_store(db) as store:
-        rows = deployment_history(store, profile)
-    if as_json:
-        console.json(rows)
-        return
+    emit(with_store(db, deployment_history, profile), as_json, _render_history)
+
+
+def _render_history(rows: list[dict]) -> None:
     console.table("deployments (in effect: the rules tables play now; other active rows are "
                   "what `deploy rollback` returns to)",
                   ["id", "profile", "version", "config", "rooms", "by", "at", "in effect",
@@ -79,7 +83,6 @@ def rollback(
     """Retire the newest deployment of PROFILE; the one before it applies at the next hand."""
     from gmtool.house.operations import rollback_profile
 
-    with open_store(db) as store:
-        result = rollback_profile(store, profile, acting_user(as_user))
+    result = with_store(db, rollback_profile, profile, acting_user(as_user))
     console.success(f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "
                     f"{result['active'][:12]} (tables switch at their next hand)")

@@ -1,9 +1,11 @@
 """Where errors become user messages: the single place an exception is turned into text.
 
-Bad input of any kind ends with one message on stderr and exit code 2 (usage or
-environment) or 1 (a finding); a traceback appears only with --debug or GMTOOL_DEBUG=1.
-The conversion sits in the root command group, so the console script and tests that
-invoke the app directly (typer's CliRunner) behave the same.
+Every error gmtool raises for a user derives from `gmtool.errors.GmtoolError` and carries
+its exit code (1 = a finding, 2 = usage or environment); this module prints its one
+message on stderr and exits with that code. Anything else is an internal error: one line
+naming it, and a traceback only with --debug or GMTOOL_DEBUG=1. The conversion sits in
+the root command group, so the console script and tests that invoke the app directly
+(typer's CliRunner) behave the same.
 """
 
 from __future__ import annotations
@@ -14,28 +16,21 @@ import sys
 import typer
 from typer.core import TyperGroup
 
-from gmtool.cli.console import Abort, console
-
-# Domain errors by class name, so this module need not import the layers defining them.
-_USAGE_ERRORS = {"ProfileFileError", "DeckSpecError", "CardError", "KeyPathError",
-                 "ScenarioError", "StoreError"}
-_FINDING_ERRORS = {"InvalidProfile", "IllegalAction", "Refused"}
+from gmtool.cli.console import console
+from gmtool.errors import GmtoolError
 
 
 def exit_code_for(error: Exception) -> int:
     """Print the one message for `error` and return its exit code."""
-    if isinstance(error, Abort):
-        if error.message:
-            console.error(error.message)
-        return error.code
-    name = type(error).__name__
-    if name in _FINDING_ERRORS:
-        console.error(str(error))
-        return 1
-    if name in _USAGE_ERRORS or isinstance(error, OSError):
+    if isinstance(error, GmtoolError):
+        if str(error):
+            console.error(str(error))
+        return error.exit_code
+    if isinstance(error, OSError):  # a file the user named cannot be read or written
         console.error(str(error))
         return 2
-    console.error(f"internal error: {name}: {error} (rerun with --debug for the traceback)")
+    console.error(f"internal error: {type(error).__name__}: {error} (rerun with --debug for "
+                  "the traceback)")
     return 2
 
 

@@ -6,7 +6,14 @@ from typing import Optional
 
 import typer
 
-from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.common import (
+    AS_OPTION,
+    DB_OPTION,
+    JSON_OPTION,
+    acting_user,
+    emit,
+    with_store,
+)
 from gmtool.cli.console import console
 
 app = typer.Typer(help="GM users (roles) and the GM action log.", no_args_is_help=True,
@@ -23,37 +30,32 @@ def users_add(name: str = typer.Argument(..., help="User name."),
     """Add (or change the role of) a GM user; the first operator may be added by anyone."""
     from gmtool.house.gm_ops import add_user
 
-    with open_store(db) as store:
-        add_user(store, acting_user(as_user), name, role)
+    with_store(db, add_user, acting_user(as_user), name, role)
     console.success(f"{name} is now {role}")
 
 
 @users.command("list")
 def users_list(db: Optional[str] = DB_OPTION,
-               as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+               as_json: bool = JSON_OPTION) -> None:
     """GM users and their roles."""
-    with open_store(db) as store:
-        rows = [dict(r) for r in store.all("SELECT name, role, created_at FROM gm_users "
-                                           "ORDER BY name")]
-    if as_json:
-        console.json(rows)
-    else:
-        console.table("GM users", ["name", "role", "since"],
-                      [(r["name"], r["role"], r["created_at"][:19]) for r in rows])
+    from gmtool.store.gm import users
+
+    emit(with_store(db, users), as_json, lambda rows: console.table(
+        "GM users", ["name", "role", "since"],
+        [(r["name"], r["role"], r["created_at"][:19]) for r in rows]))
 
 
 @app.command()
 def log(db: Optional[str] = DB_OPTION,
         limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N."),
-        as_json: bool = typer.Option(False, "--json", help="Print the log as JSON.")) -> None:
+        as_json: bool = JSON_OPTION) -> None:
     """Every GM action: who, what, target, reason, when, outcome (refusals included)."""
     from gmtool.store.queries import gm_log
 
-    with open_store(db) as store:
-        rows = gm_log(store, limit)
-    if as_json:
-        console.json(rows)
-        return
+    emit(with_store(db, gm_log, limit), as_json, _render_log)
+
+
+def _render_log(rows: list[dict]) -> None:
     console.table("GM log", ["#", "at", "who", "action", "target", "reason", "outcome"],
                   [(r["id"], r["at"][:19], r["actor"] or "", r["action"], r["target"] or "",
                     r["reason"] or "", _outcome(r["outcome"])) for r in rows], right_align=(0,))

@@ -6,7 +6,14 @@ from typing import Optional
 
 import typer
 
-from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.common import (
+    AS_OPTION,
+    DB_OPTION,
+    JSON_OPTION,
+    acting_user,
+    emit,
+    with_store,
+)
 from gmtool.cli.console import console
 
 app = typer.Typer(help="Show a player; adjust a player's coins (operators).",
@@ -16,19 +23,14 @@ app = typer.Typer(help="Show a player; adjust a player's coins (operators).",
 @app.command()
 def show(name: str = typer.Argument(..., help="Player name."),
          db: Optional[str] = DB_OPTION,
-         as_json: bool = typer.Option(False, "--json", help="Print the player as JSON.")) -> None:
+         as_json: bool = JSON_OPTION) -> None:
     """Coins, title (S23), score and tallies (S22), current table, recent hands, ledger."""
-    from gmtool.engine.settlement import player_title
-    from gmtool.store import queries
+    from gmtool.store.queries import player_with_titles
 
-    with open_store(db) as store:
-        player = queries.player(store, name)
-        ladders = queries.ladders(store)
-    player["titles"] = {profile: player_title(player["coins"], player["score"], ladder)
-                        for profile, ladder in ladders.items()}
-    if as_json:
-        console.json(player)
-        return
+    emit(with_store(db, player_with_titles, name), as_json, _render_player)
+
+
+def _render_player(player: dict) -> None:
     table = player["table"]
     titles = ", ".join(f"{t or 'no title'} ({p})" for p, t in player["titles"].items())
     console.lines([
@@ -55,10 +57,6 @@ def adjust(name: str = typer.Argument(..., help="Player name."),
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
     from gmtool.house.gm_ops import adjust as adjust_coins
 
-    with open_store(db) as store:
-        outcome = adjust_coins(store, acting_user(as_user), name, delta, reason)
-    if not outcome["ok"]:
-        console.error(outcome["error"])
-        raise typer.Exit(2 if "no player" in outcome["error"] else 1)
+    outcome = with_store(db, adjust_coins, acting_user(as_user), name, delta, reason)
     console.success(f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins "
                     f"({delta:+d}, {reason})")

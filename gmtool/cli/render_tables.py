@@ -58,6 +58,14 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
     return columns, rows
 
 
+def render_tables(summaries: list[dict]) -> None:
+    """`tables list` as text: one row a table."""
+    from gmtool.cli.console import console
+
+    columns, rows = table_rows(summaries)
+    console.table(f"{len(summaries)} table(s)", columns, rows, right_align=(5, 6, 7))
+
+
 def _away(player: dict) -> str:
     left = player.get("reconnect_left_s")
     return f"{player['name']} ({left:.0f}s to reconnect)" if left is not None else \
@@ -117,10 +125,7 @@ def watch_tables(store, table: str | None, interval: float, count: int | None,
 
 
 def command_lines(outcome: dict) -> list[str]:
-    if outcome.get("refused"):
-        return [outcome["refused"]]
-    if not outcome.get("ok"):
-        return [f"failed: {outcome.get('error', outcome)}"]
+    """What the host did with a kick or close it carried out."""
     if "closed" in outcome:
         voided = outcome.get("voided_hand")
         return [f"closed {outcome['closed']}" + (f"; hand {voided} voided, every stake "

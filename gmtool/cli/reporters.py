@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from gmtool.cli.console import Console
-from gmtool.rules.findings import Report
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gmtool.cli.console import Console
+    from gmtool.rules.findings import Report
 
 
 def text_report(report: Report, console: Console) -> None:
@@ -40,3 +44,5 @@ def github_report(report: Report, console: Console) -> None:
 
 
 REPORTERS = {"text": text_report, "json": json_report, "github": github_report}
+# `--format` takes exactly the reporters' names (typer offers an Enum as a choice)
+ReportFormat = Enum("ReportFormat", {name: name for name in REPORTERS}, type=str)

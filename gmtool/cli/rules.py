@@ -7,29 +7,26 @@ from typing import List, Optional
 
 import typer
 
+from gmtool.cli.common import JSON_OPTION, emit
 from gmtool.cli.console import Abort, console
+from gmtool.cli.reporters import REPORTERS, ReportFormat
 
 app = typer.Typer(help="Validate, compile, inspect, compare and edit rule profiles.",
                   no_args_is_help=True, rich_markup_mode=None)
-
-_FORMATS = ("text", "json", "github")
-
 
 @app.command()
 def validate(
     paths: List[str] = typer.Argument(..., metavar="PATH...",
                                       help="Profile files or folders (searched for *.toml)."),
-    output_format: str = typer.Option("text", "--format", help="text, json or github."),
+    output_format: ReportFormat = typer.Option("text", "--format",
+                                               help="text, json or github."),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
 ) -> None:
     """Check profiles and report every finding with file, line, column and key path."""
-    from gmtool.cli.reporters import REPORTERS
     from gmtool.rules.validate import validate_paths
 
-    if output_format not in REPORTERS:
-        raise Abort(f"unknown --format {output_format!r}; use one of {', '.join(_FORMATS)}")
     report = validate_paths(paths)
-    REPORTERS[output_format](report, console)
+    REPORTERS[output_format.value](report, console)
     raise typer.Exit(report.exit_code(strict))
 
 
@@ -54,7 +51,7 @@ def compile_(
 def show(
     profile: Path = typer.Argument(..., help="The profile to show."),
     tier: Optional[str] = typer.Option(None, "--tier", help="Only this tier (by id)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the compiled profile as JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Show the tiers as a table (like RULES Q2 / H5), time limits, policies and ladder."""
     from gmtool.cli.render_rules import render_profile
@@ -67,17 +64,14 @@ def show(
             ids = ", ".join(t["id"] for t in compiled["tiers"])
             raise Abort(f"no tier {tier!r} in {profile} (tiers: {ids})")
         compiled = {**compiled, "tiers": tiers}
-    if as_json:
-        console.json(compiled)
-    else:
-        render_profile(compiled, console)
+    emit(compiled, as_json, lambda value: render_profile(value, console))
 
 
 @app.command()
 def diff(
     old: Path = typer.Argument(..., help="The profile before the change."),
     new: Path = typer.Argument(..., help="The profile after the change."),
-    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Say what changes for players between two profiles, field by field."""
     from gmtool.rules.compile import compile_file
@@ -129,7 +123,7 @@ def schema() -> None:
 def test_(
     paths: List[str] = typer.Argument(..., metavar="PATH...",
                                       help="Scenario files or folders (searched for *.toml)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Run every scenario under PATH...; exit 1 if any expectation is unmet."""
     from gmtool.sandbox.suite import run_scenarios
@@ -154,7 +148,7 @@ def test_(
 @app.command()
 def odds(
     profile: Path = typer.Argument(..., help="The profile whose deck to enumerate."),
-    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Exact category counts by enumerating every hand of the profile's deck."""
     from gmtool.engine.config import ranking_for

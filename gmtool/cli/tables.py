@@ -10,7 +10,15 @@ from typing import Optional
 
 import typer
 
-from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
+from gmtool.cli.common import (
+    AS_OPTION,
+    DB_OPTION,
+    JSON_OPTION,
+    acting_user,
+    emit,
+    open_store,
+    with_store,
+)
 from gmtool.cli.console import Abort, console
 
 app = typer.Typer(help="Live tables: list, show, watch; kick a player, close a table.",
@@ -21,34 +29,24 @@ app = typer.Typer(help="Live tables: list, show, watch; kick a player, close a t
 def list_(db: Optional[str] = DB_OPTION,
           closed: bool = typer.Option(False, "--closed",
                                       help="Include tables that are closed or not hosted now."),
-          as_json: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:
+          as_json: bool = JSON_OPTION) -> None:
     """Every live table: system, room, config, players, pot, street, whose turn, time left."""
-    from gmtool.cli.render_tables import table_rows, table_summaries
+    from gmtool.cli.render_tables import render_tables, table_summaries
 
-    with open_store(db) as store:
-        summaries = table_summaries(store, include_closed=closed)
-    if as_json:
-        console.json(summaries)
-        return
-    columns, rows = table_rows(summaries)
-    console.table(f"{len(summaries)} table(s)", columns, rows, right_align=(5, 6, 7))
+    emit(with_store(db, table_summaries, include_closed=closed), as_json, render_tables)
 
 
 @app.command()
 def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
          db: Optional[str] = DB_OPTION,
-         as_json: bool = typer.Option(False, "--json", help="Print the table as JSON.")) -> None:
+         as_json: bool = JSON_OPTION) -> None:
     """One table in detail: players, coins, face-up cards, disconnections and countdowns."""
     from gmtool.cli.render_tables import render_table, table_summaries
 
-    with open_store(db) as store:
-        found = [s for s in table_summaries(store, include_closed=True) if s["id"] == table]
+    found = [s for s in with_store(db, table_summaries, include_closed=True) if s["id"] == table]
     if not found:
         raise Abort(f"no table {table!r} (see `gmtool tables list`)")
-    if as_json:
-        console.json(found[0])
-    else:
-        console.lines(render_table(found[0]))
+    emit(found[0], as_json, lambda summary: console.lines(render_table(summary)))
 
 
 @app.command()
@@ -59,9 +57,10 @@ def watch(table: Optional[str] = typer.Argument(None, help="One table; default a
           ) -> None:
     """Refresh the live view in place until Ctrl-C."""
     from gmtool.cli.render_tables import watch_tables
+    from gmtool.store.tables import exists as table_exists
 
     with open_store(db) as store:
-        if table is not None and store.one("SELECT 1 FROM tables WHERE id = ?", (table,)) is None:
+        if table is not None and not table_exists(store, table):
             raise Abort(f"no table {table!r} (see `gmtool tables list`)")
         watch_tables(store, table, interval, count, console)
 
@@ -73,12 +72,11 @@ def kick(table: str = typer.Argument(..., help="Table id."),
          timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the host."),
          db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
+    from gmtool.cli.render_tables import command_lines
     from gmtool.house.gm_ops import send_command
 
-    with open_store(db) as store:
-        outcome = send_command(store, acting_user(as_user), "kick", table, player, reason,
-                               timeout)
-    _report(outcome)
+    console.lines(command_lines(with_store(db, send_command, acting_user(as_user), "kick",
+                                           table, player, reason, timeout)))
 
 
 @app.command()
@@ -87,17 +85,8 @@ def close(table: str = typer.Argument(..., help="Table id."),
           timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the host."),
           db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Close a table (operators); a running hand is voided with every stake returned."""
+    from gmtool.cli.render_tables import command_lines
     from gmtool.house.gm_ops import send_command
 
-    with open_store(db) as store:
-        outcome = send_command(store, acting_user(as_user), "close", table, None,
-                               reason or None, timeout)
-    _report(outcome)
-
-
-def _report(outcome: dict) -> None:
-    from gmtool.cli.render_tables import command_lines
-
-    console.lines(command_lines(outcome))
-    if not outcome.get("ok"):
-        raise typer.Exit(1 if "refused" in outcome else 2)
+    console.lines(command_lines(with_store(db, send_command, acting_user(as_user), "close",
+                                           table, None, reason or None, timeout)))

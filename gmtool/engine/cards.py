@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from gmtool.errors import UsageError
+
 # Suit glyphs (black and white forms) and the letters they stand for.
 SUIT_GLYPHS = {"♠": "S", "♥": "H", "♣": "C", "♦": "D", "♤": "S", "♡": "H", "♧": "C", "♢": "D"}
 PRETTY_SUITS = {"S": "♠", "H": "♥", "C": "♣", "D": "♦"}
@@ -26,15 +28,15 @@ _VARIATION_SELECTOR = "\ufe0f"  # "♠️" as typed on phones
 SUIT_BITS = 3  # a card's mask bit is rank * 8 + suit, so a deck has at most 8 suits
 
 
-class CardError(ValueError):
+class CardError(UsageError, ValueError):
     """A card or card list that cannot be read for this deck."""
 
 
-class DeckError(ValueError):
+class DeckError(UsageError, ValueError):
     """A deck declaration (ranks, suits) that cannot be used."""
 
 
-class HandError(ValueError):
+class HandError(UsageError, ValueError):
     """A hand that cannot be ranked: wrong number of cards, a repeat or a foreign card."""
 
 

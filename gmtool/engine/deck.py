@@ -38,6 +38,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import NamedTuple, TypeVar
 
+from gmtool.errors import UsageError
+
 ALGORITHM = "hmac-sha256-fy-v1"
 _DRAW_BYTES = 4
 _DRAW_SPAN = 1 << (8 * _DRAW_BYTES)
@@ -45,7 +47,7 @@ _DRAW_SPAN = 1 << (8 * _DRAW_BYTES)
 T = TypeVar("T")
 
 
-class SeedError(ValueError):
+class SeedError(UsageError, ValueError):
     """A seed the deck cannot be derived from (empty or not bytes)."""
 
 

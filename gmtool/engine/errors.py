@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from gmtool.errors import Refused
 
-class IllegalAction(Exception):
+
+class IllegalAction(Refused):
     """An action the rules do not allow at this moment; the hand's state is unchanged."""
 
     def __init__(self, rule: str, player: str | None, reason: str) -> None:
@@ -14,7 +16,7 @@ class IllegalAction(Exception):
         super().__init__(f"RULES {rule}: {who}{reason}")
 
 
-class SetupError(ValueError):
+class SetupError(Refused, ValueError):
     """A hand or table that cannot start as described (seats, coins, cards)."""
 
     def __init__(self, rule: str, reason: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping, NamedTuple
 
 from gmtool.engine.versions import ENGINE_VERSION  # noqa: F401  (recorded by hand_started)
+from gmtool.errors import UsageError
 
 STUD5_VERBS = ("bet", "raise", "call", "check", "fold", "allin")
 THREE_CARD_VERBS = ("follow", "look", "buy", "open", "pass")
@@ -46,7 +47,7 @@ def event(type_: str, **fields: Any) -> Event:
     return Event(type_, fields)
 
 
-class ActionSyntaxError(ValueError):
+class ActionSyntaxError(UsageError, ValueError):
     """An action line that cannot be read ("ann bet", "ann dance")."""
 
 

@@ -28,7 +28,6 @@ from gmtool.engine.events import AMOUNT_VERBS, Action, Event
 from gmtool.engine.settlement import Result, Settlement
 from gmtool.engine.versions import ENGINE_VERSION, revision
 
-
 _new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
 
 

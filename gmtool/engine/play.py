@@ -14,8 +14,8 @@ from gmtool.engine.config import deck_for
 from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action, Event
 from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
-from gmtool.engine.stud5 import Stud5Hand
 from gmtool.engine.seating import coins_to_sit  # noqa: F401  (the drivers' front door)
+from gmtool.engine.stud5 import Stud5Hand
 from gmtool.engine.three_card import ThreeCardHand
 from gmtool.engine.versions import ENGINE_VERSION
 

@@ -18,9 +18,20 @@ from enum import StrEnum
 from itertools import combinations
 from math import comb
 
-from gmtool.engine.cards import (SUIT_BITS, Card, Deck, HandError, card_count, category_words,
-                                  hand_text, listing, outcome, with_article)
+from gmtool.engine.cards import (
+    SUIT_BITS,
+    Card,
+    Deck,
+    HandError,
+    card_count,
+    category_words,
+    hand_text,
+    listing,
+    outcome,
+    with_article,
+)
 from gmtool.engine.keyed import KeyedRanking
+from gmtool.errors import UsageError
 
 
 class Category(StrEnum):
@@ -71,7 +82,7 @@ TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card han
 _FIELDS = 6  # at most five rank fields and one suit field per key
 
 
-class RankingError(ValueError):
+class RankingError(UsageError, ValueError):
     """A ranking setting the engine cannot use (category order, tie-break, deck)."""
 
 

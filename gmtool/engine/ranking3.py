@@ -16,8 +16,16 @@ from enum import StrEnum
 from itertools import combinations
 from math import comb
 
-from gmtool.engine.cards import (Card, Deck, HandError, card_count, category_words, hand_text,
-                                 outcome, with_article)
+from gmtool.engine.cards import (
+    Card,
+    Deck,
+    HandError,
+    card_count,
+    category_words,
+    hand_text,
+    outcome,
+    with_article,
+)
 from gmtool.engine.keyed import KeyedRanking
 from gmtool.engine.ranking import RankingError, checked_categories, pack
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from gmtool.engine.chips import chip_sum
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, Event
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
-from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
-from gmtool.engine.chips import chip_sum
-from gmtool.engine.stud5_limits import Limits
 from gmtool.engine.seating import check_holdings, open_tier
+from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
+from gmtool.engine.stud5_limits import Limits
 from gmtool.engine.versions import ENGINE_VERSION
 
 LAST_STREET = 5

@@ -41,30 +41,13 @@ def deploy_shipped(store: Store, by: str = "demo") -> list[dict]:
 
 def demo_table_plan(store: Store) -> list[tuple[str, str, str]]:
     """One table per open room of every system, up to two per system."""
-    from gmtool.store.configs import active_config_id, load_config
+    from gmtool.store.configs import active_config_id, latest_config_id, load_config
 
     plan = []
     for name in SHIPPED:
-        row = store.one("SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
-                        "ORDER BY id DESC LIMIT 1", (name,))
-        config = load_config(store, row["config_id"])
+        config = load_config(store, latest_config_id(store, name))
         open_rooms = [t["id"] for t in config["tiers"] if t["enabled"]]
         for tier in open_rooms[:2]:
             game = load_config(store, active_config_id(store, name, tier))["game"]
             plan.append((name, tier, game))
     return plan
-
-
-def showcase_hand(store: Store) -> int | None:
-    """A settled hand worth showing: one played for coins that reached the showdown, else
-    any showdown, else any settled hand."""
-    row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
-                    "e.type = 'showdown' JOIN events s ON s.hand_id = h.id AND s.type = "
-                    "'hand_started' AND s.payload LIKE '%\"training\":false%' WHERE "
-                    "h.outcome = 'settled' ORDER BY h.id LIMIT 1")
-    if row is None:
-        row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
-                        "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1")
-    if row is None:
-        row = store.one("SELECT id FROM hands WHERE outcome = 'settled' ORDER BY id LIMIT 1")
-    return row[0] if row else None

@@ -12,18 +12,25 @@ from __future__ import annotations
 
 import time
 
+from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable
 from gmtool.store import gm, ledger
+from gmtool.store import tables as table_store
 from gmtool.store.db import Store
 
 PRIVILEGED = {"kick", "close", "adjust", "deploy", "rollback", "users_add"}
 
 
-class Refused(Exception):
-    """The acting user may not do this; the refusal was logged."""
+class CommandFailed(GmtoolError):
+    """The host carried out no part of a GM command; its recorded outcome says why."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
-def _has_operator(store: Store) -> bool:
-    return store.one("SELECT 1 FROM gm_users WHERE role = 'operator' LIMIT 1") is not None
+def failure(error: GmtoolError) -> dict:
+    """The recorded outcome of a command the host refused or could not carry out."""
+    return {"ok": False, "error": str(error), "exit_code": error.exit_code}
 
 
 def authorize(store: Store, actor: str | None, action: str, target: str | None,
@@ -34,9 +41,9 @@ def authorize(store: Store, actor: str | None, action: str, target: str | None,
     role = gm.role_of(store, actor)
     if role == "operator":
         return
-    if action == "users_add" and not _has_operator(store):
+    if action == "users_add" and not gm.has_operator(store):
         return  # bootstrap: the first operator
-    if action in ("deploy", "rollback") and not _has_operator(store):
+    if action in ("deploy", "rollback") and not gm.has_operator(store):
         return  # no GM users yet: a fresh store is set up by whoever holds the file
     why = (f"{actor!r} is {role}" if role else f"{actor!r} is not a GM user") + \
         f"; only operators may {action.replace('_', ' ')}"
@@ -60,30 +67,37 @@ def add_user(store: Store, actor: str | None, name: str, role: str) -> None:
 def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str) -> dict:
     """A GM coin adjustment: one ledger row tied to the GM action that made it."""
     authorize(store, actor, "adjust", player, reason)
+    error: GmtoolError | None = None
     with store.write(durable=True):
-        row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
-        if row is None:
-            outcome = {"ok": False, "error": f"no player {player!r}"}
-        elif row["coins"] + delta < 0:
-            outcome = {"ok": False, "error": f"{player} holds {row['coins']}; an adjustment of "
-                       f"{delta} would make it negative"}
-        else:
-            outcome = {"ok": True, "coins_before": row["coins"], "coins": row["coins"] + delta}
+        held = ledger.coins_or_none(store, player)
+        if held is None:
+            error = NotFound(f"no player {player!r}")
+        elif held + delta < 0:
+            error = Refused(f"{player} holds {held}; an adjustment of {delta} would make it "
+                            "negative")
+        outcome = failure(error) if error else {"ok": True, "coins_before": held,
+                                                "coins": held + delta}
         action_id = gm.log_action(store, actor, "adjust", player, reason,
                                   {**outcome, "delta": delta})
-        if outcome["ok"]:
+        if error is None:
             ledger.post(store, [(player, delta, "gm_adjust")], gm_action_id=action_id)
+    if error is not None:
+        raise error  # logged above, with the refusal
     return outcome
 
 
 def send_command(store: Store, actor: str | None, kind: str, table_id: str,
                  player: str | None, reason: str | None, timeout: float = 10.0) -> dict:
-    """Queue a kick/close for the host, wait for its acknowledgement, log the outcome."""
+    """Queue a kick/close for the host, wait for its acknowledgement, log the outcome.
+
+    Returns the host's outcome; raises (after logging) when there is no such table, no
+    host answered in time, or the host refused or could not carry out the command.
+    """
     authorize(store, actor, kind, f"{table_id}/{player}" if player else table_id, reason)
-    if store.one("SELECT 1 FROM tables WHERE id = ?", (table_id,)) is None:
-        outcome = {"ok": False, "error": f"no table {table_id!r}"}
-        log(store, actor, kind, table_id, reason, outcome)
-        return outcome
+    if not table_store.exists(store, table_id):
+        error = NotFound(f"no table {table_id!r} (see `gmtool tables list`)")
+        log(store, actor, kind, table_id, reason, failure(error))
+        raise error
     command_id = gm.enqueue(store, kind, table_id, player, reason, actor)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -93,12 +107,13 @@ def send_command(store: Store, actor: str | None, kind: str, table_id: str,
             break
         time.sleep(0.05)
     else:
-        with store.write():
-            store.conn.execute("UPDATE gm_commands SET status = 'expired' WHERE id = ? AND "
-                               "status = 'pending'", (command_id,))
-        outcome = {"ok": False, "error": f"no host acknowledged within {timeout:g} s (is "
-                   f"`gmtool house run` hosting {table_id}?); the command was withdrawn"}
+        gm.expire(store, command_id)
+        outcome = failure(Unavailable(
+            f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "
+            f"{table_id}?); the command was withdrawn"))
     target = f"{table_id}/{player}" if player else table_id
     outcome = {**outcome, "command": command_id}
     log(store, actor, kind, target, reason, outcome)
+    if not outcome.get("ok"):
+        raise CommandFailed(str(outcome.get("error", outcome)), outcome.get("exit_code", 2))
     return outcome

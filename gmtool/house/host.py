@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gmtool.engine.config import ranking_for
+from gmtool.errors import Unavailable
 from gmtool.house import seeds
 from gmtool.house.bots import STYLE_NAMES
+from gmtool.house.gm_ops import failure
 from gmtool.house.table import Closed, HostedTable
-from gmtool.store import configs, gm, hands as hand_store, ledger
+from gmtool.store import configs, gm, ledger
+from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, StoreError
 
@@ -83,8 +86,7 @@ class Host:
         voided = []
         for row in hand_store.unfinished_hands(self.store):
             seed = seeds.hand_seed(self.key, row["table_id"], row["number"])
-            stored = self.store.one("SELECT commitment FROM hands WHERE id = ?", (row["id"],))
-            revealed = seed.hex() if commitment(seed) == stored["commitment"] else None
+            revealed = seed.hex() if commitment(seed) == row["commitment"] else None
             log = hand_store.TableLog(self.store, row["table_id"])
             hand_store.void_hand(self.store, log, row["id"], "crash_recovery", revealed,
                                  "the host stopped without finishing this hand")
@@ -116,9 +118,7 @@ class Host:
         return [rooms[i % len(rooms)] for i in range(self.options.tables)]
 
     def _latest(self, profile: str) -> dict:
-        row = self.store.one("SELECT config_id FROM deployments WHERE profile_id = ? AND "
-                             "active = 1 ORDER BY id DESC LIMIT 1", (profile,))
-        return self.load(row["config_id"])
+        return self.load(configs.latest_config_id(self.store, profile))
 
     def ensure_bots(self, plan: list[tuple[str, str, str]]) -> None:
         count = self.options.bots or max(8, 5 * len(plan))
@@ -130,13 +130,13 @@ class Host:
         opening = max(100_000, 20 * need)
         for index in range(1, count + 1):
             name = f"bot-{index:03d}"
-            if self.store.one("SELECT 1 FROM players WHERE name = ?", (name,)) is None:
+            if not ledger.exists(self.store, name):
                 ledger.grant(self.store, name, opening, "opening_balance", kind="bot")
             self.styles[name] = STYLE_NAMES[index % len(STYLE_NAMES)]
-        for row in self.store.all("SELECT name, coins FROM players WHERE kind = 'bot'"):
-            self.coins[row["name"]] = row["coins"]
-            if row["name"] in self.styles:
-                self.idle.add(row["name"])
+        for name, coins in ledger.bot_balances(self.store).items():
+            self.coins[name] = coins
+            if name in self.styles:
+                self.idle.add(name)
 
     # -- services for tables -------------------------------------------------------------
 
@@ -162,9 +162,7 @@ class Host:
 
     def peek_number(self, table_id: str) -> int:
         if table_id not in self._numbers:
-            row = self.store.one("SELECT MAX(number) AS n FROM hands WHERE table_id = ?",
-                                 (table_id,))
-            self._numbers[table_id] = (row["n"] or 0) + 1
+            self._numbers[table_id] = hand_store.last_number(self.store, table_id) + 1
         return self._numbers[table_id]
 
     def next_number(self, table_id: str) -> int:
@@ -255,8 +253,8 @@ class Host:
                 self._dispatched.add(command["id"])
                 table = self.tables.get(command["table_id"])
                 if table is None or table.closed:
-                    self.acknowledge(command, {"ok": False, "error": f"table "
-                                               f"{command['table_id']} is not hosted here"})
+                    self.acknowledge(command, failure(Unavailable(
+                        f"table {command['table_id']} is not hosted here")))
                     continue
                 table.commands.put_nowait(command)
                 table.wake.set()

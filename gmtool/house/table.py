@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 
 from gmtool.engine.events import Action
 from gmtool.engine.view import public_view
+from gmtool.errors import GmtoolError, NotFound
 from gmtool.house.bots import choose, plan_turn
+from gmtool.house.gm_ops import failure
 from gmtool.house.recorder import Recorder
 from gmtool.store import tables as table_store
 
@@ -155,7 +157,10 @@ class HostedTable:
     async def handle_commands(self) -> None:
         while not self.commands.empty():
             command = self.commands.get_nowait()
-            outcome = self.execute(command)
+            try:
+                outcome = self.execute(command)
+            except GmtoolError as error:  # refused or impossible: recorded as the outcome
+                outcome = failure(error)
             self.host.acknowledge(command, outcome)
             if self.closed:
                 raise Closed()
@@ -170,7 +175,7 @@ class HostedTable:
             return {"ok": True, "closed": self.id, "voided_hand": voided}
         player = command["player"]
         if player not in self.seated:
-            return {"ok": False, "error": f"{player} is not seated at {self.id}"}
+            raise NotFound(f"{player} is not seated at {self.id}")
         if running and player in hand.players and not hand.players[player].folded:
             settlement = self.apply(Action("kick", player, reason=command.get("reason")))
             outcome = {"ok": True, "kicked": player, "during_hand": True,

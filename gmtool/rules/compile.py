@@ -14,15 +14,21 @@ from pathlib import Path
 from typing import Any
 
 from gmtool.canonical import canonical_json
+from gmtool.errors import FindingError
 from gmtool.rules import schema
 from gmtool.rules.deckspec import parse_ranks, parse_suits
 from gmtool.rules.findings import Finding
 from gmtool.rules.schema import Context, Field
-from gmtool.rules.validate import (ProfileFileError, context_of, read_profile_bytes,
-                                   validate_bytes, validate_text)
+from gmtool.rules.validate import (
+    ProfileFileError,
+    context_of,
+    read_profile_bytes,
+    validate_bytes,
+    validate_text,
+)
 
 
-class InvalidProfile(ValueError):
+class InvalidProfile(FindingError):
     """A profile with errors cannot be compiled; `findings` says why."""
 
     def __init__(self, findings: list[Finding]) -> None:

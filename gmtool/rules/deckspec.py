@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from gmtool.errors import UsageError
+
 RANK_SYMBOLS = ("2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A")
 SUIT_SYMBOLS = ("S", "H", "C", "D")
 _RANK_ALIASES = {"10": "T"}
 _SUIT_ALIASES = {"♠": "S", "♥": "H", "♣": "C", "♦": "D"}
 
 
-class DeckSpecError(ValueError):
+class DeckSpecError(UsageError, ValueError):
     """A deck string names an unknown or repeated rank or suit."""
 
 

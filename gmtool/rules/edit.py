@@ -15,17 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gmtool.errors import Refused, UsageError
 from gmtool.rules.findings import Finding
 from gmtool.rules.validate import ProfileFileError, read_profile_bytes, validate_text
 
 _PART = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
 
-class KeyPathError(ValueError):
+class KeyPathError(UsageError):
     """A KEY argument that does not name a place in the profile."""
 
 
-class InvalidEdit(ValueError):
+class InvalidEdit(Refused):
     """The edited profile would be invalid; the file was left unchanged."""
 
     def __init__(self, findings: list[Finding]) -> None:

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path as FsPath
 from typing import Any
 
+from gmtool.errors import UsageError
 from gmtool.rules import checks, schema
 from gmtool.rules.findings import Finding, Report
 from gmtool.rules.schema import Context, Field
@@ -22,7 +23,7 @@ from gmtool.rules.source import Path, Position, SourceMap
 _TOML_ERROR_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-class ProfileFileError(OSError):
+class ProfileFileError(UsageError):
     """A profile path that cannot be read at all (missing, a directory, no permission)."""
 
 

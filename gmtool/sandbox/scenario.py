@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gmtool.errors import UsageError
+
 _KEYS = {"profile", "tier", "seed", "players", "actions", "expect", "banker", "ante",
          "title", "rules", "description", "set"}
 _PLAYER_KEYS = {"name", "coins", "cards"}
@@ -22,7 +24,7 @@ EXPECT_KEYS = {"winner", "winners", "settlement", "error", "reason", "results", 
                "deal_order", "legal_amounts", "coins", "titles", "to_sit", "seen"}
 
 
-class ScenarioError(ValueError):
+class ScenarioError(UsageError):
     """A scenario file that cannot be run as written (not a rule finding)."""
 
 

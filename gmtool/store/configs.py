@@ -11,7 +11,7 @@ import json
 
 from gmtool.canonical import canonical_json
 from gmtool.store.clock import now
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import NoSuchRecord, Store, StoreError
 
 
 def save_config(store: Store, compiled: dict, profile_text: str) -> None:
@@ -29,7 +29,7 @@ def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | N
     """Store and activate `compiled` for `rooms` (None = every room of the profile)."""
     unknown = sorted(set(rooms or ()) - {t["id"] for t in compiled["tiers"]})
     if unknown:
-        raise StoreError(f"no room {', '.join(unknown)} in {compiled['profile']['id']} "
+        raise NoSuchRecord(f"no room {', '.join(unknown)} in {compiled['profile']['id']} "
                          f"(rooms: {', '.join(t['id'] for t in compiled['tiers'])})")
     with store.write(durable=True):
         save_config(store, compiled, profile_text)
@@ -54,10 +54,17 @@ def active_config_id(store: Store, profile_id: str, tier: str) -> str | None:
     return None
 
 
+def latest_config_id(store: Store, profile_id: str) -> str | None:
+    """The config of a profile's newest active deployment (whatever rooms it covers)."""
+    row = store.one("SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
+                    "ORDER BY id DESC LIMIT 1", (profile_id,))
+    return row["config_id"] if row else None
+
+
 def load_config(store: Store, config_id: str) -> dict:
     row = store.one("SELECT compiled FROM configs WHERE config_id = ?", (config_id,))
     if row is None:
-        raise StoreError(f"no config {config_id} in the store")
+        raise NoSuchRecord(f"no config {config_id} in the store")
     return json.loads(row["compiled"])
 
 

@@ -17,12 +17,18 @@ from typing import Iterator
 
 import sqlite_utils
 
+from gmtool.errors import NotFound, Unavailable
+
 DEFAULT_DB = "gmtool.db"
 BUSY_TIMEOUT_MS = 10_000
 
 
-class StoreError(Exception):
+class StoreError(Unavailable):
     """The database cannot be opened or used (missing, corrupt, locked, newer schema)."""
+
+
+class NoSuchRecord(StoreError, NotFound):
+    """A hand, player, config, room or table the store does not hold (exit 2)."""
 
 
 def resolve_path(db: str | None) -> Path:

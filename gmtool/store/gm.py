@@ -12,8 +12,9 @@ import json
 from typing import Any
 
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
+from gmtool.errors import UsageError
 from gmtool.store.clock import now
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
 ROLES = ("operator", "support")
@@ -42,11 +43,21 @@ def log_action(store: Store, actor: str | None, action: str, target: str | None,
 
 def add_user(store: Store, name: str, role: str) -> None:
     if role not in ROLES:
-        raise StoreError(f"unknown role {role!r}; use {' or '.join(ROLES)}")
+        raise UsageError(f"unknown role {role!r}; use {' or '.join(ROLES)}")
     with store.write():
         store.conn.execute("INSERT INTO gm_users (name, role, created_at) VALUES (?, ?, ?) "
                            "ON CONFLICT(name) DO UPDATE SET role = excluded.role",
                            (name, role, now()))
+
+
+def has_operator(store: Store) -> bool:
+    """Whether any GM user is an operator (until then, bootstrap rules apply)."""
+    return store.one("SELECT 1 FROM gm_users WHERE role = 'operator' LIMIT 1") is not None
+
+
+def users(store: Store) -> list[dict]:
+    return [dict(r) for r in store.all("SELECT name, role, created_at FROM gm_users "
+                                       "ORDER BY name")]
 
 
 def role_of(store: Store, name: str | None) -> str | None:
@@ -78,10 +89,17 @@ def acknowledge(store: Store, command_id: int, ok: bool, outcome: dict) -> None:
                                             canonical_json(outcome), command_id))
 
 
+def expire(store: Store, command_id: int) -> None:
+    """Withdraw a command the console stopped waiting for (if no host took it yet)."""
+    with store.write():
+        store.conn.execute("UPDATE gm_commands SET status = 'expired' WHERE id = ? AND "
+                           "status = 'pending'", (command_id,))
+
+
 def command(store: Store, command_id: int) -> dict:
     row = store.one("SELECT * FROM gm_commands WHERE id = ?", (command_id,))
     if row is None:
-        raise StoreError(f"no command {command_id}")
+        raise NoSuchRecord(f"no command {command_id}")
     out = dict(row)
     out["outcome"] = json.loads(row["outcome"]) if row["outcome"] else None
     return out

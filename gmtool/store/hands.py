@@ -172,5 +172,11 @@ def void_hand(store: Store, log: TableLog, hand_id: int, reason: str, seed_hex: 
 
 
 def unfinished_hands(store: Store) -> list[dict]:
-    return [dict(r) for r in store.all("SELECT id, table_id, number FROM hands WHERE "
-                                       "outcome = 'running' ORDER BY id")]
+    """Hands a crash left running: id, table, number and the deck commitment."""
+    return [dict(r) for r in store.all("SELECT id, table_id, number, commitment FROM hands "
+                                       "WHERE outcome = 'running' ORDER BY id")]
+
+
+def last_number(store: Store, table_id: str) -> int:
+    """The highest hand number a table has used (0 before its first hand)."""
+    return store.one("SELECT MAX(number) FROM hands WHERE table_id = ?", (table_id,))[0] or 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from gmtool.store.clock import now
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import NoSuchRecord, Store
 
 _TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
                   "disconnect": "disconnects"}
@@ -29,7 +29,7 @@ def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None
         cursor = store.conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?",
                                     (delta, player))
         if cursor.rowcount != 1:
-            raise StoreError(f"no player {player!r}")
+            raise NoSuchRecord(f"no player {player!r}")
         store.conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, reason, "
                            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                            (hand_id, gm_action_id, player, delta, reason, at))
@@ -56,8 +56,24 @@ def grant(store: Store, player: str, amount: int, reason: str, kind: str = "huma
         post(store, [(player, amount, reason)], gm_action_id=gm_action_id)
 
 
+def bot_balances(store: Store) -> dict[str, int]:
+    """Every bot player's coins."""
+    return {r["name"]: r["coins"] for r in store.all("SELECT name, coins FROM players WHERE "
+                                                     "kind = 'bot'")}
+
+
+def coins_or_none(store: Store, player: str) -> int | None:
+    """A player's balance, or None when there is no such player."""
+    row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
+    return None if row is None else row["coins"]
+
+
+def exists(store: Store, player: str) -> bool:
+    return store.one("SELECT 1 FROM players WHERE name = ?", (player,)) is not None
+
+
 def coins(store: Store, player: str) -> int:
     row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
     if row is None:
-        raise StoreError(f"no player {player!r}")
+        raise NoSuchRecord(f"no player {player!r}")
     return row["coins"]

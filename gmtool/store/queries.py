@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import NoSuchRecord, Store
 
 
 def hand_filter(since: str | None = None, until: str | None = None, table: str | None = None,
@@ -37,7 +37,7 @@ def hand(store: Store, hand_id: int) -> dict:
     row = store.one("SELECT h.*, c.profile_id, c.version, c.title FROM hands h JOIN configs c "
                     "USING (config_id) WHERE h.id = ?", (hand_id,))
     if row is None:
-        raise StoreError(f"no hand {hand_id} (see `gmtool hands list`)")
+        raise NoSuchRecord(f"no hand {hand_id} (see `gmtool hands list`)")
     out = dict(row)
     out["seats"] = json.loads(row["seats"])
     out["winners"] = json.loads(row["winners"]) if row["winners"] else []
@@ -53,7 +53,7 @@ def hand_events(store: Store, hand_id: int) -> list[dict]:
 def player(store: Store, name: str, recent: int = 10) -> dict:
     row = store.one("SELECT * FROM players WHERE name = ?", (name,))
     if row is None:
-        raise StoreError(f"no player {name!r}")
+        raise NoSuchRecord(f"no player {name!r}")
     seat = store.one("SELECT table_id, seat FROM seats WHERE player = ?", (name,))
     hands = store.all(
         "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) AS delta "
@@ -64,6 +64,16 @@ def player(store: Store, name: str, recent: int = 10) -> dict:
                      "WHERE player = ? ORDER BY id DESC LIMIT ?", (name, recent * 2))
     return {**dict(row), "table": dict(seat) if seat else None,
             "recent_hands": [dict(h) for h in hands], "ledger": [dict(r) for r in rows]}
+
+
+def player_with_titles(store: Store, name: str, recent: int = 10) -> dict:
+    """`player` plus the player's title under every active ladder (RULES S23, D-3)."""
+    from gmtool.engine.settlement import player_title
+
+    found = player(store, name, recent)
+    found["titles"] = {profile: player_title(found["coins"], found["score"], ladder)
+                       for profile, ladder in ladders(store).items()}
+    return found
 
 
 def gm_log(store: Store, limit: int | None = None) -> list[dict]:
@@ -82,3 +92,27 @@ def ladders(store: Store) -> dict[str, dict]:
         if ladder:
             out[row["profile_id"]] = ladder
     return out
+
+
+def summary(store: Store) -> dict:
+    """Hands settled and voided, and the coins all players hold (the demo's last words)."""
+    hands = store.one("SELECT COUNT(*) AS n, SUM(outcome = 'settled') AS settled, "
+                      "SUM(outcome = 'voided') AS voided FROM hands")
+    coins = store.one("SELECT SUM(coins) AS c, COUNT(*) AS n FROM players")
+    return {"hands": hands["n"], "settled": hands["settled"] or 0, "voided": hands["voided"] or 0,
+            "coins": coins["c"] or 0, "players": coins["n"]}
+
+
+def showcase_hand(store: Store) -> int | None:
+    """A settled hand worth showing: one played for coins that reached the showdown, else
+    any showdown, else any settled hand."""
+    row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
+                    "e.type = 'showdown' JOIN events s ON s.hand_id = h.id AND s.type = "
+                    "'hand_started' AND s.payload LIKE '%\"training\":false%' WHERE "
+                    "h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+    if row is None:
+        row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
+                        "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+    if row is None:
+        row = store.one("SELECT id FROM hands WHERE outcome = 'settled' ORDER BY id LIMIT 1")
+    return row[0] if row else None

@@ -14,6 +14,10 @@ from gmtool.store.clock import now
 from gmtool.store.db import Store
 
 
+def exists(store: Store, table_id: str) -> bool:
+    return store.one("SELECT 1 FROM tables WHERE id = ?", (table_id,)) is not None
+
+
 def open_table(store: Store, table_id: str, profile_id: str, tier: str, game: str,
                host_pid: int) -> None:
     with store.write():

@@ -1,0 +1,137 @@
+"""Streaming reads for the audit: every row it checks, in the order it checks them.
+
+The audit reads millions of rows, so these functions hand out cursors (plain tuples, or
+rows by name where the audit reads few) that SQLite steps through as the audit goes;
+nothing here loads a whole table. The hand filter is `queries.hand_filter`'s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterator
+
+from gmtool.store.db import NoSuchRecord, Store
+from gmtool.store.queries import hand_filter
+
+BATCH = 5000
+HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
+                "commitment", "seed", "outcome")
+
+
+def _tuples(store: Store, sql: str, params: list | tuple = ()) -> sqlite3.Cursor:
+    """The rows of a query as plain tuples, stepped through as they are read."""
+    cursor = store.conn.cursor()
+    cursor.row_factory = None  # plain tuples: the scan touches millions of rows
+    return cursor.execute(sql, params)
+
+
+def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator[sqlite3.Row]:
+    """The rows of a query by name, fetched a batch at a time."""
+    cursor = store.conn.execute(sql, params)
+    while rows := cursor.fetchmany(BATCH):
+        yield from rows
+
+
+def chain_heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
+    """The recorded last link of every chain named `prefix...`: name (prefix cut) -> (seq, hash)."""
+    return {row["name"][len(prefix):]: (row["seq"], row["hash"]) for row in store.all(
+        "SELECT name, seq, hash FROM chain_heads WHERE name LIKE ?", (prefix + "%",))}
+
+
+def count_hands(store: Store, since=None, until=None, table=None, player=None) -> int:
+    where, params = hand_filter(since, until, table, player)
+    return store.one(f"SELECT COUNT(*) FROM hands{where}", params)[0]
+
+
+def audit_tables(store: Store, since=None, until=None, table=None, player=None) -> list[str]:
+    """The tables whose chains an audit walks: those with selected hands, or, unfiltered,
+    every table the store knows (registered, or with a recorded chain head)."""
+    if table:
+        return [table]
+    where, params = hand_filter(since, until, table, player)
+    if where:
+        return [r[0] for r in store.all(f"SELECT DISTINCT table_id FROM hands{where} ORDER BY "
+                                        "table_id", params)]
+    return sorted({r[0] for r in store.all("SELECT id FROM tables")}
+                  | set(chain_heads(store, "events:")))
+
+
+def table_hands(store: Store, table_id: str, since=None, until=None, table=None,
+                player=None) -> sqlite3.Cursor:
+    """A table's hand rows in id order: `HAND_COLUMNS` plus whether the filter selects it."""
+    where, params = hand_filter(since, until, table, player)
+    selected = f"({where[7:]})" if where else "1"
+    return _tuples(store, f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
+                   "table_id = ? ORDER BY id", [*params, table_id])
+
+
+def table_ledger(store: Store, table_id: str) -> sqlite3.Cursor:
+    """(hand_id, player, delta, reason) of a table's hands, in hand order."""
+    return _tuples(store, "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
+                   "ledger l ON l.hand_id = h.id WHERE h.table_id = ? ORDER BY h.id", [table_id])
+
+
+def table_events(store: Store, table_id: str) -> sqlite3.Cursor:
+    """(hand_id, seq, type, payload, created_at, hash) of a table's chain, in chain order."""
+    return _tuples(store, "SELECT hand_id, seq, type, payload, created_at, hash FROM events "
+                   "WHERE table_id = ? ORDER BY seq", [table_id])
+
+
+def prev_hash(store: Store, table_id: str, seq: int) -> str:
+    """The `prev_hash` stored with one event (read only when a link fails to verify)."""
+    return store.one("SELECT prev_hash FROM events WHERE table_id = ? AND seq = ?",
+                     (table_id, seq))[0]
+
+
+def all_events(store: Store, table_id: str | None = None) -> Iterator[sqlite3.Row]:
+    """Every event row with its links, by table and sequence (or of one table)."""
+    where = " WHERE table_id = ?" if table_id else ""
+    return _rows(store, "SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, "
+                 f"hash FROM events{where} ORDER BY table_id, seq",
+                 (table_id,) if table_id else ())
+
+
+def balances(store: Store, player: str | None = None) -> Iterator[sqlite3.Row]:
+    """(name, coins, ledger): each player's cached balance beside their ledger's sum."""
+    return _rows(store, "SELECT p.name, p.coins, COALESCE(SUM(l.delta), 0) AS ledger FROM "
+                 "players p LEFT JOIN ledger l ON l.player = p.name"
+                 + (" WHERE p.name = ?" if player else "") + " GROUP BY p.name ORDER BY p.name",
+                 (player,) if player else ())
+
+
+def ledger_without_gm_action(store: Store) -> Iterator[sqlite3.Row]:
+    """Ledger rows naming a GM action that is not in the GM log."""
+    return _rows(store, "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE "
+                 "l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g WHERE "
+                 "g.id = l.gm_action_id) ORDER BY l.id")
+
+
+def ledger_without_hand(store: Store) -> Iterator[sqlite3.Row]:
+    """Ledger rows naming a hand that does not exist."""
+    return _rows(store, "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.hand_id IS NOT "
+                 "NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = l.hand_id) ORDER BY l.id")
+
+
+def ledger_without_cause(store: Store) -> Iterator[sqlite3.Row]:
+    """Ledger rows with neither a hand nor a GM action, other than opening balances."""
+    return _rows(store, "SELECT id, player FROM ledger WHERE hand_id IS NULL AND gm_action_id "
+                 "IS NULL AND reason NOT IN ('opening_balance') ORDER BY id")
+
+
+def gm_actions(store: Store) -> Iterator[sqlite3.Row]:
+    """The GM log in id order, every column."""
+    return _rows(store, "SELECT * FROM gm_actions ORDER BY id")
+
+
+def hand_row(store: Store, hand_id: int) -> dict:
+    """One hand's row, every column (NoSuchRecord if there is none)."""
+    row = store.one("SELECT * FROM hands WHERE id = ?", (hand_id,))
+    if row is None:
+        raise NoSuchRecord(f"no hand {hand_id} (see `gmtool hands list`)")
+    return dict(row)
+
+
+def hand_event_rows(store: Store, hand_id: int) -> list[tuple[int, str, str]]:
+    """(seq, type, payload) of a hand's events in chain order, the payload as stored."""
+    return store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq",
+                     (hand_id,))
