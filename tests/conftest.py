@@ -1,24 +1,32 @@
-"""Shared fixtures for the GM console tests: the CLI in a real subprocess, live hosts, and
+"""Shared fixtures for the GM console tests: the CLI in a real subprocess, hosts, and
 ONE host-produced database built per session and copied to every test that changes it.
 
-Nothing is mocked: every database is a real SQLite file, every host is a real
-`gmtool house run` process (stopped by its own pid), every command runs the installed
-console script, and every run asserts that no traceback reached the user.
+Nothing is mocked: every database is a real SQLite file, every command runs the installed
+console script, and every run asserts that no traceback reached the user. Hosts are the
+real `Host`, run in this process on virtual time (tests/hosting.py), so what they play
+depends on their seeds, never on the machine's speed; a few end-to-end tests start a real
+`gmtool house run` process (`LiveHost`) and wait for events, never for a fixed time.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from helpers import clean_env, gmtool_command
+from hosting import VirtualHost
+
+from gmtool.errors import GmtoolError, Refused
+from gmtool.house.host import HostOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -29,8 +37,7 @@ OPERATOR, SUPPORT = "boss", "sue"
 
 # The session database: every deployed system, bots with chaos (stalls, disconnects,
 # escapes), GM kicks during hands, a coin adjustment and a refused command.
-HOST_ARGS = ("--tables", "10", "--speed", "200", "--chaos", "0.2", "--seed", "s",
-             "--duration", "8", "--grace", "5")
+SESSION_HOST = HostOptions(tables=10, speed=1.0, chaos=0.2, seed="s", grace=60.0)
 KICKS_WANTED = 3
 
 
@@ -75,15 +82,32 @@ class Gmtool:
 
 
 class LiveHost:
-    """A `gmtool house run` subprocess on `db`; stopped by SIGTERM to its own pid."""
+    """A real `gmtool house run --verbose` process on `db`, for the end-to-end tests.
+
+    Its output is read line by line as the host writes it (a line for every hand that
+    starts or settles, every GM command, every stop), so a test waits for what the host
+    says, or re-checks a condition each time the host says something: never for a fixed
+    time. A slow machine makes these tests slower, not red. Stopped by its own pid.
+    """
 
     def __init__(self, db: Path, *args: str) -> None:
         self.db = db
-        self.log = db.with_name(db.name + ".host.log")
-        self._out = self.log.open("w", encoding="utf-8")
-        self.proc = subprocess.Popen([*gmtool_command(), "house", "run", "--db", str(db), *args],
-                                     env=clean_env(), stdout=self._out,
-                                     stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen([*gmtool_command(), "house", "run", "--db", str(db),
+                                      "--verbose", *args], env=clean_env(PYTHONUNBUFFERED="1"),
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._ended = False
+        self._said = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            with self._said:
+                self.lines.append(line.rstrip("\n"))
+                self._said.notify_all()
+        with self._said:
+            self._ended = True
+            self._said.notify_all()
 
     @property
     def running(self) -> bool:
@@ -91,29 +115,56 @@ class LiveHost:
 
     @property
     def output(self) -> str:
-        self._out.flush()
-        return self.log.read_text(encoding="utf-8")
+        with self._said:
+            return "\n".join(self.lines)
 
     def wait(self, timeout: float = 120) -> int:
         code = self.proc.wait(timeout=timeout)
-        self._out.close()
+        with self._said:
+            self._said.wait_for(lambda: self._ended, timeout=timeout)
         return code
 
-    def stop(self, timeout: float = 120) -> int:
+    def stop(self, signum: int = signal.SIGTERM, timeout: float = 120) -> int:
         if self.running:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(signum)
         return self.wait(timeout)
 
-    def wait_until(self, predicate, timeout: float = 30, every: float = 0.2):
-        """Poll `predicate()` until it returns something truthy; fail after `timeout`."""
+    def kill(self) -> None:
+        if self.running:
+            self.proc.kill()
+        self.wait()
+
+    def wait_for_line(self, pattern: str, timeout: float = 120, start: int = 0) -> re.Match:
+        """The first line from index `start` on that matches `pattern` (waits for it)."""
+        regex = re.compile(pattern)
+        found: list[re.Match] = []
+
+        def said() -> bool:
+            found.extend(m for line in self.lines[start:] if (m := regex.search(line)))
+            return bool(found) or self._ended
+
+        with self._said:
+            if not self._said.wait_for(said, timeout=timeout) or not found:
+                raise AssertionError(f"the host never said /{pattern}/ (within {timeout} s):\n"
+                                     + "\n".join(self.lines))
+        return found[0]
+
+    def wait_until(self, predicate, timeout: float = 120):
+        """Check `predicate()` now and again after every line the host writes, until it is
+        truthy (its value); the host must keep running."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
+            seen = len(self.lines)
             assert self.running, f"the host stopped early:\n{self.output}"
             value = predicate()
             if value:
                 return value
-            time.sleep(every)
-        raise AssertionError(f"timed out after {timeout} s waiting on the host:\n{self.output}")
+            left = deadline - time.monotonic()
+            with self._said:
+                if left <= 0 or not self._said.wait_for(
+                        lambda: len(self.lines) > seen or self._ended, timeout=left):
+                    raise AssertionError(f"timed out after {timeout} s waiting on the host:\n"
+                                         f"{self.output}")
 
 
 def copy_db(source: Path, folder: Path, name: str = "copy.db") -> Path:
@@ -127,18 +178,21 @@ def copy_db(source: Path, folder: Path, name: str = "copy.db") -> Path:
     return target
 
 
-def _kick_during_hands(gm: Gmtool, host: LiveHost, db: Path, until: float) -> int:
+def _kick_during_hands(host: VirtualHost) -> int:
+    """GM kicks of players in running hands, a few game seconds apart."""
     rng = random.Random(6)
     kicked = 0
-    while kicked < KICKS_WANTED and time.monotonic() < until and host.running:
-        candidates = gm.running_players(db)
-        if not candidates:
-            time.sleep(0.1)
-            continue
+    for _ in range(20):
+        candidates = host.run_until(host.running_players, what="a player in a running hand")
         table, player = rng.choice(candidates)
-        run = gm("tables", "kick", table, player, "--reason", "fixture: abusive chat",
-                 "--timeout", "3", "--db", db, "--as", OPERATOR, expect=None)
-        kicked += run.returncode == 0 and "during a hand" in run.stdout
+        try:
+            outcome = host.command(OPERATOR, "kick", table, player, "fixture: abusive chat")
+        except GmtoolError:  # the player left the table between the look and the kick
+            continue
+        kicked += bool(outcome.get("during_hand"))
+        if kicked == KICKS_WANTED:
+            break
+        host.advance(30)
     return kicked
 
 
@@ -158,22 +212,19 @@ def host_db(tmp_path_factory, gm: Gmtool):
     db = tmp_path_factory.mktemp("host") / "host.db"
     gm.deploy_all(db)
     gm.add_roles(db)
-    started = time.monotonic()
-    host = LiveHost(db, *HOST_ARGS)
-    try:
-        host.wait_until(lambda: gm.running_players(db), timeout=30, every=0.1)
-        kicked = _kick_during_hands(gm, host, db, until=started + 5.5)
-        gm("tables", "kick", "qq-showhand-junior-1", "bot-001", "--reason", "support tries",
-           "--db", db, "--as", SUPPORT, expect=1)
-        busy = host.wait_until(lambda: [t for t, _ in gm.running_players(db)
-                                        if t.startswith("video-showhand-")], every=0.05)
-        gm("tables", "close", busy[0], "--reason", "fixture: table closed", "--db", db,
-           "--as", OPERATOR)
-        assert host.wait(timeout=60) == 0, host.output
-    finally:
-        if host.running:
-            host.stop()
-    assert kicked >= 1, f"no kick landed during a hand:\n{host.output}"
+    with VirtualHost(db, SESSION_HOST) as host:
+        host.advance(120)
+        kicked = _kick_during_hands(host)
+        with pytest.raises(Refused):
+            host.command(SUPPORT, "kick", "qq-showhand-junior-1", "bot-001", "support tries")
+        busy = host.run_until(lambda: [t for t, _ in host.running_players()
+                                       if t.startswith("video-showhand-")],
+                              what="a running video-showhand hand")
+        host.command(OPERATOR, "close", busy[0], None, "fixture: table closed")
+        host.advance(300)
+        host.stop()
+        assert not [m for m in host.messages if "internal error" in m], host.messages
+    assert kicked == KICKS_WANTED, "the kicks did not land during hands"
     gm("players", "adjust", "bot-002", "500", "--reason", "fixture: goodwill", "--db", db,
        "--as", OPERATOR)
     written = _row_counts(db)
@@ -224,3 +275,18 @@ def deployed_db(gm: Gmtool, tmp_path: Path) -> Path:
     gm.deploy_all(db)
     gm.add_roles(db)
     return db
+
+
+@pytest.fixture
+def virtual_host():
+    """`virtual_host(db, **options)`: a VirtualHost (tests/hosting.py) on `db` with
+    `HostOptions(**options)`; stopped and closed after the test."""
+    hosts: list[VirtualHost] = []
+
+    def start(db: Path, plan=None, **options) -> VirtualHost:
+        hosts.append(VirtualHost(db, HostOptions(**options), plan=plan))
+        return hosts[-1]
+
+    yield start
+    for host in hosts:
+        host.close()

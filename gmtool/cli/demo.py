@@ -35,7 +35,7 @@ def demo(
     import asyncio
 
     from gmtool.house import demo as demo_setup
-    from gmtool.house.host import Host, HostOptions
+    from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock
 
     path = db or Path(demo_setup.DEMO_DB)
@@ -44,10 +44,8 @@ def demo(
         console.line(f"{path}: deployed {len(deployed)} profiles: "
                      + ", ".join(d["profile"] for d in deployed))
         plan = demo_setup.demo_table_plan(store)
-        host = Host(store, HostOptions(tables=len(plan), speed=speed, duration=seconds,
-                                       chaos=chaos, seed=seed, grace=5.0))
-        host.ensure_bots(plan)
-        host.build_tables(plan)
+        host = prepare_host(store, HostOptions(tables=len(plan), speed=speed, duration=seconds,
+                                               chaos=chaos, seed=seed, grace=5.0), plan=plan)
         console.line(f"hosting {len(plan)} tables with bots for {seconds:g} s "
                      f"(time x{speed:g}, chaos {chaos:g}) ...")
         with console.progress(f"playing {len(plan)} tables", total=seconds) as advance:

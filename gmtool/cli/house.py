@@ -27,26 +27,24 @@ def run(
                                        "(demo/test only: the seed text reveals every deck)."),
     grace: float = typer.Option(10.0, "--grace", help="Seconds running hands get to finish "
                                 "on stop before they are voided."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="A line for every hand that starts or settles."),
     db: Optional[str] = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration."""
     import asyncio
 
-    from gmtool.house.host import Host, HostOptions
+    from gmtool.house.host import HostOptions, prepare_host
+    from gmtool.house.lock import HostLock
 
     if speed <= 0:
         raise Abort("--speed must be above 0")
     options = HostOptions(tables=tables, systems=system or None, speed=speed, hands=hands,
-                          duration=duration, chaos=chaos, seed=seed, grace=grace)
-    from gmtool.house.lock import HostLock
-
+                          duration=duration, chaos=chaos, seed=seed, grace=grace,
+                          verbose=verbose)
     with open_store(db) as store, HostLock(store.path):
-        host = Host(store, options, notify=console.line)
-        host.recover()
-        plan = host.plan_tables()
-        host.ensure_bots(plan)
-        host.build_tables(plan)
-        console.line(f"hosting {len(plan)} table(s): {', '.join(host.tables)} "
+        host = prepare_host(store, options, notify=console.line)
+        console.line(f"hosting {len(host.tables)} table(s): {', '.join(host.tables)} "
                      f"(speed x{speed:g}, chaos {chaos:g})")
         report = asyncio.run(host.run())
     console.line(f"stopped: {report.hands} hand(s) settled")

@@ -8,7 +8,12 @@ from gmtool.cli.console import Console
 
 
 def table_summaries(store, include_closed: bool = False) -> list[dict]:
-    """Each table's public state with the time left computed now (game seconds)."""
+    """Each table's public state with the time left computed now (game seconds).
+
+    Deadlines are read on the host's clock, relative to the moment the host published
+    the snapshot (`published_at`), and the snapshot's age on the reader's clock is taken
+    off: so a host on another machine, or on virtual time, is read right.
+    """
     from gmtool.store.tables import list_tables
 
     now = time.time()
@@ -16,6 +21,8 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
     for row in list_tables(store, include_closed):
         live = row["live"] or {}
         running = live.get("running")
+        published = live.get("published_at", now)
+        now_on_host = published + max(0.0, now - published)  # the host's clock, read now
         summary = {"id": row["id"], "system": row["profile_id"], "room": row["tier"],
                    "game": row["game"], "status": row["status"],
                    "config_id": live.get("config_id"), "seated": live.get("seated", []),
@@ -28,13 +35,13 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
             speed = running.get("speed", 1)
             summary.update(
                 street=running.get("street"), pot=running["pot"], to_act=running["to_act"],
-                seconds_left=max(0.0, round((running["deadline_at"] - now) * speed, 1)),
+                seconds_left=max(0.0, round((running["deadline_at"] - now_on_host) * speed, 1)),
                 players=[{k: p.get(k) for k in ("name", "coins", "total", "folded",
                                                 "connected", "showing", "seen")}
                          for p in running["players"]])
             for player in summary["players"]:
                 if not player["connected"]:
-                    window = (running["window_deadline_at"] - now) * speed
+                    window = (running["window_deadline_at"] - now_on_host) * speed
                     player["reconnect_left_s"] = (max(0.0, round(window, 1))
                                                   if player["name"] == running["to_act"]
                                                   else None)  # the window runs on their turn

@@ -86,6 +86,9 @@ def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str
     return outcome
 
 
+POLL_S = 0.05  # how often the console looks for the host's answer
+
+
 def send_command(store: Store, actor: str | None, kind: str, table_id: str,
                  player: str | None, reason: str | None, timeout: float = 10.0) -> dict:
     """Queue a kick/close for the host, wait for its acknowledgement, log the outcome.
@@ -93,20 +96,50 @@ def send_command(store: Store, actor: str | None, kind: str, table_id: str,
     Returns the host's outcome; raises (after logging) when there is no such table, no
     host answered in time, or the host refused or could not carry out the command.
     """
+    command_id = _queue(store, actor, kind, table_id, player, reason)
+    deadline = time.monotonic() + timeout
+    while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    return _conclude(store, actor, kind, table_id, player, reason, command_id, timeout, outcome)
+
+
+async def send_command_async(store: Store, actor: str | None, kind: str, table_id: str,
+                             player: str | None, reason: str | None,
+                             timeout: float = 10.0) -> dict:
+    """`send_command` for a caller on the host's own event loop (in-process tests and
+    simulations): it waits with asyncio, so the host runs meanwhile."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    command_id = _queue(store, actor, kind, table_id, player, reason)
+    deadline = loop.time() + timeout
+    while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:
+        await asyncio.sleep(POLL_S)
+    return _conclude(store, actor, kind, table_id, player, reason, command_id, timeout, outcome)
+
+
+def _queue(store: Store, actor: str | None, kind: str, table_id: str, player: str | None,
+           reason: str | None) -> int:
     authorize(store, actor, kind, f"{table_id}/{player}" if player else table_id, reason)
     if not table_store.exists(store, table_id):
         error = NotFound(f"no table {table_id!r} (see `gmtool tables list`)")
         log(store, actor, kind, table_id, reason, failure(error))
         raise error
-    command_id = gm.enqueue(store, kind, table_id, player, reason, actor)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        current = gm.command(store, command_id)
-        if current["status"] != "pending":
-            outcome = current["outcome"] or {"ok": current["status"] == "done"}
-            break
-        time.sleep(0.05)
-    else:
+    return gm.enqueue(store, kind, table_id, player, reason, actor)
+
+
+def _answer(store: Store, command_id: int) -> dict | None:
+    """The host's recorded outcome, or None while the command is pending."""
+    current = gm.command(store, command_id)
+    if current["status"] == "pending":
+        return None
+    return current["outcome"] or {"ok": current["status"] == "done"}
+
+
+def _conclude(store: Store, actor: str | None, kind: str, table_id: str, player: str | None,
+              reason: str | None, command_id: int, timeout: float,
+              outcome: dict | None) -> dict:
+    if outcome is None:
         gm.expire(store, command_id)
         outcome = failure(Unavailable(
             f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "

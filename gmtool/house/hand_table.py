@@ -18,21 +18,20 @@ LEAVE_CHANCE = 0.1
 
 class HandTable(HostedTable):
     async def run_once(self) -> None:
-        self.config = self.host.config_for(self.profile_id, self.tier)
-        self.host.refresh_coins(self.seated)
+        self.use_room()
+        self.host.pool.refresh(self.seated)
         self.reseat()
         if not enough_players(self.config, len(self.seated)):
             self.publish()
             await self.sleep(self.config["timeouts"]["continue_s"])
             return
         banker = first_banker(self.config, self.seated, previous_winner=self.banker)
-        number = self.host.peek_number(self.id)
-        seed = self.host.seed_for(self.id, number)
+        slot = self.allocate()
+        coins = self.host.pool.coins
         try:
             self.state = start_hand(self.config, self.tier,
-                                    [Seat(p, self.host.coins[p]) for p in self.seated], banker,
-                                    seeded_source(self.config, seed),
-                                    ranking=self.host.ranking(self.config))
+                                    [Seat(p, coins[p]) for p in self.seated], banker,
+                                    seeded_source(self.config, slot.seed), ranking=self.ranking)
         except SetupError as error:  # e.g. a deployment closed the room: wait, never die
             await self._cannot_start(error)
             return
@@ -55,10 +54,10 @@ class HandTable(HostedTable):
         """A hand that cannot start leaves the table waiting for players: whoever may not
         sit stands up (everyone, when the room itself is closed), and the table tries
         again after `continue_s`."""
-        self.state = None
+        self.state = self.slot = None
         try:
             need = coins_to_sit(self.config, self.tier)
-            standing = [p for p in self.seated if self.host.coins.get(p, 0) < need]
+            standing = [p for p in self.seated if self.host.pool.coins.get(p, 0) < need]
         except SetupError:
             standing = list(self.seated)
         for name in standing or list(self.seated):
@@ -73,14 +72,15 @@ class HandTable(HostedTable):
             need = coins_to_sit(self.config, self.tier)
         except SetupError:  # the room is gone from the active config: nobody sits
             return
+        pool = self.host.pool
         for name in list(self.seated):
-            if self.host.coins.get(name, 0) < need or self.rng.random() < LEAVE_CHANCE:
+            if pool.coins.get(name, 0) < need or self.rng.random() < LEAVE_CHANCE:
                 self.unseat(name)
         seats = self.config["table"]["seats"]
         wanted = self.rng.randint(self.config["table"]["min_players"], seats)
         while len(self.seated) < wanted:
-            name = self.host.take_idle(need, self.rng)
+            name = pool.take(need, self.rng)
             if name is None:
                 break
             self.seated.append(name)
-            self.host.refresh_coins([name])
+            pool.refresh([name])

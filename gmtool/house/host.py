@@ -12,66 +12,49 @@ import asyncio
 import os
 import random
 import signal
-import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 from gmtool.engine.config import ranking_for
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
-from gmtool.house.bots import STYLE_NAMES
 from gmtool.house.gm_ops import failure
-from gmtool.house.table import Closed, HostedTable
-from gmtool.store import configs, gm, ledger
+from gmtool.house.options import HostOptions, HostReport
+from gmtool.house.pool import BotPool
+from gmtool.house.table import Closed, HandSlot, HostedTable, Room
+from gmtool.store import configs, gm
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
+from gmtool.store.clock import Clock
 from gmtool.store.db import Store, StoreError
 
 COMMAND_POLL_S = 0.2
 
 
-@dataclass
-class HostOptions:
-    tables: int = 4
-    systems: list[str] | None = None  # profile ids; None = every deployed profile
-    speed: float = 1.0
-    hands: int | None = None
-    duration: float | None = None
-    chaos: float = 0.0
-    seed: str | None = None
-    bots: int | None = None
-    grace: float = 10.0
-
-
-@dataclass
-class HostReport:
-    recovered: list[int] = field(default_factory=list)
-    hands: int = 0
-    finished_on_stop: list[str] = field(default_factory=list)
-    voided_on_stop: list[int] = field(default_factory=list)
-    tables: list[str] = field(default_factory=list)
-    commands: int = 0
-
-
 class Host:
+    """Hosts tables on one store; what tables may ask of it is `table.TableHost`.
+
+    Time comes from `clock` (default: the store's), which must be the clock of the loop
+    `run` is awaited on: the system clock on asyncio's own loop, or a virtual loop's
+    clock (house/clock.py) in tests and simulations.
+    """
+
     def __init__(self, store: Store, options: HostOptions,
-                 notify: Callable[[str], None] = lambda message: None) -> None:
+                 notify: Callable[[str], None] = lambda message: None,
+                 clock: Clock | None = None) -> None:
         self.store = store
         self.options = options
+        self.clock = clock or store.clock
         self.speed = max(options.speed, 0.001)
         self.chaos = options.chaos
         self.notify = notify
         self.key = seeds.load_key(store.path, options.seed)
-        self.rng = random.Random(options.seed if options.seed is not None else time.time_ns())
+        self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}
-        self.coins: dict[str, int] = {}
-        self.styles: dict[str, str] = {}
-        self.idle: set[str] = set()
-        self.benched: set[str] = set()
+        self.pool = BotPool(store)
         self.stopping = False  # no new hands
         self.stopping_now = False  # running hands are abandoned (then voided)
-        self._numbers: dict[str, int] = {}
+        self._numbers: dict[str, int] = {}  # the next hand number of each table
         self._configs: dict[str, dict] = {}
         self._rankings: dict[str, object] = {}
         self._dispatched: set[int] = set()
@@ -108,8 +91,9 @@ class Host:
             profiles = [p for p in profiles if p in self.options.systems]
         per_profile = []
         for profile in profiles:
-            per_profile.append([(profile, tier["id"], self.config_for(profile, tier["id"])["game"])
-                                for tier in self._latest(profile)["tiers"] if tier["enabled"]])
+            latest = self.load(configs.latest_config_id(self.store, profile))
+            per_profile.append([(profile, tier["id"], self.room(profile, tier["id"]).config["game"])
+                                for tier in latest["tiers"] if tier["enabled"]])
         # Every system gets a table before any system gets a second one.
         rooms = [room for depth in range(max(map(len, per_profile), default=0))
                  for tiers in per_profile if depth < len(tiers) for room in [tiers[depth]]]
@@ -117,87 +101,46 @@ class Host:
             raise StoreError("no deployed room to host: run `gmtool deploy PROFILE` first")
         return [rooms[i % len(rooms)] for i in range(self.options.tables)]
 
-    def _latest(self, profile: str) -> dict:
-        return self.load(configs.latest_config_id(self.store, profile))
-
     def ensure_bots(self, plan: list[tuple[str, str, str]]) -> None:
-        count = self.options.bots or max(8, 5 * len(plan))
+        """Enough bots for the planned tables, each opened with room to play (20x the most
+        any planned room needs)."""
         need = 0
         for profile, tier_id, _ in plan:
-            config = self.config_for(profile, tier_id)
-            tier = next(t for t in config["tiers"] if t["id"] == tier_id)
+            tier = next(t for t in self.room(profile, tier_id).config["tiers"]
+                        if t["id"] == tier_id)
             need = max(need, tier.get("min_holding") or 0, tier.get("hand_cap") or 0)
-        opening = max(100_000, 20 * need)
-        for index in range(1, count + 1):
-            name = f"bot-{index:03d}"
-            if not ledger.exists(self.store, name):
-                ledger.grant(self.store, name, opening, "opening_balance", kind="bot")
-            self.styles[name] = STYLE_NAMES[index % len(STYLE_NAMES)]
-        for name, coins in ledger.bot_balances(self.store).items():
-            self.coins[name] = coins
-            if name in self.styles:
-                self.idle.add(name)
+        self.pool.enroll(self.options.bots or max(8, 5 * len(plan)), max(100_000, 20 * need))
 
-    # -- services for tables -------------------------------------------------------------
+    # -- services for tables (table.TableHost) -------------------------------------------
 
     def load(self, config_id: str) -> dict:
         if config_id not in self._configs:
             self._configs[config_id] = configs.load_config(self.store, config_id)
         return self._configs[config_id]
 
-    def config_for(self, profile: str, tier: str) -> dict:
-        """The active config of a room now (read at each hand start: RULES G5)."""
-        config_id = configs.active_config_id(self.store, profile, tier)
+    def room(self, profile_id: str, tier: str) -> Room:
+        """A room's active config now (read at each hand start: RULES G5) and its ranking."""
+        config_id = configs.active_config_id(self.store, profile_id, tier)
         if config_id is None:
-            raise StoreError(f"room {profile}/{tier} has no active deployment")
-        return self.load(config_id)
+            raise StoreError(f"room {profile_id}/{tier} has no active deployment")
+        config = self.load(config_id)
+        if config_id not in self._rankings:
+            self._rankings[config_id] = ranking_for(config)
+        return Room(config, self._rankings[config_id])
 
-    def ranking(self, config: dict):
-        if config["config_id"] not in self._rankings:
-            self._rankings[config["config_id"]] = ranking_for(config)
-        return self._rankings[config["config_id"]]
-
-    def style_of(self, player: str) -> str:
-        return self.styles.get(player, "cautious")
-
-    def peek_number(self, table_id: str) -> int:
+    def allocate_hand(self, table_id: str) -> HandSlot:
+        """The table's next hand number and its seed, HMAC(host key, "table#number")."""
         if table_id not in self._numbers:
             self._numbers[table_id] = hand_store.last_number(self.store, table_id) + 1
-        return self._numbers[table_id]
-
-    def next_number(self, table_id: str) -> int:
-        number = self.peek_number(table_id)
+        number = self._numbers[table_id]
         self._numbers[table_id] = number + 1
-        return number
+        return HandSlot(number, seeds.hand_seed(self.key, table_id, number))
 
-    def seed_for(self, table_id: str, number: int) -> bytes:
-        return seeds.hand_seed(self.key, table_id, number)
-
-    def refresh_coins(self, players: list[str]) -> None:
-        """Balances from the store (a GM adjustment may have changed them between hands)."""
-        for player in players:
-            self.coins[player] = ledger.coins(self.store, player)
-
-    def take_idle(self, need: int, rng: random.Random) -> str | None:
-        rich = sorted(name for name in self.idle if self.coins.get(name, 0) >= need)
-        if not rich:
-            return None
-        name = rng.choice(rich)
-        self.idle.discard(name)
-        return name
-
-    def release(self, player: str) -> None:
-        if player in self.styles and player not in self.benched:
-            self.idle.add(player)
-
-    def bench(self, player: str) -> None:
-        """A kicked player sits out the rest of this run (never re-seated by the host)."""
-        self.benched.add(player)
-        self.idle.discard(player)
+    def table_seed(self, table_id: str) -> bytes:
+        return seeds.hand_seed(self.key, table_id, 0)
 
     def hand_settled(self, table: HostedTable, settlement: dict) -> None:
-        for entry in settlement["entries"]:
-            self.coins[entry["player"]] = ledger.coins(self.store, entry["player"])
+        self.pool.refresh([entry["player"] for entry in settlement["entries"]])
         self.report.hands += 1
         if self.options.hands is not None and self.report.hands >= self.options.hands:
             self.stopping = True
@@ -218,7 +161,7 @@ class Host:
         for profile, tier, game in plan:
             counts[(profile, tier)] = counts.get((profile, tier), 0) + 1
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
-            config = self.config_for(profile, tier)
+            config = self.room(profile, tier).config
             owner = game == "stud5" and config["betting"]["style"] == "owner_ante"
             cls = OwnerAnteTable if owner else HandTable
             rng = random.Random(f"{self.options.seed}:{table_id}" if self.options.seed
@@ -276,18 +219,18 @@ class Host:
                 pass  # not the main thread (tests driving the host in-process)
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
-        started = time.monotonic()
+        started = self.clock.monotonic()
         stop_at = None
         while any(not t.done() for t in tasks.values()):
             await asyncio.sleep(0.1)
             if progress:
                 progress(self)
-            if self.options.duration is not None and \
-                    time.monotonic() - started >= self.options.duration:
+            now = self.clock.monotonic()
+            if self.options.duration is not None and now - started >= self.options.duration:
                 self.request_stop()
             if self.stopping and stop_at is None:
-                stop_at = time.monotonic() + self.options.grace
-            if stop_at is not None and time.monotonic() >= stop_at and not self.stopping_now:
+                stop_at = now + self.options.grace
+            if stop_at is not None and now >= stop_at and not self.stopping_now:
                 self.stopping_now = True
                 for table in self.tables.values():
                     table.wake.set()  # a table may be waiting out a long reconnect window
@@ -305,3 +248,17 @@ class Host:
                 self.report.finished_on_stop.append(table.id)
             if not table.closed:
                 table_store.stop_table(self.store, table.id)
+
+
+def prepare_host(store: Store, options: HostOptions,
+                 notify: Callable[[str], None] = lambda message: None,
+                 plan: list[tuple[str, str, str]] | None = None,
+                 clock: Clock | None = None) -> Host:
+    """A host ready to `run`: crashed hands voided, tables planned (or `plan`), bots
+    enrolled, tables opened. The one place a host's start is sequenced."""
+    host = Host(store, options, notify=notify, clock=clock)
+    host.recover()
+    plan = plan or host.plan_tables()
+    host.ensure_bots(plan)
+    host.build_tables(plan)
+    return host

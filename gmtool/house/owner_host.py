@@ -49,9 +49,9 @@ class OwnerAnteTable(HostedTable):
 
     def _sync_coins(self) -> None:
         """Between hands, the table's coins follow the store (GM adjustments included)."""
-        self.host.refresh_coins(self.state.seated)
+        self.host.pool.refresh(self.state.seated)
         for name in self.state.seated:
-            self.state.coins[name] = self.host.coins[name]
+            self.state.coins[name] = self.host.pool.coins[name]
 
     def execute(self, command: dict) -> dict:
         """A kick between hands goes through the table itself (G2: the seat is freed, and
@@ -60,7 +60,7 @@ class OwnerAnteTable(HostedTable):
         player = command.get("player")
         if command["kind"] == "kick" and table is not None and table.phase != "playing" \
                 and player in table.seated:
-            self.host.bench(player)
+            self.host.pool.bench(player)
             self.apply(Action("kick", player, reason=command.get("reason")))
             return {"ok": True, "kicked": player, "during_hand": False}
         return super().execute(command)
@@ -69,34 +69,33 @@ class OwnerAnteTable(HostedTable):
         table = self.state
         for name in [p for p in self.seated if p not in table.seated]:
             self.seated.remove(name)
-            self.host.release(name)
+            self.host.pool.release(name)
         self.seated = [p for p in table.seated]
 
     def _deal(self, hand_number: int):
-        seed = self.host.seed_for(self.id, self.host.peek_number(self.id))
-        return seeded_source(self.config, seed)
+        """The engine's table is about to start a hand: its number and deck, allocated now."""
+        return seeded_source(self.config, self.allocate().seed)
 
     def _rebuild(self) -> None:
         """A new OwnerTable under the active config, with the same players seated."""
-        self.config = self.host.config_for(self.profile_id, self.tier)
+        self.use_room()
         players = list(self.seated)
-        table_seed = self.host.seed_for(self.id, 0)
-        self.state = OwnerTable(self.config, self.tier, table_seed, self._deal)
+        self.state = OwnerTable(self.config, self.tier, self.host.table_seed(self.id), self._deal)
         self.seated = []
         for name in players:
             self._join(name)
 
     def _join(self, name: str) -> None:
         before = len(self.state.events)
-        self.host.refresh_coins([name])
-        self.state.join(name, self.host.coins[name])
+        self.host.pool.refresh([name])
+        self.state.join(name, self.host.pool.coins[name])
         self.seated.append(name)
         self.record(self.state.events[before:])
 
     def _outdated(self) -> bool:
         """Between hands, whether the room's active config changed (G5)."""
-        return self.state.phase != "playing" and self.host.config_for(
-            self.profile_id, self.tier)["config_id"] != self.config["config_id"]
+        return self.state.phase != "playing" and self.host.room(
+            self.profile_id, self.tier).config["config_id"] != self.config["config_id"]
 
     async def sleep(self, game_seconds: float) -> None:
         """As HostedTable.sleep, then: a deployment made meanwhile rebuilds the table before
@@ -142,7 +141,7 @@ class OwnerAnteTable(HostedTable):
         capacity = self.config["table"]["seats"]
         while len(table.seated) < self.rng.randint(2, capacity) and table.phase != "playing":
             need = 2 * coins_to_sit(self.config, self.tier, table.ante)  # room to set an ante
-            name = self.host.take_idle(need, self.rng)
+            name = self.host.pool.take(need, self.rng)
             if name is None:
                 return
             self._join(name)
@@ -154,7 +153,7 @@ class OwnerAnteTable(HostedTable):
             self.apply(Action("wait", amount=limit))
             return
         await self.sleep(think)
-        bound = self.host.coins[table.owner] // self.config["owner_ante"]["max_divisor"]
+        bound = self.host.pool.coins[table.owner] // self.config["owner_ante"]["max_divisor"]
         chips = [c for c in self.config["owner_ante"]["chips"] if c <= min(bound, 10)]
         if chips:
             self.apply(Action("ante", table.owner, amount=self.rng.choice(chips)))

@@ -1,7 +1,8 @@
 """One hosted table: bots play hands of the engine into the store, in (scaled) real time.
 
-Time: the profile's limits are game seconds; `speed` divides them into wall seconds
-for demos. A bot thinks for a few game seconds and acts; with chaos it may stall (the
+Time: the profile's limits are game seconds; `speed` divides them into clock seconds
+for demos. Tables read time only from their host's clock and sleep with asyncio, so the
+same code runs in real time or on virtual time (house/clock.py). A bot thinks for a few game seconds and acts; with chaos it may stall (the
 host then tells the engine that `action_s` passed, and the engine folds it), disconnect
 (the host reports the time away: inside the window the bot reconnects, past it the
 engine counts an escape) or leave mid-hand (an escape). GM commands wake the table at
@@ -12,19 +13,60 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
-from typing import TYPE_CHECKING
+from typing import NamedTuple, Protocol
 
 from gmtool.engine.events import Action
 from gmtool.engine.view import public_view
 from gmtool.errors import GmtoolError, NotFound
 from gmtool.house.bots import choose, plan_turn
 from gmtool.house.gm_ops import failure
+from gmtool.house.options import HostOptions
+from gmtool.house.pool import BotPool
 from gmtool.house.recorder import Recorder
 from gmtool.store import tables as table_store
+from gmtool.store.clock import Clock
+from gmtool.store.db import Store
 
-if TYPE_CHECKING:
-    from gmtool.house.host import Host
+
+class Room(NamedTuple):
+    """A room's active rules now (read at each hand's start, RULES G5) and its ranking."""
+
+    config: dict
+    ranking: object
+
+
+class HandSlot(NamedTuple):
+    """A hand's number at its table and its secret seed, allocated together, once."""
+
+    number: int
+    seed: bytes
+
+
+class TableHost(Protocol):
+    """What a hosted table needs of its host (the host implements it; tables know no more)."""
+
+    store: Store
+    clock: Clock
+    pool: BotPool
+    options: HostOptions
+    speed: float
+    chaos: float
+    stopping_now: bool
+
+    def room(self, profile_id: str, tier: str) -> Room: ...
+
+    def allocate_hand(self, table_id: str) -> HandSlot:
+        """The next hand's number and seed; never handed out twice (a hand that then
+        cannot start leaves a gap in the numbers, never a reused seed)."""
+
+    def table_seed(self, table_id: str) -> bytes:
+        """The seed of a table's own draws (a new owner, L1)."""
+
+    def hand_settled(self, table: HostedTable, settlement: dict) -> None: ...
+
+    def acknowledge(self, command: dict, outcome: dict) -> None: ...
+
+    def notify(self, message: str) -> None: ...
 
 
 class Closed(Exception):
@@ -34,7 +76,7 @@ class Closed(Exception):
 class HostedTable:
     """The shared machinery of a hosted table; `run_once` plays one hand (or phase)."""
 
-    def __init__(self, host: Host, table_id: str, profile_id: str, tier: str, game: str,
+    def __init__(self, host: TableHost, table_id: str, profile_id: str, tier: str, game: str,
                  rng: random.Random) -> None:
         self.host = host
         self.id = table_id
@@ -49,18 +91,21 @@ class HostedTable:
         self.closed = False
         self.state = None  # the engine object being played (hand or owner table)
         self.config: dict | None = None
-        self.turn_started = time.monotonic()
+        self.ranking = None
+        self.clock = host.clock
+        self.turn_started = self.clock.monotonic()
         self.hands_played = 0
         self.banker: str | None = None
+        self.slot: HandSlot | None = None  # allocated for the hand about to start
 
     # -- time -------------------------------------------------------------------------
 
     async def sleep(self, game_seconds: float) -> None:
         """Sleep game time (scaled by speed); GM commands interrupt and are handled."""
-        deadline = time.monotonic() + game_seconds / self.host.speed
+        deadline = self.clock.monotonic() + game_seconds / self.host.speed
         while True:
             await self.handle_commands()
-            left = deadline - time.monotonic()
+            left = deadline - self.clock.monotonic()
             if left <= 0 or self.host.stopping_now:
                 return
             self.wake.clear()
@@ -76,15 +121,34 @@ class HostedTable:
         before = len(self.state.events)
         self.state.apply(action)
         settlement = self.record(self.state.events[before:])
-        self.turn_started = time.monotonic()
+        self.turn_started = self.clock.monotonic()
         self.publish()
         return settlement
 
+    def use_room(self) -> None:
+        """Read the room's active rules (at each hand's start: RULES G5)."""
+        self.config, self.ranking = self.host.room(self.profile_id, self.tier)
+
+    def allocate(self) -> HandSlot:
+        """The number and seed of the hand about to start (its deck comes from the seed)."""
+        self.slot = self.host.allocate_hand(self.id)
+        return self.slot
+
     def record(self, events) -> dict | None:
-        number = self.host.next_number(self.id) if any(
-            e.type == "hand_started" for e in events) else None
-        seed = self.host.seed_for(self.id, number) if number else None
-        settlement = self.recorder.record(events, seed=seed, number=number)
+        slot = None
+        if any(e.type == "hand_started" for e in events):
+            slot, self.slot = self.slot, None
+            if slot is None:
+                raise RuntimeError(f"table {self.id}: a hand started with no slot allocated")
+        settlement = self.recorder.record(events, seed=slot and slot.seed,
+                                          number=slot and slot.number)
+        if self.host.options.verbose:
+            if slot is not None:
+                self.host.notify(f"hand {self.recorder.hand_id} started: {self.id} "
+                                 f"#{slot.number}")
+            if settlement is not None:
+                self.host.notify(f"hand settled: {self.id}, winners "
+                                 f"{', '.join(settlement['winners'])}")
         if settlement is not None:
             self.hands_played += 1
             self.host.hand_settled(self, settlement)
@@ -104,14 +168,15 @@ class HostedTable:
             view = public_view(hand)
             timeouts = self.config["timeouts"]
             # Deadlines in wall-clock time (and the speed), so readers compute what is left.
-            started = time.time() - (time.monotonic() - self.turn_started)
+            started = self.clock.wall() - (self.clock.monotonic() - self.turn_started)
             view["deadline_at"] = started + timeouts["action_s"] / self.host.speed
             view["window_deadline_at"] = started + timeouts["reconnect_min"] * 60 / self.host.speed
             view["speed"] = self.host.speed
             for player in view["players"]:
-                player["coins"] = self.host.coins.get(player["name"])
+                player["coins"] = self.host.pool.coins.get(player["name"])
             live["running"] = view
         live.update(self.extra_live())
+        live["published_at"] = self.clock.wall()  # readers measure the snapshot's age from it
         table_store.publish(self.host.store, self.id, live, self.seated)
 
     def extra_live(self) -> dict:
@@ -129,7 +194,8 @@ class HostedTable:
             await self.sleep(turn.seconds)
             if self._gone(hand, actor):
                 return
-            self.apply(choose(self.host.style_of(actor), hand.legal_actions(), actor, self.rng))
+            self.apply(choose(self.host.pool.style_of(actor), hand.legal_actions(), actor,
+                              self.rng))
         elif turn.kind == "stall":
             await self.sleep(turn.seconds)
             if not self._gone(hand, actor):
@@ -183,14 +249,14 @@ class HostedTable:
                        "settlement": settlement}
         else:
             outcome = {"ok": True, "kicked": player, "during_hand": False}
-        self.host.bench(player)
+        self.host.pool.bench(player)
         self.unseat(player)
         return outcome
 
     def unseat(self, player: str) -> None:
         if player in self.seated:
             self.seated.remove(player)
-            self.host.release(player)
+            self.host.pool.release(player)
 
     def void(self, reason: str) -> int | None:
         hand_id = self.recorder.void(reason)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 from gmtool.canonical import canonical_json
-from gmtool.store.clock import now
 from gmtool.store.db import NoSuchRecord, Store, StoreError
 
 
@@ -21,7 +20,7 @@ def save_config(store: Store, compiled: dict, profile_text: str) -> None:
         " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (compiled["config_id"], compiled["profile"]["id"], compiled["profile"]["version"],
          compiled["profile"]["title"], compiled["game"], canonical_json(compiled),
-         profile_text, now()))
+         profile_text, store.now()))
 
 
 def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | None,
@@ -37,7 +36,7 @@ def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | N
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at,"
             " active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (compiled["profile"]["id"], json.dumps(sorted(rooms)) if rooms else None,
-             compiled["config_id"], by, now(), note))
+             compiled["config_id"], by, store.now(), note))
         return cursor.lastrowid
 
 
@@ -119,6 +118,6 @@ def rollback(store: Store, profile_id: str, by: str) -> dict:
         store.conn.execute(
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
             "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
-            (profile_id, previous["rooms"], previous["config_id"], by, now(),
+            (profile_id, previous["rooms"], previous["config_id"], by, store.now(),
              f"rollback of deployment {latest['id']} to {previous['id']}"))
     return {"rolled_back": latest["config_id"], "active": previous["config_id"]}

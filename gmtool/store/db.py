@@ -18,6 +18,7 @@ from typing import Iterator
 import sqlite_utils
 
 from gmtool.errors import NotFound, Unavailable
+from gmtool.store.clock import SYSTEM, Clock, now
 
 DEFAULT_DB = "gmtool.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -39,10 +40,15 @@ def resolve_path(db: str | None) -> Path:
 class Store:
     """One connection to the store, with the repository methods mixed in by `open_store`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM) -> None:
         self.path = path
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
+        self.clock = clock  # the time stored rows are stamped with
+
+    def now(self) -> str:
+        """The store's time now, as its timestamps write it (ISO 8601, UTC)."""
+        return now(self.clock)
 
     def close(self) -> None:
         self.conn.close()
@@ -79,8 +85,9 @@ class Store:
         return self.conn.execute(sql, params).fetchall()
 
 
-def connect(path: Path, create: bool = False) -> Store:
-    """Open (or with `create`, create) the store at `path` and bring its schema up to date."""
+def connect(path: Path, create: bool = False, clock: Clock = SYSTEM) -> Store:
+    """Open (or with `create`, create) the store at `path` and bring its schema up to date;
+    rows it writes are stamped by `clock`."""
     from gmtool.store.schema import migrate, schema_state
 
     if not create and not path.exists():
@@ -96,7 +103,7 @@ def connect(path: Path, create: bool = False) -> Store:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        store = Store(path, conn)
+        store = Store(path, conn, clock)
         state = schema_state(store)
         if state == "newer":
             raise StoreError(f"{path} was written by a newer gmtool (schema newer than this "

@@ -13,7 +13,6 @@ from typing import Any
 
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import UsageError
-from gmtool.store.clock import now
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
@@ -31,7 +30,7 @@ def log_action(store: Store, actor: str | None, action: str, target: str | None,
     head = store.one("SELECT id, hash FROM gm_actions ORDER BY id DESC LIMIT 1")
     prev = head["hash"] if head else ZERO_HASH
     row = {"id": (head["id"] if head else 0) + 1, "actor": actor, "action": action,
-           "target": target, "reason": reason, "outcome": canonical_json(outcome), "at": now()}
+           "target": target, "reason": reason, "outcome": canonical_json(outcome), "at": store.now()}
     digest = chain_hash(prev, gm_record(row))
     store.conn.execute("INSERT INTO gm_actions (id, actor, action, target, reason, outcome, at,"
                        " prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -47,7 +46,7 @@ def add_user(store: Store, name: str, role: str) -> None:
     with store.write():
         store.conn.execute("INSERT INTO gm_users (name, role, created_at) VALUES (?, ?, ?) "
                            "ON CONFLICT(name) DO UPDATE SET role = excluded.role",
-                           (name, role, now()))
+                           (name, role, store.now()))
 
 
 def has_operator(store: Store) -> bool:
@@ -73,7 +72,7 @@ def enqueue(store: Store, kind: str, table_id: str, player: str | None, reason: 
         cursor = store.conn.execute(
             "INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, issued_at, "
             "status, gm_action_id) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
-            (kind, table_id, player, reason, issued_by, now(), gm_action_id))
+            (kind, table_id, player, reason, issued_by, store.now(), gm_action_id))
         return cursor.lastrowid
 
 
@@ -85,7 +84,7 @@ def pending_commands(store: Store) -> list[dict]:
 def acknowledge(store: Store, command_id: int, ok: bool, outcome: dict) -> None:
     with store.write():
         store.conn.execute("UPDATE gm_commands SET status = ?, acked_at = ?, outcome = ? "
-                           "WHERE id = ?", ("done" if ok else "failed", now(),
+                           "WHERE id = ?", ("done" if ok else "failed", store.now(),
                                             canonical_json(outcome), command_id))
 
 

@@ -13,7 +13,6 @@ from typing import Callable, Iterable, Mapping
 
 from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.store import ledger
-from gmtool.store.clock import now
 from gmtool.store.db import Store
 
 _INSERT_EVENT = ("INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
@@ -86,7 +85,7 @@ class TableLog:
     def rows(self, hand_id: int | None, events: Iterable[Mapping]) -> list[tuple]:
         """Chained rows for `events` (JSON-ready dicts with a "type"); advances the head."""
         out = []
-        at = now()
+        at = self.store.now()
         for item in events:
             fields = {k: v for k, v in item.items() if k != "type"}
             payload = canonical_json(fields)
@@ -127,7 +126,7 @@ def begin_hand(store: Store, log: TableLog, number: int, config_id: str, tier: s
                 "commitment, algorithm, started_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " ?, 'running')",
                 (log.table_id, number, config_id, tier, banker, ante, canonical_json(seats),
-                 commitment, algorithm, now()))
+                 commitment, algorithm, store.now()))
             hand_id = cursor.lastrowid
             log.write_rows(log.rows(hand_id, events))
             return hand_id
@@ -150,7 +149,8 @@ def settle_hand(store: Store, log: TableLog, hand_id: int, events: list[Mapping]
             ledger.record_results(store, settlement["results"], settlement.get("score", {}))
             store.conn.execute(
                 "UPDATE hands SET ended_at = ?, outcome = 'settled', winners = ?, seed = ? "
-                "WHERE id = ?", (now(), json.dumps(settlement["winners"]), seed_hex, hand_id))
+                "WHERE id = ?", (store.now(), json.dumps(settlement["winners"]), seed_hex,
+                                 hand_id))
     except BaseException:
         log.seq, log.head = seq, head
         raise
@@ -165,7 +165,7 @@ def void_hand(store: Store, log: TableLog, hand_id: int, reason: str, seed_hex: 
             log.write_rows(log.rows(hand_id, [{"type": "hand_voided", "reason": reason,
                                                "detail": detail, "stakes": "returned"}]))
             store.conn.execute("UPDATE hands SET ended_at = ?, outcome = 'voided', seed = ? "
-                               "WHERE id = ?", (now(), seed_hex, hand_id))
+                               "WHERE id = ?", (store.now(), seed_hex, hand_id))
     except BaseException:
         log.seq, log.head = seq, head
         raise

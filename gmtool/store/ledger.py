@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gmtool.store.clock import now
 from gmtool.store.db import NoSuchRecord, Store
 
 _TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
@@ -18,13 +17,13 @@ _TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "e
 def ensure_player(store: Store, name: str, kind: str = "human") -> None:
     """Create the player if new (with zero coins: coins arrive through the ledger)."""
     store.conn.execute("INSERT OR IGNORE INTO players (name, coins, score, kind, created_at) "
-                       "VALUES (?, 0, 0, ?, ?)", (name, kind, now()))
+                       "VALUES (?, 0, 0, ?, ?)", (name, kind, store.now()))
 
 
 def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None = None,
          gm_action_id: int | None = None) -> None:
     """Ledger rows (player, delta, reason) and the balances they change; call inside write()."""
-    at = now()
+    at = store.now()
     for player, delta, reason in rows:
         cursor = store.conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?",
                                     (delta, player))

@@ -10,7 +10,6 @@ import json
 from typing import Mapping
 
 from gmtool.canonical import canonical_json
-from gmtool.store.clock import now
 from gmtool.store.db import Store
 
 
@@ -25,13 +24,13 @@ def open_table(store: Store, table_id: str, profile_id: str, tier: str, game: st
             "INSERT INTO tables (id, profile_id, tier, game, status, host_pid, created_at) "
             "VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT(id) DO UPDATE SET status = 'open', "
             "host_pid = excluded.host_pid, closed_at = NULL",
-            (table_id, profile_id, tier, game, host_pid, now()))
+            (table_id, profile_id, tier, game, host_pid, store.now()))
 
 
 def set_seats(store: Store, table_id: str, players: list[str]) -> None:
     """Replace the table's seating (inside the caller's write transaction)."""
     store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
-    at = now()
+    at = store.now()
     store.conn.executemany("INSERT INTO seats (table_id, seat, player, joined_at) VALUES "
                            "(?, ?, ?, ?)", [(table_id, i, p, at) for i, p in enumerate(players)])
 
@@ -40,7 +39,7 @@ def publish(store: Store, table_id: str, live: Mapping, players: list[str] | Non
     """Write the public snapshot (and, if given, the seating) of a table."""
     with store.write():
         store.conn.execute("UPDATE tables SET live = ?, updated_at = ? WHERE id = ?",
-                           (canonical_json(live), now(), table_id))
+                           (canonical_json(live), store.now(), table_id))
         if players is not None:
             set_seats(store, table_id, players)
 
@@ -48,7 +47,7 @@ def publish(store: Store, table_id: str, live: Mapping, players: list[str] | Non
 def close_table(store: Store, table_id: str) -> None:
     with store.write():
         store.conn.execute("UPDATE tables SET status = 'closed', closed_at = ?, live = NULL "
-                           "WHERE id = ?", (now(), table_id))
+                           "WHERE id = ?", (store.now(), table_id))
         store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
 
 
@@ -56,7 +55,7 @@ def stop_table(store: Store, table_id: str) -> None:
     """The host stopped: the table is no longer live (a later host opens it again)."""
     with store.write():
         store.conn.execute("UPDATE tables SET status = 'stopped', live = NULL, updated_at = ? "
-                           "WHERE id = ? AND status = 'open'", (now(), table_id))
+                           "WHERE id = ? AND status = 'open'", (store.now(), table_id))
         store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
 
 

@@ -1,0 +1,29 @@
+"""What a host is asked to do (`house run`'s options) and what it reports when it stops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class HostOptions:
+    tables: int = 4
+    systems: list[str] | None = None  # profile ids; None = every deployed profile
+    speed: float = 1.0
+    hands: int | None = None
+    duration: float | None = None
+    chaos: float = 0.0
+    seed: str | None = None
+    bots: int | None = None
+    grace: float = 10.0
+    verbose: bool = False  # a line for every hand that starts, settles or is voided
+
+
+@dataclass
+class HostReport:
+    recovered: list[int] = field(default_factory=list)
+    hands: int = 0
+    finished_on_stop: list[str] = field(default_factory=list)
+    voided_on_stop: list[int] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    commands: int = 0

@@ -1,0 +1,62 @@
+"""The bots a host seats: their coins as the store holds them, who is idle, who sits out.
+
+A bot is idle until a table takes it, and idle again when it stands up; a bot a GM
+kicked sits out the rest of the host's run. Coins are read from the store (a GM
+adjustment may have changed them) whenever a table is about to seat or deal to a bot.
+"""
+
+from __future__ import annotations
+
+import random
+
+from gmtool.house.bots import STYLE_NAMES
+from gmtool.store import ledger
+from gmtool.store.db import Store
+
+
+class BotPool:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.coins: dict[str, int] = {}
+        self.styles: dict[str, str] = {}
+        self.idle: set[str] = set()
+        self.benched: set[str] = set()
+
+    def enroll(self, count: int, opening: int) -> None:
+        """Bots bot-001 .. bot-<count>, each given `opening` coins when first created."""
+        for index in range(1, count + 1):
+            name = f"bot-{index:03d}"
+            if not ledger.exists(self.store, name):
+                ledger.grant(self.store, name, opening, "opening_balance", kind="bot")
+            self.styles[name] = STYLE_NAMES[index % len(STYLE_NAMES)]
+        for name, coins in ledger.bot_balances(self.store).items():
+            self.coins[name] = coins
+            if name in self.styles:
+                self.idle.add(name)
+
+    def refresh(self, players: list[str]) -> None:
+        """Balances from the store (a GM adjustment may have changed them between hands)."""
+        for player in players:
+            self.coins[player] = ledger.coins(self.store, player)
+
+    def style_of(self, player: str) -> str:
+        return self.styles.get(player, "cautious")
+
+    def take(self, need: int, rng: random.Random) -> str | None:
+        """An idle bot holding at least `need` coins, now seated; None if there is none."""
+        rich = sorted(name for name in self.idle if self.coins.get(name, 0) >= need)
+        if not rich:
+            return None
+        name = rng.choice(rich)
+        self.idle.discard(name)
+        return name
+
+    def release(self, player: str) -> None:
+        """A bot stood up: idle again (unless it sits out)."""
+        if player in self.styles and player not in self.benched:
+            self.idle.add(player)
+
+    def bench(self, player: str) -> None:
+        """A kicked player sits out the rest of this run (never seated again by the host)."""
+        self.benched.add(player)
+        self.idle.discard(player)

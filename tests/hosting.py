@@ -1,0 +1,117 @@
+"""A real host, in this process, on virtual time: what the host tests drive.
+
+`VirtualHost` runs the same `Host` that `gmtool house run` runs, on a real SQLite file,
+with the same bots, recorder and GM command queue; only its event loop is virtual
+(gmtool/house/clock.py): time jumps to the next timer whenever every task waits. A test
+runs it a step at a time (`run_until` an event, `advance` some game seconds) and, between
+steps, the host is still: the console (a real subprocess) reads the store at rest. So a
+test waits for events, never for wall-clock seconds, and a busy machine only makes it
+slower.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from gmtool.house.clock import Stepper
+from gmtool.house.gm_ops import send_command_async
+from gmtool.house.host import HostOptions, HostReport, prepare_host
+from gmtool.store import tables as table_store
+from gmtool.store.db import Store, connect
+
+# Start the virtual clock at a fixed moment, so runs with the same seed store the same rows.
+VIRTUAL_EPOCH = 1_800_000_000.0  # 2027-01-15
+
+
+class VirtualHost:
+    """`gmtool house run` in-process on virtual time (see the module's docstring)."""
+
+    def __init__(self, db: Path, options: HostOptions,
+                 plan: list[tuple[str, str, str]] | None = None,
+                 wall_start: float = VIRTUAL_EPOCH) -> None:
+        self.stepper = Stepper(wall_start)
+        self.clock = self.stepper.clock
+        self.store: Store = connect(db, clock=self.clock)
+        self.messages: list[str] = []
+        self.host = prepare_host(self.store, options, notify=self.messages.append, plan=plan,
+                                 clock=self.clock)
+        self.task = self.stepper.start(self.host.run())
+        self.report: HostReport | None = None
+
+    # -- driving ------------------------------------------------------------------------
+
+    def run_until(self, predicate: Callable[[], Any], within: float = 3600.0,
+                  what: str = "the condition") -> Any:
+        """Play until `predicate()` is truthy (checked every 0.05 virtual s); its value."""
+        if self.task.done():
+            self.task.result()  # the host stopped (or failed): say so
+            raise AssertionError(f"the host has stopped; still waiting for {what}")
+        return self.stepper.run_until(predicate, within=within, what=what)
+
+    def advance(self, seconds: float) -> None:
+        """Let `seconds` of game time pass (at speed 1: virtual seconds)."""
+        self.stepper.advance(seconds / self.host.speed)
+
+    def now(self) -> float:
+        return self.clock.monotonic()
+
+    def command(self, actor: str, kind: str, table_id: str, player: str | None = None,
+                reason: str | None = None, timeout: float = 10.0) -> dict:
+        """A GM command as the console sends it (queued, acknowledged by the host, logged);
+        the host plays meanwhile. The outcome, or the console's exception."""
+        return self.stepper.run(send_command_async(self.store, actor, kind, table_id, player,
+                                                   reason, timeout))
+
+    def stop(self) -> HostReport:
+        """The host's clean stop (as SIGTERM does): running hands finish or are voided."""
+        if self.report is None:
+            self.host.request_stop()
+            self.report = self.stepper.run(self.task)
+        return self.report
+
+    def close(self) -> None:
+        try:
+            if not self.task.done():
+                self.stop()
+        finally:
+            self.store.close()
+            self.stepper.close()
+
+    def __enter__(self) -> VirtualHost:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- what tests look for ---------------------------------------------------------------
+
+    def running_players(self, profile: str | None = None, coins_only: bool = False
+                        ) -> list[tuple[str, str]]:
+        """(table, player) for every player still in a running hand, from the snapshots
+        the host publishes (what `tables list` shows)."""
+        return running_players(self.store, profile, coins_only)
+
+
+def running_players(store: Store, profile: str | None = None, coins_only: bool = False
+                    ) -> list[tuple[str, str]]:
+    out = []
+    for row in table_store.list_tables(store):
+        if profile and row["profile_id"] != profile:
+            continue
+        if coins_only and row["tier"] == "training":
+            continue
+        running = (row["live"] or {}).get("running")
+        if not running or running.get("over"):
+            continue
+        seated = row["live"].get("seated", [])
+        players = [p["name"] for p in running["players"] if not p["folded"]]
+        if len(players) >= 2 and all(p in seated for p in players):
+            out.extend((row["id"], p) for p in players)
+    return out
+
+
+def hand_events(store: Store, hand_id: int) -> list[tuple[str, dict]]:
+    return [(r["type"], json.loads(r["payload"])) for r in store.all(
+        "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,))]
