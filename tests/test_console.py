@@ -1,8 +1,13 @@
 """The GM console (issue 6): tables, players, hands, kick, close, errors, help.
 
-Live checks run against a real `gmtool house run` on a real SQLite file; everything else
-reads copies of the session's host-produced database. Every command is the installed
-console script in a subprocess, its exit code asserted, and never a traceback.
+Live checks run the real host in this process on virtual time (tests/hosting.py), on a
+real SQLite file: a test plays the host until the situation it needs (a player away on
+their turn, a hand that has just begun), and the console reads the store while the host
+is still, so what it shows can be checked exactly against the host's own state. One
+end-to-end test drives a real `gmtool house run` through `gmtool tables kick`, waiting
+for what the host says, never for a fixed time. Everything else reads copies of the
+session's host-produced database. Every command is the installed console script in a
+subprocess, its exit code asserted, and never a traceback.
 """
 
 from __future__ import annotations
@@ -10,20 +15,38 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
-from gmtool.house.demo import SHIPPED as PROFILES
 from helpers import query as _query
+from hosting import VirtualHost
 
-OPERATOR = "boss"  # added by the conftest fixtures
-LIVE_ARGS = ("--tables", "10", "--speed", "10", "--chaos", "0.3", "--duration", "300",
-             "--grace", "1")
+from gmtool.cli.render_tables import command_lines
+from gmtool.engine.view import public_view
+from gmtool.house.demo import SHIPPED as PROFILES
+from gmtool.house.gm_ops import CommandFailed
+from gmtool.house.host import COMMAND_POLL_S, HostOptions
+from gmtool.store import tables as table_store
+
+OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures
+# The module's host: ten tables of every system with chaos (stalls, disconnects, escapes).
+LIVE = HostOptions(tables=10, speed=1.0, chaos=0.3, seed="console", grace=1.0)
+# The module's host runs its virtual wall clock far ahead of the real one. The console
+# reads a snapshot at max(real now, published_at) (render_tables.table_summaries): a host
+# whose clock is ahead is read at the moment it published, as a still host should be;
+# one whose clock is behind the real one (hosting.VIRTUAL_EPOCH, 2027-01-15, once that
+# day has passed) would show every countdown at 0.
+LIVE_WALL_START = datetime(2100, 1, 1, tzinfo=UTC).timestamp()
+# A snapshot this young (game seconds) is "fresh". After any snapshot, the next action
+# that can end or start a hand, or change an owner table's phase, comes at least 0.5 game
+# seconds later: bots think, stall or are away first (house/table.py play_turn,
+# owner_host.py; only a disconnect is published at once, and it ends nothing). A GM
+# command is picked up within a poll of the host's queue. So a command sent right after
+# a fresh snapshot lands in exactly the state the test has just read.
+FRESH_S = 0.1
+assert FRESH_S + COMMAND_POLL_S < 0.5
 README = Path(__file__).resolve().parents[1] / "README.md"
-
 
 
 def _config(db: Path, config_id: str) -> dict:
@@ -41,15 +64,45 @@ def _at(text: str) -> datetime:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory, gm, launch_host):
-    """A host playing ten tables of every system at 10x with chaos; stopped after the module."""
+def live(tmp_path_factory, gm):
+    """A host playing ten tables of every system with chaos, on virtual time; between the
+    test's steps it is still, and the console reads it at rest. Stopped after the module."""
     db = tmp_path_factory.mktemp("console") / "live.db"
     gm.deploy_all(db)
     gm.add_roles(db)
-    host = launch_host(db, *LIVE_ARGS)
-    host.wait_until(lambda: gm.running_players(db), timeout=30)
-    yield db, host
-    host.stop()
+    host = VirtualHost(db, LIVE, wall_start=LIVE_WALL_START)
+    try:
+        host.run_until(host.running_players, what="a running hand")
+        yield db, host
+        host.stop()
+        assert not [m for m in host.messages if "internal error" in m], host.messages
+    finally:
+        host.close()
+
+
+# -- what the host published (the rows the console reads) ---------------------------------
+
+def _snapshots(host: VirtualHost) -> dict[str, dict]:
+    """Each open table's live snapshot, as the host last published it."""
+    return {row["id"]: row["live"] or {} for row in table_store.list_tables(host.store)}
+
+
+def _running(host: VirtualHost) -> dict[str, dict]:
+    """The running hand of each table that has one (its public view, as published)."""
+    return {table: live["running"] for table, live in _snapshots(host).items()
+            if live.get("running")}
+
+
+def _fresh(host: VirtualHost, live: dict) -> bool:
+    """Published less than FRESH_S game seconds ago (see FRESH_S)."""
+    return host.clock.wall() - live["published_at"] < FRESH_S
+
+
+def _away_on_turn(host: VirtualHost) -> list[tuple[str, str]]:
+    """(table, player) where the player to act is disconnected (their window runs)."""
+    return [(table, running["to_act"]) for table, running in _running(host).items()
+            if not next(p for p in running["players"] if p["name"] == running["to_act"])[
+                "connected"]]
 
 
 # -- tables list / show -------------------------------------------------------------------
@@ -81,202 +134,317 @@ def _check_running_summary(db: Path, table: dict) -> None:
             assert player["reconnect_left_s"] is None
 
 
+def _check_against_the_host(host: VirtualHost, table: dict) -> None:
+    """What the console shows of a table's hand is the host's state now, exactly (every
+    input to a hand publishes a snapshot; seating may change between publications)."""
+    hosted = host.host.tables[table["id"]]
+    assert table["hand"] == hosted.recorder.hand_id
+    hand = hosted.current_hand()
+    if not table.get("players"):
+        assert hand is None or hand.is_over
+        return
+    view = public_view(hand)
+    assert (table["to_act"], table["pot"], table["street"]) == (
+        view["to_act"], view["pot"], view["street"])
+    keys = ("name", "total", "folded", "connected", "showing", "seen")
+    assert [{k: p[k] for k in keys} for p in table["players"]] == [
+        {k: p[k] for k in keys} for p in view["players"]]
+    assert [p["coins"] for p in table["players"]] == [
+        host.host.pool.coins[p["name"]] for p in view["players"]]
+
+
 def test_tables_list_and_show_json_and_text(live, gm) -> None:
     """System, room, config, players, coins, pot, street, whose turn, seconds left, and
     disconnected players with their reconnect countdown when it is their turn."""
     db, host = live
-    seen = {"stud5": 0, "three-card": 0, "disconnected_on_turn": 0}
 
-    def look():
-        for table in gm.json("tables", "list", "--db", db, "--json"):
-            assert {"id", "system", "room", "config_id", "seated", "hand", "status"} <= set(table)
-            if not table.get("players"):
-                continue
+    def wanted():
+        games = {_snapshots(host)[t]["game"] for t in _running(host)}
+        return games >= {"stud5", "three-card"} and _away_on_turn(host)
+
+    table_id, player = host.run_until(wanted, what="a player away on their turn")[0]
+    listed = gm.json("tables", "list", "--db", db, "--json")
+    assert [t["id"] for t in listed] == sorted(  # every table the host keeps open
+        table.id for table in host.host.tables.values() if not table.closed)
+    for table in listed:
+        assert {"id", "system", "room", "config_id", "seated", "hand", "status"} <= set(table)
+        _check_against_the_host(host, table)
+        if table.get("players"):
             _check_running_summary(db, table)
-            seen[table["game"]] += 1
-            away = [p for p in table["players"]
-                    if not p["connected"] and p["name"] == table["to_act"]]
-            if away and not seen["disconnected_on_turn"]:
-                seen["disconnected_on_turn"] += _check_disconnected_text(gm, db, table["id"],
-                                                                         away[0]["name"])
-        return all(seen.values())
+    assert {t["game"] for t in listed if t.get("players")} >= {"stud5", "three-card"}
 
-    host.wait_until(look, timeout=60, every=0.3)
+    shown = gm.json("tables", "show", table_id, "--db", db, "--json")
+    assert shown == next(t for t in listed if t["id"] == table_id)  # the same still host
+    away = next(p for p in shown["players"] if p["name"] == player)
+    assert shown["to_act"] == player and not away["connected"] and not away["folded"]
+    timeouts = _config(db, shown["config_id"])["timeouts"]
+    window = timeouts["reconnect_min"] * 60
+    # The snapshot was published as they disconnected (their turn's clock starts then),
+    # and the host has stood still since, less than a watch step (0.05 s) later.
+    assert window - 0.1 <= away["reconnect_left_s"] <= window
+    assert timeouts["action_s"] - 0.1 <= shown["seconds_left"] <= timeouts["action_s"]
 
-
-def _check_disconnected_text(gm, db: Path, table_id: str, player: str) -> bool:
-    """The text views say who is away and how long their reconnect window still runs;
-    False if the player came back (or the hand ended) between the reads."""
-    def away_on_turn() -> bool:
-        shown = gm.json("tables", "show", table_id, "--db", db, "--json")
-        away = next((p for p in shown.get("players") or [] if p["name"] == player), None)
-        return away is not None and not away["connected"] and shown["to_act"] == player
-
-    before = away_on_turn()
     row = next(line for line in gm("tables", "list", "--db", db).stdout.splitlines()
                if table_id in line)
     text = gm("tables", "show", table_id, "--db", db).stdout
-    if not (before and away_on_turn()):
-        return False
-    assert re.search(rf"disconnected: {player} \(\d+s to reconnect\)", text), text
-    assert f"to act {player}" in text and row.count(player) == 2, (row, text)  # to act, away
-    return True
+    assert f"disconnected: {player} ({window}s to reconnect)" in text, text
+    assert f"to act {player} ({timeouts['action_s']} s left)" in text, text
+    assert row.count(player) == 2, (row, text)  # to act, and away
 
 
 def test_tables_show_one_table(live, gm) -> None:
     db, host = live
-    table_id, _ = host.wait_until(lambda: gm.running_players(db))[0]
+    table_id = host.run_until(host.running_players, what="a running hand")[0][0]
     shown = gm.json("tables", "show", table_id, "--db", db, "--json")
     assert shown["id"] == table_id and shown["system"] in PROFILES
+    assert shown == next(t for t in gm.json("tables", "list", "--db", db, "--json")
+                         if t["id"] == table_id)
+    _check_against_the_host(host, shown)
     text = gm("tables", "show", table_id, "--db", db).stdout
-    assert text.startswith(f"table {table_id}: {shown['system']} / {shown['room']}")
-    assert f"config {shown['config_id']}" in text
+    assert text.startswith(f"table {table_id}: {shown['system']} / {shown['room']} "
+                           f"({shown['game']}), open\n")
+    assert f"config {shown['config_id']}, hand {shown['hand']} (#{shown['hand_number']} " \
+           "at this table)" in text
+    assert f"pot {shown['pot']}, to act {shown['to_act']}" in text
+    for player in shown["players"]:
+        assert re.search(rf"^  {re.escape(player['name'])} +coins +{player['coins']} ", text,
+                         re.MULTILINE), text
 
 
 def test_players_show_a_seated_player_names_the_table(live, gm) -> None:
     db, host = live
-    table_id, player = host.wait_until(lambda: gm.running_players(db))[0]
+    table_id, player = host.run_until(host.running_players, what="a running hand")[0]
+    seat = _snapshots(host)[table_id]["seated"].index(player)
     shown = gm.json("players", "show", player, "--db", db, "--json")
-    still = player in gm.json("tables", "show", table_id, "--db", db, "--json")["seated"]
-    if still:  # (they may have left between the reads)
-        assert shown["table"]["table_id"] == table_id
-        assert isinstance(shown["table"]["seat"], int)
+    assert shown["table"] == {"table_id": table_id, "seat": seat}
     text = gm("players", "show", player, "--db", db).stdout
-    if shown["table"]:
-        assert f"table: {shown['table']['table_id']} seat {shown['table']['seat']}" in text
+    assert f"table: {table_id} seat {seat}" in text
 
 
 # -- kick and close through the host -------------------------------------------------------
 
-def _non_training(gm, db: Path) -> list[tuple[str, str]]:
-    """(table, player) in running hands of coin rooms whose escapes end the hand (S19)."""
-    return [(t, p) for t, p in gm.running_players(db)
-            if t.split("-")[0] in ("qq", "video", "straight") and "training" not in t
-            and "normal" not in t]
+def _escape_ends_the_hand(table_id: str) -> bool:
+    """Coin rooms whose escapes end the hand (forfeit_to_banker, S19)."""
+    return table_id.split("-")[0] in ("qq", "video", "straight") and "training" not in \
+        table_id and "normal" not in table_id
 
 
-def _kick_until(gm, db: Path, host, targets, reason: str, landed: str, tries: int):
-    """Kick the first (table, player) `targets()` offers until the outcome says `landed`
-    (the moment may pass between looking and kicking); the table, player and run."""
-    for _ in range(tries):
-        table_id, player = host.wait_until(targets, timeout=60)[0]
-        run = gm("tables", "kick", table_id, player, "--reason", reason, "--db", db,
-                 "--as", OPERATOR, expect=None)
-        if run.returncode == 0 and landed in run.stdout:
-            return table_id, player, run
-    pytest.fail(f"no kick landed {landed} in {tries} tries")
+def _fresh_hands(host: VirtualHost, tables=lambda table_id: True) -> list[str]:
+    """Tables among `tables` whose running hand was published FRESH_S ago or less: a GM
+    command sent now lands in that very hand."""
+    snapshots = _snapshots(host)
+    return [table for table in _running(host)
+            if tables(table) and _fresh(host, snapshots[table])]
 
 
 def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm) -> None:
     """G2: a kick during a running hand is an escape (forfeit_to_banker ends the hand)."""
     db, host = live
-    table_id, player, run = _kick_until(gm, db, host, lambda: _non_training(gm, db),
-                                        "collusion report", "during a hand", tries=8)
-    command = _query(db, "SELECT * FROM gm_commands WHERE table_id = ? AND player = ? "
-                         "ORDER BY id DESC LIMIT 1", (table_id, player))[0]
-    assert command["status"] == "done"
+    table_id = host.run_until(lambda: _fresh_hands(host, _escape_ends_the_hand),
+                              what="a fresh hand in a coin room")[0]
+    running = _running(host)[table_id]
+    hand_id = _snapshots(host)[table_id]["hand"]
+    kicked = next(p for p in running["players"] if not p["folded"])
+    player = kicked["name"]
+
+    outcome = host.command(OPERATOR, "kick", table_id, player, "collusion report")
+
+    command = _query(db, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
+    assert (command["kind"], command["table_id"], command["player"], command["status"],
+            command["issued_by"]) == ("kick", table_id, player, "done", OPERATOR)
     assert (_at(command["acked_at"]) - _at(command["issued_at"])).total_seconds() < 1.0
-    outcome = json.loads(command["outcome"])
-    assert outcome["during_hand"] is True and outcome["kicked"] == player
-    lines = run.stdout.splitlines()
-    assert lines[0] == (f"kicked {player} during a hand: an escape under policy "
-                        "forfeit_to_banker (RULES G2, S19)")
+    assert json.loads(command["outcome"]) == {k: v for k, v in outcome.items()
+                                              if k != "command"}
+    assert outcome["command"] == command["id"]
+    assert (outcome["during_hand"], outcome["kicked"], outcome["escape_policy"]) == (
+        True, player, "forfeit_to_banker")
     settlement = outcome["settlement"]
-    assert sum(e["delta"] for e in settlement["entries"]) == 0
-    assert lines[1] == "settlement: " + ", ".join(
-        f"{e['player']} {e['delta']:+d} ({e['reason']})" for e in settlement["entries"])
-    assert any(e["player"] == player and e["delta"] < 0 for e in settlement["entries"])
-    kick = _query(db, "SELECT e.hand_id, e.payload FROM events e WHERE e.type = 'kick' AND "
-                      "e.table_id = ? ORDER BY e.id DESC LIMIT 1", (table_id,))[0]
-    assert json.loads(kick["payload"])["player"] == player
-    assert _query(db, "SELECT outcome FROM hands WHERE id = ?", (kick["hand_id"],))[0][0] == \
-        "settled"
+    entries = settlement["entries"]
+    assert sum(e["delta"] for e in entries) == 0
+    charge = min(running["pot"], kicked["coins"])  # D-9: never more than they held
+    assert charge > 0
+    assert [(e["delta"], e["reason"]) for e in entries if e["player"] == player] == [
+        (-charge, "escape")]
+    assert sorted((e["delta"], e["reason"]) for e in entries if e["player"] != player) == \
+        [(0, "returned")] * (len(entries) - 2) + [(charge, "escape_win")]
+    assert command_lines(outcome) == [
+        (f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
+         "(RULES G2, S19)"),
+        "settlement: " + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})"
+                                   for e in entries)]
+
+    kick = _query(db, "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
+                      "table_id = ? ORDER BY id DESC LIMIT 1", (table_id,))[0]
+    assert kick["hand_id"] == hand_id and json.loads(kick["payload"])["player"] == player
+    assert _query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0][0] == "settled"
+    assert sorted(tuple(r) for r in _query(
+        db, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))) == sorted(
+        (e["player"], e["delta"]) for e in entries if e["delta"])
     log = gm.json("gm", "log", "--db", db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
         OPERATOR, "kick", f"{table_id}/{player}", "collusion report")
+    assert log["outcome"]["ok"] is True and log["outcome"]["command"] == command["id"]
+    assert player not in host.host.tables[table_id].seated
+    assert player in host.host.pool.benched  # not seated again by this host
 
 
 def test_kick_of_a_player_not_seated_fails_with_one_message(live, gm) -> None:
+    """The host refuses it (exit code 2); the command and the attempt are on record."""
     db, host = live
-    table_id, _ = host.wait_until(lambda: gm.running_players(db))[0]
-    run = gm("tables", "kick", table_id, "nobody-here", "--reason", "x", "--db", db,
-             "--as", OPERATOR, expect=2)
-    assert run.stdout == ""
-    assert run.stderr.strip() == f"error: nobody-here is not seated at {table_id}"
-
-
-def _fresh_hands(gm, db: Path) -> list[str]:
-    """Tables whose running hand has just begun (street 2, or any three-card hand)."""
-    return [t["id"] for t in gm.json("tables", "list", "--db", db, "--json")
-            if t.get("players") and t["street"] in (None, 2) and not t["id"].startswith("lequ")]
+    table_id = host.run_until(host.running_players, what="a running hand")[0][0]
+    with pytest.raises(CommandFailed) as failed:
+        host.command(OPERATOR, "kick", table_id, "nobody-here", "x")
+    assert str(failed.value) == f"nobody-here is not seated at {table_id}"
+    assert failed.value.exit_code == 2
+    command = _query(db, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
+    assert (command["table_id"], command["player"], command["status"]) == (
+        table_id, "nobody-here", "failed")
+    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    assert (log["actor"], log["action"], log["target"]) == (
+        OPERATOR, "kick", f"{table_id}/nobody-here")
+    assert log["outcome"]["ok"] is False
+    assert log["outcome"]["error"] == f"nobody-here is not seated at {table_id}"
 
 
 def test_close_voids_the_running_hand_with_every_stake_returned(live, gm) -> None:
     db, host = live
-    before = _query(db, "SELECT MAX(id) FROM ledger")[0][0]
-    for _ in range(3):  # a hand may end between the look and the close
-        table_id = host.wait_until(lambda: _fresh_hands(gm, db), timeout=60)[0]
-        run = gm("tables", "close", table_id, "--reason", "maintenance", "--db", db, "--as",
-                 OPERATOR)
-        match = re.fullmatch(rf"closed {re.escape(table_id)}; hand (\d+) voided, every stake "
-                             r"returned\n", run.stdout)
-        if match:
-            break
-        assert run.stdout == f"closed {table_id}\n"
-    else:
-        pytest.fail("no close landed during a running hand in 3 tries")
-    hand_id = int(match.group(1))
+    table_id = host.run_until(
+        lambda: [t for t in _fresh_hands(host, lambda t: not t.startswith("lequ"))
+                 if _running(host)[t]["pot"] > 0], what="a fresh hand with stakes")[0]
+    hand_id = _snapshots(host)[table_id]["hand"]
+    outcome = host.command(OPERATOR, "close", table_id, None, "maintenance")
+    assert {k: v for k, v in outcome.items() if k != "command"} == {
+        "ok": True, "closed": table_id, "voided_hand": hand_id}
+    assert command_lines(outcome) == [
+        f"closed {table_id}; hand {hand_id} voided, every stake returned"]
     hand = _query(db, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
     assert hand["outcome"] == "voided" and hand["seed"]
     assert _query(db, "SELECT COUNT(*) FROM ledger WHERE hand_id = ?", (hand_id,))[0][0] == 0
     voided = _query(db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'",
                     (hand_id,))
     assert json.loads(voided[0][0])["stakes"] == "returned"
-    for seat in json.loads(hand["seats"]):  # coins moved only by other hands since
-        later = _query(db, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE player = ? AND "
-                           "id > ?", (seat["player"], before))[0][0]
+    for seat in json.loads(hand["seats"]):  # every stake back: coins as the hand found them
         coins = _query(db, "SELECT coins FROM players WHERE name = ?", (seat["player"],))[0][0]
-        assert coins - later == seat["coins"], seat
+        assert coins == seat["coins"], seat
     tables = {t["id"]: t for t in gm.json("tables", "list", "--db", db, "--json", "--closed")}
-    assert tables[table_id]["status"] == "closed"
+    assert tables[table_id]["status"] == "closed" and tables[table_id]["seated"] == []
     assert table_id not in {t["id"] for t in gm.json("tables", "list", "--db", db, "--json")}
     report = gm.json("hands", "show", hand_id, "--db", db, "--json")
     assert report["outcome"] == "voided" and report["seed_verifies"] is True
+    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    assert (log["actor"], log["action"], log["target"], log["reason"]) == (
+        OPERATOR, "close", table_id, "maintenance")
+    host.advance(30)  # a closed table stays closed: no hand starts there again
+    assert _query(db, "SELECT MAX(id) FROM hands WHERE table_id = ?", (table_id,))[0][0] == \
+        hand_id
+
+
+def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(deployed_db: Path, gm,
+                                                              start_host) -> None:
+    """End to end: `gmtool tables kick` against a real `gmtool house run` process. The
+    console and the host are separate processes on the real clock, so a hand may end (or
+    the player fold or leave) between the look and the kick: then kick again."""
+    db = deployed_db
+    host = start_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "1",
+                      "--grace", "1", "--seed", "console-e2e")
+
+    def targets():
+        return [(t, p) for t, p in gm.running_players(db) if _escape_ends_the_hand(t)]
+
+    table_id, player = host.wait_until(targets, timeout=120)[0]
+    refused = gm("tables", "kick", table_id, player, "--reason", "x", "--db", db,
+                 "--as", SUPPORT, expect=1)
+    assert (refused.stdout, refused.stderr.strip()) == (
+        "", f"error: refused: '{SUPPORT}' is support; only operators may kick (logged)")
+    unseated = gm("tables", "kick", table_id, "nobody-here", "--reason", "x", "--db", db,
+                  "--as", OPERATOR, "--timeout", "60", expect=2)
+    assert (unseated.stdout, unseated.stderr.strip()) == (
+        "", f"error: nobody-here is not seated at {table_id}")
+
+    for _ in range(20):
+        table_id, player = host.wait_until(targets, timeout=120)[0]
+        run = gm("tables", "kick", table_id, player, "--reason", "collusion report", "--db",
+                 db, "--as", OPERATOR, "--timeout", "60", expect=None)
+        if run.returncode == 0 and "during a hand" in run.stdout:
+            break
+        # Too late for this hand: they were kicked between hands, or had already left.
+        assert (run.returncode, run.stdout, run.stderr.strip()) in (
+            (0, f"kicked {player} between hands: the seat is free\n", ""),
+            (2, "", f"error: {player} is not seated at {table_id}")), run
+    else:
+        pytest.fail("no kick landed during a hand in 20 tries")
+
+    command = _query(db, "SELECT * FROM gm_commands WHERE table_id = ? AND player = ? "
+                         "ORDER BY id DESC LIMIT 1", (table_id, player))[0]
+    assert command["status"] == "done"
+    outcome = json.loads(command["outcome"])
+    assert outcome["during_hand"] is True and outcome["kicked"] == player
+    entries = outcome["settlement"]["entries"]
+    assert sum(e["delta"] for e in entries) == 0
+    assert any(e["player"] == player and e["delta"] < 0 for e in entries)
+    assert run.stdout.splitlines() == [
+        (f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
+         "(RULES G2, S19)"),
+        "settlement: " + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})"
+                                   for e in entries)]
+    host.wait_for_line(rf"^command {command['id']} \(kick {re.escape(table_id)} "
+                       rf"{re.escape(player)}\)")
+    kick = _query(db, "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
+                      "table_id = ? ORDER BY id DESC LIMIT 1", (table_id,))[0]
+    assert json.loads(kick["payload"])["player"] == player
+    assert _query(db, "SELECT outcome FROM hands WHERE id = ?", (kick["hand_id"],))[0][0] == \
+        "settled"
+    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    assert (log["actor"], log["action"], log["target"], log["reason"]) == (
+        OPERATOR, "kick", f"{table_id}/{player}", "collusion report")
+    assert host.stop() == 0
+    assert re.search(r"^stopped: \d+ hand\(s\) settled$", host.output, re.MULTILINE), host.output
 
 
 def test_kick_between_hands_at_an_owner_table_frees_the_seat(deployed_db: Path, gm,
-                                                            start_host) -> None:
+                                                            virtual_host) -> None:
     """G2: a kick between hands frees the seat; the player is not dealt into the next hand."""
     db = deployed_db
-    host = start_host(db, "--system", "lequ-showhand", "--tables", "1", "--speed", "2",
-                      "--duration", "120", "--grace", "1")
+    host = virtual_host(db, systems=["lequ-showhand"], tables=1, speed=1.0, grace=1.0,
+                        seed="owner-kick")
     table_id = "lequ-showhand-table-1"
 
     def waiting_player():
-        run = gm("tables", "show", table_id, "--db", db, "--json", expect=None)
-        table = json.loads(run.stdout) if run.returncode == 0 else {}  # (not opened yet)
-        if table.get("phase") in ("agreeing", "countdown") and len(table["seated"]) >= 2:
-            return [(table_id, p) for p in table["seated"] if p != table.get("owner")]
+        live = _snapshots(host).get(table_id, {})
+        if live.get("phase") in ("agreeing", "countdown") and len(live["seated"]) >= 2 \
+                and _fresh(host, live):
+            return [p for p in live["seated"] if p != live["owner"]]
         return None
 
-    _, player, _ = _kick_until(gm, db, host, waiting_player, "between hands",
-                               "between hands", tries=6)
-    kicked_at = _query(db, "SELECT MAX(acked_at) FROM gm_commands")[0][0]
+    player = host.run_until(waiting_player, what="a player waiting for the next hand")[0]
+    hands_before = _query(db, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
+    outcome = host.command(OPERATOR, "kick", table_id, player, "between hands")
+    assert {k: v for k, v in outcome.items() if k != "command"} == {
+        "ok": True, "kicked": player, "during_hand": False}
+    assert command_lines(outcome) == [f"kicked {player} between hands: the seat is free"]
     # the snapshot published with the kick, before its acknowledgement, shows the seat free
-    assert player not in gm.json("tables", "show", table_id, "--db", db, "--json")["seated"]
-    next_hand = host.wait_until(lambda: _query(
-        db, "SELECT seats FROM hands WHERE table_id = ? AND started_at > ? ORDER BY id LIMIT 1",
-        (table_id, kicked_at)), timeout=90)[0]
-    assert player not in {s["player"] for s in json.loads(next_hand["seats"])}
+    shown = gm.json("tables", "show", table_id, "--db", db, "--json")
+    assert player not in shown["seated"] and shown.get("players") is None
+    assert gm.json("players", "show", player, "--db", db, "--json")["table"] is None
+
+    def next_hand():
+        return _query(db, "SELECT seats FROM hands WHERE table_id = ? AND id > ? ORDER BY id "
+                          "LIMIT 1", (table_id, hands_before))
+
+    seats = json.loads(host.run_until(next_hand, what="the next hand")[0]["seats"])
+    assert player not in {s["player"] for s in seats} and len(seats) >= 2
+    host.advance(300)  # nor any later hand of this run (the kicked player sits out)
+    assert not _query(db, "SELECT id FROM hands WHERE id > ? AND seats LIKE ?",
+                      (hands_before, f'%"player":"{player}"%'))
 
 
 def test_an_adjustment_reaches_the_host_before_the_next_hand(deployed_db: Path, gm,
-                                                              start_host) -> None:
+                                                              virtual_host) -> None:
     """A hand started after `players adjust` seats the player with the adjusted coins."""
     db = deployed_db
-    host = start_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "5",
-                      "--duration", "120", "--grace", "1")
-    host.wait_until(lambda: gm.running_players(db), timeout=30)
+    host = virtual_host(db, systems=["qq-showhand"], tables=3, speed=1.0, grace=1.0,
+                        seed="adjust")
+    host.run_until(host.running_players, what="a running hand")
     seated = {p for t in gm.json("tables", "list", "--db", db, "--json") for p in t["seated"]}
     idle = [r[0] for r in _query(db, "SELECT name FROM players WHERE kind = 'bot' ORDER BY name")
             if r[0] not in seated]
@@ -285,48 +453,65 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(deployed_db: Path, 
         coins = _query(db, "SELECT coins FROM players WHERE name = ?", (name,))[0][0]
         gm("players", "adjust", "--db", db, "--as", OPERATOR, "--reason", "test", "--", name,
            str(1200 - coins))
-    adjusted_at = _query(db, "SELECT MAX(at) FROM gm_actions")[0][0]
+    # The host stood still meanwhile: every hand after these started after the adjustments.
+    # (The console wrote them on the real clock, the host writes on its virtual one: order
+    # by ids, not by time.)
+    hands_before = _query(db, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
+    ledger_before = _query(db, "SELECT MAX(id) FROM ledger")[0][0]
 
     def hands_with_them():
-        rows = _query(db, "SELECT id, tier, seats, started_at FROM hands WHERE started_at > ? "
-                          "ORDER BY id", (adjusted_at,))
+        rows = _query(db, "SELECT id, tier, seats, started_at FROM hands WHERE id > ? "
+                          "ORDER BY id", (hands_before,))
         return [r for r in rows if {s["player"] for s in json.loads(r["seats"])} & set(idle)]
 
-    for hand in host.wait_until(hands_with_them, timeout=60):
+    first = host.run_until(hands_with_them, what="a hand with an adjusted player")[0]
+    # their first hand since: they sit down with exactly the adjusted coins
+    assert {s["coins"] for s in json.loads(first["seats"]) if s["player"] in idle} == {1200}
+    host.advance(600)
+    host.stop()
+    hands = hands_with_them()
+    assert {hand["tier"] for hand in hands} <= {"training", "junior"}  # not middle (Q1)
+    for hand in hands:
         for seat in json.loads(hand["seats"]):
             balance = _query(db, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE player = ? "
-                                 "AND created_at < ?", (seat["player"], hand["started_at"]))[0][0]
+                                 "AND (id <= ? OR created_at < ?)",
+                             (seat["player"], ledger_before, hand["started_at"]))[0][0]
             assert seat["coins"] == balance, (hand["id"], hand["tier"], seat, balance)
-    host.stop()
     assert not _query(db, "SELECT name, coins FROM players WHERE coins < 0")
 
 
 def test_the_host_stops_within_its_grace_while_a_player_is_away(deployed_db: Path, gm,
-                                                                 start_host) -> None:
-    """SIGTERM: running hands get --grace seconds, then are voided; a bot waiting out its
-    reconnect window (minutes of game time) must not hold the stop up."""
-    import signal
-    import subprocess
-
+                                                                 virtual_host) -> None:
+    """A stop (SIGTERM): running hands get the grace period, then are voided; a bot waiting
+    out its reconnect window (minutes of game time) must not hold the stop up."""
     db = deployed_db
-    host = start_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "2",
-                      "--chaos", "0.6", "--duration", "300", "--grace", "1")
+    grace = 1.0
+    host = virtual_host(db, systems=["qq-showhand"], tables=3, speed=1.0, chaos=0.6,
+                        grace=grace, seed="grace")
+    table_id, _ = host.run_until(lambda: _away_on_turn(host),
+                                 what="a player away on their turn")[0]
+    away_hand = _snapshots(host)[table_id]["hand"]
+    running = {t: live["hand"] for t, live in _snapshots(host).items() if live.get("running")}
 
-    def someone_away():
-        return [p for t in gm.json("tables", "list", "--db", db, "--json")
-                for p in t.get("players") or [] if not p["connected"]]
-
-    host.wait_until(someone_away, timeout=60)
-    started = time.monotonic()
-    host.proc.send_signal(signal.SIGTERM)
-    try:
-        host.proc.wait(timeout=8)
-    except subprocess.TimeoutExpired:
-        host.proc.kill()  # by its own pid; the test has failed
-        host.proc.wait()
-        pytest.fail(f"the host was still running {time.monotonic() - started:.0f} s after "
-                    "SIGTERM with --grace 1")
-    assert "voided on stop" in host.output or "finished their hand" in host.output
+    asked = host.now()
+    report = host.stop()
+    took = host.now() - asked
+    # the grace, then at most a step of the host's loop (0.1 s) on each side of it and a
+    # poll of the command queue (the poller ends at its next look)
+    assert grace <= took <= grace + 0.1 + 0.1 + COMMAND_POLL_S + 0.01, took
+    assert "stopping: no new hands; running hands may finish" in host.messages
+    assert away_hand in report.voided_on_stop  # their window runs for minutes
+    # every hand running at the request either finished within the grace or was voided
+    assert sorted(report.finished_on_stop + [t for t, h in running.items()
+                                             if h in report.voided_on_stop]) == sorted(running)
+    for hand_id in report.voided_on_stop:
+        hand = _query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]
+        assert hand["outcome"] == "voided"
+        voided = _query(db, "SELECT payload FROM events WHERE hand_id = ? AND "
+                            "type = 'hand_voided'", (hand_id,))
+        assert json.loads(voided[0][0])["reason"] == "host_stopped"
+    assert _query(db, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0][0] == 0
+    assert gm.json("tables", "list", "--db", db, "--json") == []  # nothing is hosted now
 
 
 # -- players show ---------------------------------------------------------------------------

@@ -2,6 +2,13 @@
 moments, many times over, and restarted; start-up voids every unfinished hand with every
 stake returned and a recorded event, before any table plays again.
 
+These are end-to-end tests: a real `gmtool house run --verbose` process (the `launch_host`
+fixture's LiveHost reads its output line by line as it is written) and a real SIGKILL.
+The moments are events, not times: each run is killed right after the k-th line the host
+writes (`recovered: ...`, `hosting ...`, a hand started or settled), k drawn from a seeded
+generator, so the kills land at different points of play and a slow machine only makes the
+test slower.
+
 Afterwards the store must still be whole: every player's coins equal their ledger, the
 coins in play equal the coins ever granted, every chain verifies, nothing is left
 running, and each voided hand's revealed seed matches its commitment.
@@ -11,12 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from gmtool.audit.chain import verify_balances, verify_event_chains, verify_gm_log
@@ -29,7 +34,10 @@ SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card"
            "video-showhand")
 KILLS = 20
 KILL_SEED = 20_261_130
+KILL_AFTER_LINES = (1, 40)  # a run is killed right after its k-th line, k drawn from these
 HOST_ARGS = ("--tables", "8", "--speed", "100", "--chaos", "0.2")
+HAND_STARTED = r"^hand \d+ started: "  # written from inside the running host (its signal
+# handlers are set by then, so a SIGTERM stops it cleanly)
 RECOVERED = re.compile(r"^recovered: (\d+) unfinished hand\(s\) voided.*: ([\d, ]+)$", re.M)
 
 
@@ -48,22 +56,18 @@ def running_hands(db: Path) -> set[int]:
         return {r[0] for r in store.all("SELECT id FROM hands WHERE outcome = 'running'")}
 
 
-def run_and_kill(db: Path, after_s: float, log: Path) -> str:
-    """Start the host, SIGKILL it `after_s` seconds later; its output."""
-    with open(log, "w") as out:
-        proc = subprocess.Popen([*gmtool_command(), "house", "run", "--db", str(db),
-                                 *HOST_ARGS], stdout=out, stderr=subprocess.STDOUT,
-                                env=clean_env())
-        try:
-            time.sleep(after_s)
-            assert proc.poll() is None, log.read_text()  # it must still be playing
-            os.kill(proc.pid, signal.SIGKILL)
-            assert proc.wait(timeout=10) == -signal.SIGKILL
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-    return log.read_text()
+def run_and_kill(launch_host, db: Path, after_lines: int, log: Path) -> str:
+    """Start the host, SIGKILL it right after the `after_lines`-th line it writes; its
+    output (also kept in `log`)."""
+    host = launch_host(db, *HOST_ARGS)
+    try:
+        # (the host must still be playing when its k-th line comes: wait_until asserts it)
+        host.wait_until(lambda: len(host.lines) >= after_lines)
+        assert host.stop(signal.SIGKILL) == -signal.SIGKILL, host.output
+    finally:
+        host.kill()  # (if it is still running: only when a check above failed)
+        log.write_text(host.output)
+    return host.output
 
 
 def recovered_ids(output: str) -> set[int] | None:
@@ -89,7 +93,7 @@ def check_recovery(output: str, unfinished: set[int], db: Path) -> None:
                 assert reason and reason[0] == "crash_recovery", hand_id
 
 
-def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path) -> None:
+def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path, launch_host) -> None:
     db = tmp_path / "crash.db"
     assert gmtool("db", "init", "--db", db).returncode == 0
     from gmtool.house.operations import deploy_profile
@@ -102,16 +106,23 @@ def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path) -> None:
     recovered_total = 0
     for kill in range(KILLS):
         unfinished = running_hands(db)
-        output = run_and_kill(db, moments.uniform(0.3, 1.5), tmp_path / f"run-{kill}.log")
+        output = run_and_kill(launch_host, db, moments.randint(*KILL_AFTER_LINES),
+                              tmp_path / f"run-{kill}.log")
         assert "Traceback" not in output, output
         check_recovery(output, unfinished, db)
         recovered_total += len(recovered_ids(output) or ())
 
+    # A last, clean run: it recovers what the last kill left, plays, and stops on SIGTERM.
     unfinished = running_hands(db)
-    final = gmtool("house", "run", "--db", db, *HOST_ARGS, "--duration", "1", "--grace", "1")
-    assert final.returncode == 0, final.stdout + final.stderr
-    check_recovery(final.stdout, unfinished, db)
-    recovered_total += len(recovered_ids(final.stdout) or ())
+    final = launch_host(db, *HOST_ARGS, "--grace", "0")
+    try:
+        final.wait_for_line(HAND_STARTED)
+        assert final.stop(signal.SIGTERM) == 0, final.output
+    finally:
+        final.kill()
+    assert "Traceback" not in final.output, final.output
+    check_recovery(final.output, unfinished, db)
+    recovered_total += len(recovered_ids(final.output) or ())
     assert recovered_total >= 5, "the kills should have interrupted hands in play"
 
     with connect(db) as store:
@@ -163,7 +174,8 @@ def test_an_empty_host_key_file_is_refused_not_used(tmp_path: Path) -> None:
         assert store.one("SELECT COUNT(*) FROM hands")[0] == 0
 
 
-def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path) -> None:
+def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path,
+                                                          launch_host) -> None:
     """Start-up recovery voids hands left by a *crashed* host. A second `house run` on the
     same database while the first still plays must not take the first one's running
     hands for crash leftovers (it should refuse to start, or at least leave them alone),
@@ -175,27 +187,19 @@ def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path) -> Non
     with connect(db) as store:
         for profile in ("qq-showhand", "lequ-showhand"):
             deploy_profile(store, RULES / f"{profile}.toml", None, "tester")
-    log = tmp_path / "first.log"
-    with open(log, "w") as out:
-        first = subprocess.Popen([*gmtool_command(), "house", "run", "--db", str(db),
-                                  "--system", "qq-showhand", "--tables", "3", "--speed", "10",
-                                  "--duration", "5", "--grace", "5", "--seed", "first"],
-                                 stdout=out, stderr=subprocess.STDOUT, env=clean_env())
+    first = launch_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "10",
+                        "--grace", "0", "--seed", "first")
     try:
-        deadline = time.monotonic() + 20
-        while not running_hands(db):
-            assert time.monotonic() < deadline and first.poll() is None, log.read_text()
-            time.sleep(0.05)
+        first.wait_for_line(HAND_STARTED)  # the first host is playing a hand
         second = gmtool("house", "run", "--db", db, "--system", "lequ-showhand", "--tables",
                         "1", "--speed", "10", "--duration", "1", "--grace", "0")
-        first_code = first.wait(timeout=60)
+        assert first.running, first.output  # it goes on (it has no --duration: it plays on)
+        first_code = first.stop(signal.SIGTERM)
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait(timeout=10)
+        first.kill()
     assert "Traceback" not in second.stdout + second.stderr
     assert second.returncode in (0, 2), second.stdout + second.stderr
-    output = log.read_text()
+    output = first.output
     assert "Traceback" not in output and first_code == 0, output
     with connect(db) as store:
         stolen = store.all("SELECT hand_id FROM events WHERE type = 'hand_voided' AND "

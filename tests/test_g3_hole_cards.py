@@ -1,32 +1,38 @@
 """RULES G3: hole cards of a running hand are never shown in the console, in any format.
 
-While a real host plays, every console view of the running hands is scanned for the
-face-down cards the store recorded for them (read straight from SQLite): `tables list`
-(JSON and text), `tables show` (JSON and text), `tables watch --count 1`, `hands show`
-(JSON and text). In three-card every card is face down, so no card of a running hand may
-appear at all. Once the hand has ended, `hands show` shows them and the seed verifies.
+The real host plays in this process on virtual time (tests/hosting.py) and is stepped to
+chosen moments of play: first when running hands of both games have their hole cards
+dealt, then when one of those stud5 hands has dealt a later street. At each moment the
+host is still, and every console view of the running hands is scanned for the face-down
+cards the store recorded for them (read straight from SQLite): `tables list` (JSON and
+text), `tables show` (JSON and text), `tables watch --count 1`, `hands show` (JSON and
+text). In three-card every card is face down, so no card of a running hand may appear at
+all. Once the hand has ended, `hands show` shows them and the seed verifies.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from helpers import query as _query
+from hosting import VirtualHost
 
-HOST_ARGS = ("--tables", "7", "--speed", "3", "--chaos", "0.1", "--duration", "300",
-             "--grace", "1")
+from gmtool.house.host import HostOptions
+
+# Seven tables (two of them three-card) with chaos; speed 1 on virtual time.
+HOST = HostOptions(tables=7, speed=1.0, chaos=0.1, seed="g3", grace=1.0)
 CARD = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[SHCD](?![0-9A-Za-z])")
 COMMANDS = ("tables list --json", "tables list", "tables watch", "tables show --json",
             "tables show", "hands show --json", "hands show")
 WANTED_PER_GAME = 2  # running hands of each game whose every view was scanned (7 tables:
 # two of them three-card, dealt at once)
-SCAN_TIMEOUT_S = 90
+WITHIN_S = 3600  # virtual seconds of play in which each moment must come
 
 
 @dataclass(frozen=True)
@@ -71,12 +77,16 @@ def _leaks(text: str, hand: Running) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory, gm, launch_host):
+def live(tmp_path_factory, gm):
+    """A store with every system deployed and the real host on it, on virtual time: it
+    plays only when the test steps it, so the console reads it at rest."""
     db = tmp_path_factory.mktemp("g3") / "g3.db"
     gm.deploy_all(db)
-    host = launch_host(db, *HOST_ARGS)
-    yield db, host
-    host.stop()
+    host = VirtualHost(db, HOST)
+    try:
+        yield db, host
+    finally:
+        host.close()
 
 
 def _views(gm, db: Path, hands: list[Running]) -> dict[tuple[str, int | None], str]:
@@ -115,34 +125,46 @@ def test_g3_no_hole_card_in_any_view_of_a_running_hand(live, gm) -> None:
     db, host = live
     scanned: dict[str, set[tuple[int, str]]] = {"stud5": set(), "three-card": set()}
     sampled: dict[int, Running] = {}
-    deadline = time.monotonic() + SCAN_TIMEOUT_S
 
-    def enough() -> bool:
-        return all(len({h for h, _ in scanned[game]}) >= WANTED_PER_GAME and
-                   {c for _, c in scanned[game]} == set(COMMANDS) for game in scanned)
-
-    while not enough():
-        assert time.monotonic() < deadline, f"scanned too little in time: {scanned}"
-        assert host.running, host.output
-        hands = list(running_hands(db).values())
-        if not hands:
-            time.sleep(0.2)
-            continue
-        outputs = _views(gm, db, hands)
-        alive = still_running(db, [h.hand for h in hands])  # running before and after: G3
-        for hand in hands:
-            if hand.hand not in alive:
-                continue
+    def scan(hands: dict[int, Running]) -> None:
+        """Every view of the running hands, read while the host is still (the views of one
+        hand only if it is new or has dealt more cards since it was last scanned)."""
+        changed = [hand for hand in hands.values() if sampled.get(hand.hand) != hand]
+        outputs = _views(gm, db, changed)
+        assert still_running(db, list(hands)) == set(hands), "the host played during the reads"
+        for hand in hands.values():
             for (command, about), output in outputs.items():
                 if about not in (None, hand.hand):
                     continue
                 text = _part_about(command, output, hand) if about is None else output
-                if about is None and not text:
-                    continue  # the table had moved on to another hand in this view
+                assert text, f"{command} shows nothing of running hand {hand.hand} " \
+                             f"({hand.table}):\n{output}"
                 _check(command, text, hand)
                 scanned[hand.game].add((hand.hand, command))
-            sampled[hand.hand] = hand
-            _check_positive_controls(outputs, hand)
+            if hand in changed:
+                _check_positive_controls(outputs, hand)
+        sampled.update(hands)
+
+    def dealt() -> dict[int, Running] | None:
+        """Running hands, once enough of each game have their hole cards dealt."""
+        hands = running_hands(db)
+        per_game = Counter(hand.game for hand in hands.values())
+        return hands if all(per_game[game] >= WANTED_PER_GAME for game in scanned) else None
+
+    def later_street() -> dict[int, Running] | None:
+        """Running hands, once a stud5 hand scanned before has dealt another street."""
+        hands = running_hands(db)
+        return hands if any(hand.game == "stud5" and hand.hand in sampled and
+                            hand.face_up > sampled[hand.hand].face_up
+                            for hand in hands.values()) else None
+
+    scan(host.run_until(dealt, within=WITHIN_S, what=f"{WANTED_PER_GAME} running hands of each "
+                        "game with their hole cards dealt"))
+    scan(host.run_until(later_street, within=WITHIN_S,
+                        what="a later street of a stud5 hand scanned before"))
+    for game, seen in scanned.items():
+        assert len({hand for hand, _ in seen}) >= WANTED_PER_GAME, (game, seen)
+        assert {command for _, command in seen} == set(COMMANDS), (game, seen)
 
     _check_after_the_hands_end(gm, db, host, sampled)
 
@@ -159,13 +181,18 @@ def _check_positive_controls(outputs: dict, hand: Running) -> None:
 
 def _check_after_the_hands_end(gm, db: Path, host, sampled: dict[int, Running]) -> None:
     """Stop the host (running hands finish or are voided); now every card is shown."""
-    assert host.stop() == 0, host.output
+    host.stop()
+    assert not [m for m in host.messages if "internal error" in m], host.messages
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = {(hand.hand, form): pool.submit(gm, "hands", "show", hand.hand, *form, "--db", db)
+                for hand in sampled.values() for form in [("--json",), ()]}
+        shown = {key: run.result().stdout for key, run in runs.items()}
     for hand in sampled.values():
-        report = gm.json("hands", "show", hand.hand, "--db", db, "--json")
+        report = json.loads(shown[(hand.hand, ("--json",))])
         assert report["outcome"] in ("settled", "voided")
         assert report["seed"] and report["seed_verifies"] is True
         dealt = {c["card"] for e in report["events"] if e["type"] == "deal" for c in e["cards"]}
         assert hand.hole <= dealt
-        text = gm("hands", "show", hand.hand, "--db", db).stdout
+        text = shown[(hand.hand, ())]
         assert hand.hole <= set(CARD.findall(text)), (sorted(hand.hole), text)
         assert f"seed: {report['seed']} verifies" in text

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from helpers import query as _query
 
+from gmtool.cli.render_tables import command_lines
+
 RULES = Path(__file__).resolve().parents[1] / "rules"
 OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures
 
@@ -93,25 +95,29 @@ def test_support_may_read_replay_and_audit(host_db: Path, gm, command: list[str]
 
 
 def test_an_operator_can_kick_close_adjust_and_deploy(deployed_db: Path, gm,
-                                                      start_host) -> None:
+                                                      virtual_host) -> None:
+    """The operator kicks and closes through the real host (in this process, on virtual
+    time: tests/hosting.py), then adjusts and deploys with the console while the host is
+    still; every action is in the GM log, which audits clean."""
     db = deployed_db
-    host = start_host(db, "--tables", "6", "--speed", "20", "--duration", "120", "--grace", "1")
-    for _ in range(3):  # the player may leave the table between the look and the kick
-        table_id, player = host.wait_until(lambda: gm.running_players(db), timeout=30)[0]
-        kicked = gm("tables", "kick", table_id, player, "--reason", "operator kick", "--db", db,
-                    "--as", OPERATOR, expect=None)
-        if "is not seated" not in kicked.stderr:
-            break
-    assert kicked.returncode == 0 and kicked.stdout.startswith(f"kicked {player}"), kicked
-    other = host.wait_until(lambda: [t for t, _ in gm.running_players(db) if t != table_id])[0]
-    closed = gm("tables", "close", other, "--reason", "operator close", "--db", db,
-                "--as", OPERATOR)
-    assert closed.stdout.startswith(f"closed {other}")
+    host = virtual_host(db, tables=6, speed=1.0, seed="roles", grace=1.0)
+    table_id, player = host.run_until(host.running_players, what="a player in a running hand")[0]
+    kicked = host.command(OPERATOR, "kick", table_id, player, "operator kick")
+    assert kicked["ok"] and kicked["kicked"] == player, kicked
+    assert command_lines(kicked)[0].startswith(f"kicked {player}"), kicked  # as the console says
+    other = host.run_until(lambda: [t for t, _ in host.running_players() if t != table_id],
+                           what="a running hand at another table")[0]
+    closed = host.command(OPERATOR, "close", other, None, "operator close")
+    assert closed["ok"] and closed["closed"] == other, closed
+    assert command_lines(closed)[0].startswith(f"closed {other}"), closed
+    # The host is still between steps: the console writes to the store it plays on.
     adjusted = gm("players", "adjust", player, "250", "--reason", "operator adjust", "--db", db,
                   "--as", OPERATOR)
     assert "(+250, operator adjust)" in adjusted.stdout
     gm("deploy", RULES / "video-showhand.toml", "--db", db, "--as", OPERATOR)
-    assert host.stop() == 0, host.output
+    host.advance(120)  # the host plays on after the console's writes (new hands, G5)
+    host.stop()
+    assert not [m for m in host.messages if "internal error" in m], host.messages
     log = gm.json("gm", "log", "--db", db, "--json")
     mine = [(r["action"], r["target"], r["outcome"]["ok"]) for r in log if r["actor"] == OPERATOR
             and r["action"] in ("kick", "close", "adjust", "deploy")]
