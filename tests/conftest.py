@@ -213,7 +213,7 @@ def host_db(tmp_path_factory, gm: Gmtool):
     gm.deploy_all(db)
     gm.add_roles(db)
     with VirtualHost(db, SESSION_HOST) as host:
-        host.advance(120)
+        host.advance(900)  # game seconds (speed 1): some 15 minutes of play at ten tables
         kicked = _kick_during_hands(host)
         with pytest.raises(Refused):
             host.command(SUPPORT, "kick", "qq-showhand-junior-1", "bot-001", "support tries")
@@ -221,7 +221,7 @@ def host_db(tmp_path_factory, gm: Gmtool):
                                        if t.startswith("video-showhand-")],
                               what="a running video-showhand hand")
         host.command(OPERATOR, "close", busy[0], None, "fixture: table closed")
-        host.advance(300)
+        host.advance(600)
         host.stop()
         assert not [m for m in host.messages if "internal error" in m], host.messages
     assert kicked == KICKS_WANTED, "the kicks did not land during hands"

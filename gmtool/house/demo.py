@@ -48,6 +48,6 @@ def demo_table_plan(store: Store) -> list[tuple[str, str, str]]:
         config = load_config(store, latest_config_id(store, name))
         open_rooms = [t["id"] for t in config["tiers"] if t["enabled"]]
         for tier in open_rooms[:2]:
-            game = load_config(store, active_config_id(store, name, tier))["game"]
-            plan.append((name, tier, game))
+            plan.append((name, tier, load_config(store, active_config_id(store, name, tier))
+                         ["game"]))
     return plan

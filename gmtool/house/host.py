@@ -15,6 +15,8 @@ import signal
 from typing import Callable
 
 from gmtool.engine.config import ranking_for
+from gmtool.engine.games import game_of
+from gmtool.engine.spec import engine_config
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
 from gmtool.house.gm_ops import failure
@@ -92,7 +94,7 @@ class Host:
         per_profile = []
         for profile in profiles:
             latest = self.load(configs.latest_config_id(self.store, profile))
-            per_profile.append([(profile, tier["id"], self.room(profile, tier["id"]).config["game"])
+            per_profile.append([(profile, tier["id"], self.room(profile, tier["id"]).config.game)
                                 for tier in latest["tiers"] if tier["enabled"]])
         # Every system gets a table before any system gets a second one.
         rooms = [room for depth in range(max(map(len, per_profile), default=0))
@@ -106,9 +108,8 @@ class Host:
         any planned room needs)."""
         need = 0
         for profile, tier_id, _ in plan:
-            tier = next(t for t in self.room(profile, tier_id).config["tiers"]
-                        if t["id"] == tier_id)
-            need = max(need, tier.get("min_holding") or 0, tier.get("hand_cap") or 0)
+            tier = self.room(profile, tier_id).config.tier(tier_id)
+            need = max(need, tier.min_holding or 0, tier.hand_cap or 0)
         self.pool.enroll(self.options.bots or max(8, 5 * len(plan)), max(100_000, 20 * need))
 
     # -- services for tables (table.TableHost) -------------------------------------------
@@ -123,7 +124,7 @@ class Host:
         config_id = configs.active_config_id(self.store, profile_id, tier)
         if config_id is None:
             raise StoreError(f"room {profile_id}/{tier} has no active deployment")
-        config = self.load(config_id)
+        config = engine_config(self.load(config_id))
         if config_id not in self._rankings:
             self._rankings[config_id] = ranking_for(config)
         return Room(config, self._rankings[config_id])
@@ -162,8 +163,7 @@ class Host:
             counts[(profile, tier)] = counts.get((profile, tier), 0) + 1
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
             config = self.room(profile, tier).config
-            owner = game == "stud5" and config["betting"]["style"] == "owner_ante"
-            cls = OwnerAnteTable if owner else HandTable
+            cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
             rng = random.Random(f"{self.options.seed}:{table_id}" if self.options.seed
                                 else self.rng.random())
             table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())

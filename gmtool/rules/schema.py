@@ -32,6 +32,7 @@ STUD5_CATEGORIES = (
 )
 THREE_CARD_CATEGORIES = ("trips", "straight_flush", "straight", "flush", "pair", "high_card")
 CARDS_PER_PLAYER = {STUD5: 5, THREE_CARD: 3}
+CATEGORIES = {STUD5: STUD5_CATEGORIES, THREE_CARD: THREE_CARD_CATEGORIES}
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 
