@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from gmtool.bounds import MAX_COINS
 from gmtool.cli.common import (
     AS_OPTION,
     DB_OPTION,
@@ -13,6 +14,7 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_store,
+    writing,
 )
 from gmtool.cli.console import console
 
@@ -51,12 +53,13 @@ def _render_player(player: dict) -> None:
 
 @app.command(context_settings={"ignore_unknown_options": True})
 def adjust(name: str = typer.Argument(..., help="Player name."),
-           delta: int = typer.Argument(..., help="Coins to add (negative to remove)."),
+           delta: int = typer.Argument(..., min=-MAX_COINS, max=MAX_COINS,
+                                       help="Coins to add (negative to remove)."),
            reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
            db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
     from gmtool.house.gm_ops import adjust as adjust_coins
 
-    outcome = with_store(db, adjust_coins, acting_user(as_user), name, delta, reason)
+    outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)
     console.success(f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins "
                     f"({delta:+d}, {reason})")

@@ -30,6 +30,18 @@ from gmtool.store.clock import Clock
 from gmtool.store.db import Store, StoreError
 
 COMMAND_POLL_S = 0.2
+HEARTBEAT_S = 2.0  # how often the host says its tables are alive (tables.updated_at)
+
+
+def command_summary(outcome: dict) -> str:
+    """A GM command's outcome in words, for the host's log."""
+    if not outcome.get("ok"):
+        return f"refused: {outcome.get('error', 'failed')}"
+    if "closed" in outcome:
+        voided = outcome.get("voided_hand")
+        return f"closed{f', hand {voided} voided' if voided else ''}"
+    when = "during a hand" if outcome.get("during_hand") else "between hands"
+    return f"kicked {outcome.get('kicked')} {when}"
 
 
 class Host:
@@ -150,7 +162,8 @@ class Host:
         gm.acknowledge(self.store, command["id"], outcome.get("ok", False), outcome)
         self.report.commands += 1
         self.notify(f"command {command['id']} ({command['kind']} {command['table_id']}"
-                    f"{' ' + command['player'] if command.get('player') else ''}): {outcome}")
+                    f"{' ' + command['player'] if command.get('player') else ''}): "
+                    f"{command_summary(outcome)}")
 
     # -- running --------------------------------------------------------------------------
 
@@ -185,6 +198,7 @@ class Host:
                 voided = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
             except Exception as void_error:  # noqa: BLE001 - the store itself failed
                 voided = f"(not voided: {void_error}; the next start recovers it)"
+            self.report.failed_tables.append(table.id)
             self.notify(f"table {table.id} stopped by an internal error ({type(error).__name__}:"
                         f" {error}); its running hand {voided} was voided, stakes returned")
 
@@ -203,6 +217,11 @@ class Host:
                 table.wake.set()
             await asyncio.sleep(COMMAND_POLL_S)
 
+    def interrupt(self) -> None:
+        """Ctrl-C (SIGINT): the clean stop, remembered so `house run` can exit 130."""
+        self.report.interrupted = True
+        self.request_stop()
+
     def request_stop(self) -> None:
         if not self.stopping:
             self.notify("stopping: no new hands; running hands may finish")
@@ -212,20 +231,25 @@ class Host:
 
     async def run(self, progress: Callable[[Host], None] | None = None) -> HostReport:
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum, handler in ((signal.SIGINT, self.interrupt),
+                                (signal.SIGTERM, self.request_stop)):
             try:
-                loop.add_signal_handler(signum, self.request_stop)
+                loop.add_signal_handler(signum, handler)
             except (RuntimeError, ValueError):
                 pass  # not the main thread (tests driving the host in-process)
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
-        started = self.clock.monotonic()
+        started = beat = self.clock.monotonic()
         stop_at = None
         while any(not t.done() for t in tasks.values()):
             await asyncio.sleep(0.1)
             if progress:
                 progress(self)
             now = self.clock.monotonic()
+            if now - beat >= HEARTBEAT_S:  # the console tells a live host from a gone one
+                beat = now
+                table_store.heartbeat(self.store, [t.id for t in self.tables.values()
+                                                   if not t.closed])
             if self.options.duration is not None and now - started >= self.options.duration:
                 self.request_stop()
             if self.stopping and stop_at is None:
@@ -246,8 +270,7 @@ class Host:
                 self.report.voided_on_stop.append(hand_id)
             elif table.id in self._running_at_stop:
                 self.report.finished_on_stop.append(table.id)
-            if not table.closed:
-                table_store.stop_table(self.store, table.id)
+            table_store.stop_table(self.store, table.id)  # a closed table stays closed
 
 
 def prepare_host(store: Store, options: HostOptions,
