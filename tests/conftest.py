@@ -119,7 +119,15 @@ class LiveHost:
             return "\n".join(self.lines)
 
     def wait(self, timeout: float = 120) -> int:
-        code = self.proc.wait(timeout=timeout)
+        """The host's exit code; if it is still running after `timeout`, it is killed and
+        the test fails with what it said."""
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"the host still ran {timeout} s later:\n{self.output}") \
+                from None
         with self._said:
             self._said.wait_for(lambda: self._ended, timeout=timeout)
         return code
@@ -138,9 +146,13 @@ class LiveHost:
         """The first line from index `start` on that matches `pattern` (waits for it)."""
         regex = re.compile(pattern)
         found: list[re.Match] = []
+        read = [start]  # lines looked at so far: each line is searched once
 
         def said() -> bool:
-            found.extend(m for line in self.lines[start:] if (m := regex.search(line)))
+            for line in self.lines[read[0]:]:
+                if not found and (match := regex.search(line)):
+                    found.append(match)
+            read[0] = len(self.lines)
             return bool(found) or self._ended
 
         with self._said:

@@ -26,7 +26,7 @@ ALLOWED = {
     "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox"},
             {"typer", "rich", "click"}),
 }
-SHARED = {"canonical", "errors"}  # stdlib-only modules every layer may use
+SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use
 ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
                            "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}
 

@@ -47,8 +47,6 @@ def run(
                           verbose=verbose)
     with open_store(db, write=True) as store, HostLock(store.path):
         host = prepare_host(store, options, notify=console.line)
-        console.line(f"hosting {len(host.tables)} table(s): {', '.join(host.tables)} "
-                     f"(speed x{speed:g}, chaos {chaos:g})")
         report = asyncio.run(host.run())
     console.line(f"stopped: {report.hands} hand(s) settled")
     if report.voided_on_stop:

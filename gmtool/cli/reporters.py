@@ -14,8 +14,7 @@ def text_report(report: Report, console: Console, strict: bool = False) -> None:
     """`file:line:column: severity [code] path: message`, then a count and the verdict."""
     console.lines(str(finding) for finding in report.findings)
     errors, warnings = len(report.errors), len(report.warnings)
-    verdict = "invalid" if errors else \
-        "failed: warnings count as errors with --strict" if strict and warnings else "ok"
+    verdict = "invalid" if errors or (strict and warnings) else "ok"  # --strict: warnings fail
     console.line(f"{report.files} profile(s) checked: {errors} error(s), "
                  f"{warnings} warning(s): {verdict}")
 

@@ -84,6 +84,8 @@ class Host:
         for row in hand_store.unfinished_hands(self.store):
             seed = seeds.hand_seed(self.key, row["table_id"], row["number"])
             revealed = seed.hex() if commitment(seed) == row["commitment"] else None
+            if self.options.verbose:
+                self.notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
             log = hand_store.TableLog(self.store, row["table_id"])
             hand_store.void_hand(self.store, log, row["id"], "crash_recovery", revealed,
                                  "the host stopped without finishing this hand")
@@ -229,14 +231,20 @@ class Host:
                                      if t.recorder.hand_id is not None}
         self.stopping = True
 
-    async def run(self, progress: Callable[[Host], None] | None = None) -> HostReport:
+    async def run(self, progress: Callable[[Host], None] | None = None,
+                  signals: bool = True) -> HostReport:
+        """Play every table until stopped; with `signals`, SIGINT and SIGTERM stop it
+        cleanly (they are caught before the host says it is hosting)."""
         loop = asyncio.get_running_loop()
         for signum, handler in ((signal.SIGINT, self.interrupt),
                                 (signal.SIGTERM, self.request_stop)):
             try:
-                loop.add_signal_handler(signum, handler)
+                if signals:
+                    loop.add_signal_handler(signum, handler)
             except (RuntimeError, ValueError):
-                pass  # not the main thread (tests driving the host in-process)
+                pass  # not the main thread
+        self.notify(f"hosting {len(self.tables)} table(s): {', '.join(self.tables)} (speed "
+                    f"x{self.speed:g}, chaos {self.chaos:g})")
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
         started = beat = self.clock.monotonic()

@@ -48,22 +48,44 @@ class Context(NamedTuple):
 
 @dataclass(frozen=True)
 class When:
-    """A condition on the context, with the words the docs use for it."""
+    """A condition on the context, with the words the docs use for it and the same
+    condition as JSON Schema on the whole profile (for the published schema's if/then)."""
 
     text: str
     test: Callable[[Context], bool]
+    json: dict | None = None
 
+
+def _game_is(game: str) -> dict:
+    return {"required": ["profile"],
+            "properties": {"profile": {"required": ["game"],
+                                       "properties": {"game": {"const": game}}}}}
+
+
+# betting.style absent means capped (its default), which `properties` leaves unconstrained
+_STYLE_CAPPED = {"properties": {"betting": {"properties": {"style": {"const": CAPPED}}}}}
+_STYLE_OWNER = {"required": ["betting"],
+                "properties": {"betting": {"required": ["style"],
+                                           "properties": {"style": {"const": OWNER_ANTE}}}}}
 
 ALWAYS = When("", lambda ctx: True)
-IS_STUD5 = When('game = "stud5"', lambda ctx: ctx.game == STUD5)
-IS_THREE_CARD = When('game = "three-card"', lambda ctx: ctx.game == THREE_CARD)
+IS_STUD5 = When('game = "stud5"', lambda ctx: ctx.game == STUD5, _game_is(STUD5))
+IS_THREE_CARD = When('game = "three-card"', lambda ctx: ctx.game == THREE_CARD,
+                     _game_is(THREE_CARD))
 IS_CAPPED = When(
     'game = "stud5", betting.style = "capped"',
     lambda ctx: ctx.game == STUD5 and ctx.style == CAPPED,
+    {"allOf": [_game_is(STUD5), _STYLE_CAPPED]},
 )
 IS_OWNER_ANTE = When(
     'game = "stud5", betting.style = "owner_ante"',
     lambda ctx: ctx.game == STUD5 and ctx.style == OWNER_ANTE,
+    {"allOf": [_game_is(STUD5), _STYLE_OWNER]},
+)
+CAPPED_OR_THREE_CARD = When(
+    'betting.style = "capped" or three-card',
+    lambda ctx: ctx.game == THREE_CARD or ctx.style == CAPPED,
+    {"anyOf": [IS_CAPPED.json, IS_THREE_CARD.json]},
 )
 
 
@@ -301,8 +323,7 @@ TIER = Field("table", "One room tier.", fields={
     "coins": Field("boolean", "false = training room: no coins move, only tallies and score.",
                    "S22", fixed(True)),
     "ante": _int("Ante every player posts.", "Q1, H3", minimum=1, required=True,
-                 when=When("betting.style = \"capped\" or three-card",
-                           lambda ctx: ctx.game == THREE_CARD or ctx.style == CAPPED)),
+                 when=CAPPED_OR_THREE_CARD),
     "bet_unit": _int("Bets and raises are multiples of it.", "Q4, D-5",
                      Default(lambda ctx, table: table.get("ante"), "the ante"), minimum=1,
                      when=IS_CAPPED),
@@ -312,8 +333,7 @@ TIER = Field("table", "One room tier.", fields={
                      when=IS_CAPPED, required=True),
     "min_holding": replace(
         _int("Coins needed to sit (required in capped tiers).", "Q1, Q5, H3", fixed(0),
-             when=When("betting.style = \"capped\" or three-card",
-                       lambda ctx: ctx.game == THREE_CARD or ctx.style == CAPPED)),
+             when=CAPPED_OR_THREE_CARD),
         required_when=IS_CAPPED),
     "cap": _int("The most any single bet may be (封顶).", "H3", minimum=1, when=IS_THREE_CARD,
                 required=True),

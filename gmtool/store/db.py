@@ -223,6 +223,41 @@ def _write_failed(path: Path, error: sqlite3.OperationalError) -> str:
             "store only for moments at a time; a hold this long means a stuck process)")
 
 
+DEMO_MARK = 0x444D4F31  # "DMO1" in the file header's user_version: a store the demo made
+
+
+def mark_demo(store: Store) -> None:
+    """Mark a new store as the demo's own (the demo may replace it, and nothing else)."""
+    store.conn.execute(f"PRAGMA user_version = {DEMO_MARK}")
+
+
+def demo_store_problem(path: Path) -> str | None:
+    """None if `path` is a store the demo made (so it may replace it), else why not.
+
+    Stores a demo made before the mark existed count as the demo's if every deployment in
+    them was made by "demo" and they have no GM user."""
+    if path.is_symlink() or not path.is_file():
+        return "is not a regular file"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == DEMO_MARK:
+                return None
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE "
+                                                 "type = 'table'")}
+            if not {"deployments", "gm_users", "hands"} <= tables:
+                return "is not a gmtool store (another application's database)"
+            others = conn.execute("SELECT (SELECT COUNT(*) FROM deployments WHERE "
+                                  "deployed_by != 'demo') + (SELECT COUNT(*) FROM gm_users)"
+                                  ).fetchone()[0]
+            hands = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return "is not a database"
+    return None if not others else f"is a gmtool store that is not the demo's ({hands} hands)"
+
+
 def host_lock_path(path: Path) -> Path:
     """The file a host holds locked while it runs on the store at `path`."""
     return path.with_name(path.name + ".host.lock")

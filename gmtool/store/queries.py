@@ -88,6 +88,23 @@ def player_with_titles(store: Store, name: str, recent: int = 10) -> dict:
     return found
 
 
+def players_with_titles(store: Store, limit: int = 50) -> dict:
+    """{"players": [...], "total": N}: the richest `limit` players (0 = all) with their
+    coins, score, the table they sit at, and their title under every active ladder."""
+    from gmtool.engine.settlement import player_title
+
+    active = ladders(store)
+    rows = store.all("SELECT p.name, p.kind, p.coins, p.score, s.table_id FROM players p LEFT "
+                     "JOIN seats s ON s.player = p.name ORDER BY p.coins DESC, p.name LIMIT ?",
+                     (limit or -1,))
+    players = [{"name": r["name"], "kind": r["kind"], "coins": r["coins"], "score": r["score"],
+                "table": r["table_id"],
+                "titles": {profile: player_title(r["coins"], r["score"], ladder)
+                           for profile, ladder in active.items()}} for r in rows]
+    total = store.one("SELECT COUNT(*) FROM players")[0]
+    return {"players": players, "total": total}
+
+
 def gm_log(store: Store, limit: int = 0) -> list[dict]:
     """The GM log in order; only the newest `limit` entries when it is not 0."""
     sql = "SELECT id, actor, action, target, reason, outcome, at, hash FROM gm_actions ORDER BY id"
