@@ -24,7 +24,8 @@ class _DeployGroup(TyperGroup):
     """`gmtool deploy PROFILE` deploys; `deploy history` and `deploy rollback` are commands."""
 
     def parse_args(self, ctx, args):  # noqa: ANN001 - click's signature
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in ("-h", "--help") and not set(args) & (
+                set(self.commands) - {"profile"}):  # `deploy [OPTIONS] PROFILE [OPTIONS]`
             args = ["profile", *args]
         return super().parse_args(ctx, args)
 

@@ -170,7 +170,17 @@ def _open_for_reading(path: Path, clock: Clock) -> Store:
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         except sqlite3.OperationalError as error:
             conn.close()
-            if "unable to open" in str(error) and "immutable" not in mode:
+            # without write access to the folder SQLite cannot share the WAL: it says
+            # "unable to open", or "attempt to write a readonly database"
+            if ("unable to open" in str(error) or "readonly" in str(error)) \
+                    and "immutable" not in mode:
+                wal = path.with_name(path.name + "-wal")
+                if wal.exists() and wal.stat().st_size > 0:  # immutable would not read it
+                    raise StoreError(f"{path}: its newest writes are in {wal.name}, which "
+                                     "this user cannot share (no write access to the folder "
+                                     "or its -shm file); ask its owner to run `gmtool db "
+                                     "init` (it checkpoints the store) or copy all three "
+                                     "files") from None
                 continue
             raise
         return Store(path, conn, clock, read_only=True)
