@@ -119,7 +119,15 @@ class LiveHost:
             return "\n".join(self.lines)
 
     def wait(self, timeout: float = 120) -> int:
-        code = self.proc.wait(timeout=timeout)
+        """The host's exit code; if it is still running after `timeout`, it is killed and
+        the test fails with what it said."""
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"the host still ran {timeout} s later:\n{self.output}") \
+                from None
         with self._said:
             self._said.wait_for(lambda: self._ended, timeout=timeout)
         return code
@@ -138,9 +146,13 @@ class LiveHost:
         """The first line from index `start` on that matches `pattern` (waits for it)."""
         regex = re.compile(pattern)
         found: list[re.Match] = []
+        read = [start]  # lines looked at so far: each line is searched once
 
         def said() -> bool:
-            found.extend(m for line in self.lines[start:] if (m := regex.search(line)))
+            for line in self.lines[read[0]:]:
+                if not found and (match := regex.search(line)):
+                    found.append(match)
+            read[0] = len(self.lines)
             return bool(found) or self._ended
 
         with self._said:
@@ -213,7 +225,7 @@ def host_db(tmp_path_factory, gm: Gmtool):
     gm.deploy_all(db)
     gm.add_roles(db)
     with VirtualHost(db, SESSION_HOST) as host:
-        host.advance(120)
+        host.advance(900)  # game seconds (speed 1): some 15 minutes of play at ten tables
         kicked = _kick_during_hands(host)
         with pytest.raises(Refused):
             host.command(SUPPORT, "kick", "qq-showhand-junior-1", "bot-001", "support tries")
@@ -221,7 +233,7 @@ def host_db(tmp_path_factory, gm: Gmtool):
                                        if t.startswith("video-showhand-")],
                               what="a running video-showhand hand")
         host.command(OPERATOR, "close", busy[0], None, "fixture: table closed")
-        host.advance(300)
+        host.advance(600)
         host.stop()
         assert not [m for m in host.messages if "internal error" in m], host.messages
     assert kicked == KICKS_WANTED, "the kicks did not land during hands"

@@ -37,7 +37,7 @@ class VirtualHost:
         self.messages: list[str] = []
         self.host = prepare_host(self.store, options, notify=self.messages.append, plan=plan,
                                  clock=self.clock)
-        self.task = self.stepper.start(self.host.run())
+        self.task = self.stepper.start(self.host.run(signals=False))  # Ctrl-C stops pytest
         self.report: HostReport | None = None
 
     # -- driving ------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from gmtool.bounds import MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION
+
 from gmtool.rules import schema
 from gmtool.rules.findings import CODES, WARNING_CODES
 from gmtool.rules.schema import Context, Field
@@ -129,11 +131,12 @@ def expected_range_words(field: Field) -> list[str]:
     if field.pattern:
         words.append(field.pattern.strip("^$"))
     if field.kind == "integer":
-        if field.minimum is not None and field.maximum is not None:
-            words.append(f"{field.minimum}..{field.maximum}")
-        elif field.minimum is not None:
+        maximum = None if field.maximum in GLOBAL_BOUNDS else field.maximum
+        if field.minimum is not None and maximum is not None:
+            words.append(f"{field.minimum}..{maximum}")
+        elif field.minimum is not None and field.minimum > -MAX_COUNT:
             words.append(f"≥ {field.minimum}")
-        elif field.maximum is None:
+        elif maximum is None:
             words.append("any integer")
     if field.kind == "array":
         if field.min_items is not None and field.min_items == field.max_items:
@@ -143,6 +146,17 @@ def expected_range_words(field: Field) -> list[str]:
         if field.items is not None and field.items.minimum is not None:
             words.append(f"each ≥ {field.items.minimum}")
     return words
+
+
+# Bounds every number of a kind has (gmtool/bounds.py): stated once on the page, not per row.
+GLOBAL_BOUNDS = {MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION}
+
+
+def test_the_page_states_the_bounds_of_every_number() -> None:
+    section = DOC.read_text(encoding="utf-8").split("## Bounds", 1)
+    assert len(section) == 2, "profile-reference.md needs a '## Bounds' section"
+    for bound in GLOBAL_BOUNDS:
+        assert f"{bound:,}" in section[1].split("\n## ", 1)[0], bound
 
 
 def rule_ids(text: str) -> set[str]:

@@ -26,7 +26,7 @@ ALLOWED = {
     "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox"},
             {"typer", "rich", "click"}),
 }
-SHARED = {"canonical", "errors"}  # stdlib-only modules every layer may use
+SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use
 ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
                            "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}
 
@@ -107,3 +107,43 @@ def test_the_sql_check_finds_sql() -> None:
         assert SQL.search(text), text
     for text in ("select a tier from the list", "the hand WHERE it ends", "Start from here"):
         assert not SQL.search(text), text
+
+
+GAME_WORDS = {"stud5", "three-card", "capped", "owner_ante"}
+GAME_NAMES = {"STUD5", "THREE_CARD", "CAPPED", "OWNER_ANTE"}
+REGISTRIES = {"engine/games.py", "rules/schema.py"}  # the engine's, and the format's
+
+
+def _game_comparisons(tree: ast.AST):
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in (node.left, *node.comparators):
+            if (isinstance(side, ast.Constant) and side.value in GAME_WORDS) or (
+                    isinstance(side, (ast.Name, ast.Attribute))
+                    and (getattr(side, "id", None) or getattr(side, "attr", None)) in GAME_NAMES):
+                yield node.lineno
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(PACKAGE.rglob("*.py"))
+                                  if str(p.relative_to(PACKAGE)) not in REGISTRIES],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_game_name_comparisons_outside_the_registry(path: Path) -> None:
+    """What varies by game lives in engine/games.py (and, for the profile format, in
+    rules/schema.py): callers ask the registry instead of testing a game's name."""
+    lines = list(_game_comparisons(ast.parse(path.read_text(encoding="utf-8"))))
+    assert not lines, f"{path.relative_to(PACKAGE.parent)}: compares a game or style name " \
+                      f"on line(s) {lines}"
+
+
+def test_the_game_name_check_finds_comparisons() -> None:
+    for text in ('x = config["game"] == "three-card"', "ok = ctx.style == OWNER_ANTE",
+                 'y = "stud5" != game'):
+        assert list(_game_comparisons(ast.parse(text))), text
+    assert not list(_game_comparisons(ast.parse('z = {"stud5": 1}["stud5"]')))
+
+
+def test_the_table_does_not_import_the_host() -> None:
+    """house/table.py knows the host only through its TableHost protocol (no circle)."""
+    modules = {module for _, module in _imports(PACKAGE / "house" / "table.py")}
+    assert "gmtool.house.host" not in modules, modules

@@ -1,15 +1,18 @@
 """Every profile key has an effect: the engine reads it, or it is named here as display.
 
 A key that validates and then changes nothing is a defect in itself (`betting.raise_chips`
-once was one, and `table.first_banker`). This test compiles every shipped profile, hands
-the engine a configuration that records each key it reads, drives every rule that reads
-configuration (seating, dealing, betting, escapes, timeouts, the owner table's phases,
-training-room scores, titles), and then requires every key of the compiled form to have
-been read, except the few that only name or describe things.
+once was one, and `table.first_banker`). This test compiles every shipped profile into
+the engine's typed configuration (engine/spec.py, whose fields carry the JSON keys'
+names), hands the engine a view of it that records each field it reads, drives every rule
+that reads configuration (seating, dealing, betting, escapes, timeouts, the owner table's
+phases, training-room scores, titles), and then requires every key of the compiled form
+to have been read, except the few that only name or describe things.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,11 +22,13 @@ import pytest
 from gmtool.engine.config import deck_for, ranking_for
 from gmtool.engine.errors import IllegalAction
 from gmtool.engine.events import Action
+from gmtool.engine.games import game_of
 from gmtool.engine.hand import Seat
 from gmtool.engine.owner_table import OwnerTable
 from gmtool.engine.play import seeded_source, start_hand
 from gmtool.engine.seating import coins_to_sit, enough_players, first_banker
 from gmtool.engine.settlement import player_title
+from gmtool.engine.spec import EngineConfig
 from gmtool.rules.compile import compile_file
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
@@ -39,17 +44,32 @@ HOST = {"timeouts.continue_s": "gmtool/house/hand_table.py"}
 ROOT = RULES.parent
 
 
-class Reading(Mapping):
-    """A read-only view of a compiled config that records the path of every key read."""
+class Reading:
+    """A view of an engine config, or of one of its records, that records the path of
+    every field read (`timeouts.action_s`, `tiers[].ante`); methods run on the view, so
+    what they read is recorded too."""
 
-    def __init__(self, data: Mapping, read: set[str], path: str = "") -> None:
+    def __init__(self, value, read: set[str], path: str = "") -> None:
+        self._value, self._read, self._path = value, read, path
+
+    def __getattr__(self, name: str):
+        value = getattr(self._value, name)
+        if callable(value) and not isinstance(value, type):  # a method: run it on the view
+            return functools.partial(getattr(type(self._value), name), self)
+        path = f"{self._path}.{name}" if self._path else name
+        self._read.add(path)
+        return _wrap(value, self._read, path)
+
+
+class ReadingMapping(Mapping):
+    """The same for a mapping inside a record (three_card.open_cost)."""
+
+    def __init__(self, data: Mapping, read: set[str], path: str) -> None:
         self._data, self._read, self._path = data, read, path
 
     def __getitem__(self, key):
-        value = self._data[key]
-        path = f"{self._path}.{key}" if self._path else key
-        self._read.add(path)
-        return _wrap(value, self._read, path)
+        self._read.add(f"{self._path}.{key}")
+        return self._data[key]
 
     def __iter__(self):
         return iter(self._data)
@@ -59,10 +79,12 @@ class Reading(Mapping):
 
 
 def _wrap(value, read: set[str], path: str):
-    if isinstance(value, Mapping):
+    if dataclasses.is_dataclass(value):
         return Reading(value, read, path)
-    if isinstance(value, list) and value and isinstance(value[0], Mapping):
-        return [Reading(item, read, path + "[]") for item in value]
+    if isinstance(value, Mapping):
+        return ReadingMapping(value, read, path)
+    if isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+        return tuple(Reading(item, read, path + "[]") for item in value)
     return value
 
 
@@ -107,12 +129,12 @@ def drive_hands(config: Mapping, tier: Mapping, rng: random.Random) -> None:
     """Hands of a room ending every way: showdown or folds, an escape, a window run out."""
     names = ["ann", "bob", "carl"]
     assert enough_players(config, len(names))
-    need = coins_to_sit(config, tier["id"])
+    need = coins_to_sit(config, tier.id)
     seats = [Seat(name, max(need, 1) * 10) for name in names]
     banker = first_banker(config, names)
     for number in range(40):
-        source = seeded_source(config, f"{tier['id']}#{number}".encode())
-        hand = start_hand(config, tier["id"], seats, banker, source, ranking=ranking_for(config))
+        source = seeded_source(config, f"{tier.id}#{number}".encode())
+        hand = start_hand(config, tier.id, seats, banker, source, ranking=ranking_for(config))
         if number % 4 == 1:  # an escape
             hand.apply(Action("escape", hand.to_act))
         elif number % 4 == 2:  # a reconnect window runs out
@@ -126,12 +148,12 @@ def drive_owner_table(config: Mapping, tier: Mapping, rng: random.Random) -> Non
     def deal(number: int):
         return seeded_source(config, f"owner#{number}".encode())
 
-    table = OwnerTable(config, tier["id"], b"table", deal)
+    table = OwnerTable(config, tier.id, b"table", deal)
     table.apply(Action("wait", amount=0))
     for name in ("ann", "bob", "carl", "dan"):
         table.join(name, 1_000_000)
     table.apply(Action("wait", amount=1))  # setting_ante: set_ante_s
-    table.apply(Action("ante", "ann", amount=config["owner_ante"]["chips"][0]))
+    table.apply(Action("ante", "ann", amount=config.owner_ante.chips[0]))
     for name in ("bob", "carl", "dan"):
         table.apply(Action("agree", name))  # four agreed: start_countdown_s
     table.apply(Action("wait", amount=1))
@@ -156,21 +178,21 @@ def drive_owner_table(config: Mapping, tier: Mapping, rng: random.Random) -> Non
 def test_every_profile_key_reaches_the_engine(profile: Path) -> None:
     compiled = compile_file(profile)
     read: set[str] = set()
-    config = Reading(compiled, read)
+    config = Reading(EngineConfig.of(compiled), read)
     rng = random.Random(profile.stem)
     deck_for(config)
     ranking_for(config)
-    for tier in config["tiers"]:
-        if not tier["enabled"]:
-            coins_to_sit(config, tier["id"])
+    for tier in config.tiers:
+        if not tier.enabled:
+            coins_to_sit(config, tier.id)
             continue
-        if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante":
+        if game_of(config).owner_table(config):
             drive_owner_table(config, tier, rng)
         else:
             drive_hands(config, tier, rng)
     for coins in (0, 10**9):
-        player_title(coins, coins, config["ladder"])
+        player_title(coins, coins, config.ladder)
     for key, reader in HOST.items():
-        assert f'"{key.split(".")[-1]}"' in (ROOT / reader).read_text(encoding="utf-8")
+        assert f".{key}" in (ROOT / reader).read_text(encoding="utf-8"), (key, reader)
     unread = leaf_paths(compiled) - read - DISPLAY - set(HOST)
     assert not unread, f"{profile.name}: keys that validate but change nothing: {sorted(unread)}"

@@ -72,7 +72,9 @@ def test_golden_files_come_in_pairs() -> None:
 def test_every_finding_code_has_a_golden_file() -> None:
     """PROFILE.md: every kind of finding, errors and both warnings, is shown by an example."""
     seen = {row["code"] for path in INVALID for row in _expected(path)}
-    assert seen == set(CODES)
+    # `unreadable` cannot be a committed file (it is one that cannot be read): a test makes
+    # a broken link instead (tests/test_operator_safety.py)
+    assert seen == set(CODES) - {"unreadable"}
     assert WARNING_CODES == {"seed-ratio", "time-limit", "no-effect"}
 
 

@@ -460,6 +460,7 @@ def _changed_qq(tmp_path: Path) -> Path:
     changed = tmp_path / "qq-changed.toml"
     shutil.copy(QQ, changed)
     gmtool("rules", "set", changed, "tiers.junior.street_caps", "[300, 500, 1000, 1000]")
+    gmtool("rules", "set", changed, "profile.version", "2")  # a change is a new version
     return changed
 
 

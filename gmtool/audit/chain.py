@@ -84,6 +84,9 @@ def check_head(table: str, last_seq: int, last_hash: str,
 def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem]:
     """Every player's coins equal the sum of their ledger rows."""
     for row in scan.balances(store, player):
+        if type(row["coins"]) is int and row["coins"] < 0:
+            yield Problem("balance", f"{row['name']} holds {row['coins']} coins: a balance is "
+                          "never negative", player=row["name"])
         if row["coins"] != row["ledger"]:
             yield Problem("balance", f"{row['name']} holds {row['coins']} coins but the ledger "
                           f"sums to {row['ledger']}", player=row["name"])

@@ -36,6 +36,7 @@ from gmtool.store import scan
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
 from gmtool.store.hands import event_hashes
+from gmtool.store.queries import check_names
 from gmtool.store.scan import HAND_COLUMNS as _HAND_COLUMNS
 
 PROGRESS_EVERY = 100  # hands between progress reports
@@ -58,6 +59,7 @@ class AuditReport:
 def run_audit(store: Store, since: str | None = None, until: str | None = None,
               table: str | None = None, player: str | None = None,
               progress: Callable[[int], None] | None = None) -> AuditReport:
+    check_names(store, table, player)
     auditor = _Auditor(store, progress)
     selection = (since, until, table, player)
     for table_id in scan.audit_tables(store, *selection):

@@ -22,7 +22,8 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish)
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 app.add_typer(rules.app, name="rules")

@@ -6,13 +6,20 @@ from typing import Optional
 
 import typer
 
-from gmtool.cli.common import DB_OPTION, JSON_OPTION, emit, open_store
+from gmtool.cli.common import (
+    DB_OPTION,
+    JSON_OPTION,
+    SINCE_OPTION,
+    UNTIL_OPTION,
+    emit,
+    open_store,
+)
 from gmtool.cli.console import console
 
 
 def audit(
-    since: Optional[str] = typer.Option(None, "--since", help="Hands started at/after (ISO)."),
-    until: Optional[str] = typer.Option(None, "--until", help="Hands started before (ISO)."),
+    since: Optional[str] = SINCE_OPTION,
+    until: Optional[str] = UNTIL_OPTION,
     table: Optional[str] = typer.Option(None, "--table", help="Only this table."),
     player: Optional[str] = typer.Option(None, "--player", help="Only this player's hands."),
     db: Optional[str] = DB_OPTION,

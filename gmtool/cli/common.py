@@ -23,15 +23,40 @@ JSON_OPTION = typer.Option(False, "--json", help="Print JSON (the contract for s
                            "instead of text.")
 
 
-def open_store(db: Optional[str], create: bool = False):
+def _moment(flag: str) -> Callable[[Optional[str]], Optional[str]]:
+    def parse(value: Optional[str]) -> Optional[str]:
+        from gmtool.cli.when import parse_when
+
+        return parse_when(value, flag) if value is not None else None
+
+    return parse
+
+
+SINCE_OPTION = typer.Option(None, "--since", callback=_moment("--since"),
+                            help="Started at or after: an ISO time (offset or Z allowed, "
+                            "UTC without), today, yesterday, or a span back: 2h, 3d.")
+UNTIL_OPTION = typer.Option(None, "--until", callback=_moment("--until"),
+                            help="Started before: the same forms as --since.")
+LIMIT_HELP = "At most this many, newest first; 0 = all."
+
+
+def open_store(db: Optional[str], create: bool = False, write: bool = False):
+    """The store for reading (read-only: nothing is changed, not even the schema), or with
+    `write` for writing (the file is checked and the schema brought up to date)."""
     from gmtool.store.db import connect, resolve_path
 
-    return connect(resolve_path(db), create=create)
+    return connect(resolve_path(db), create=create, write=write or create)
 
 
 def with_store(db: Optional[str], action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Open the store, run `action(store, *args, **kwargs)` on it, close it: its result."""
+    """Open the store for reading, run `action(store, *args, **kwargs)`, close it: its result."""
     with open_store(db) as store:
+        return action(store, *args, **kwargs)
+
+
+def writing(db: Optional[str], action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`with_store` for an action that writes (a GM command, an adjustment, a deployment)."""
+    with open_store(db, write=True) as store:
         return action(store, *args, **kwargs)
 
 

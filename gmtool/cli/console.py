@@ -4,12 +4,17 @@ Commands never call print, rich.print or sys.exit: they hand text, tables or JSO
 this facade and raise `Abort` (or a domain error) to stop. Plain text goes straight to
 the stream; rich is imported only when a table or a progress display is drawn, which
 keeps start-up fast for the commands that never draw one.
+
+Text carries what users typed (player and GM names, reasons, profile titles), so every
+control character in it is shown escaped (`\x1b`), never sent to the terminal, and
+rich markup in it is never interpreted. JSON output stays exact.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 from typing import Any, Iterable, Sequence, TextIO
 
@@ -41,7 +46,7 @@ class Console:
         return self._err or sys.stderr
 
     def line(self, text: str = "") -> None:
-        self.out.write(text + "\n")
+        self.out.write(printable(text) + "\n")
 
     def lines(self, texts: Iterable[str]) -> None:
         for text in texts:
@@ -51,35 +56,37 @@ class Console:
         self.out.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
     def raw(self, text: str) -> None:
-        self.out.write(text)
+        """Text as it is, newlines and tabs kept, other control characters escaped."""
+        self.out.write(printable(text))
 
     def error(self, message: str) -> None:
-        self.err.write(f"error: {message}\n")
+        self.err.write(f"error: {printable(message)}\n")
 
     def diagnostic(self, text: str) -> None:
         """A line on stderr that carries its own severity (a validation finding)."""
-        self.err.write(text + "\n")
+        self.err.write(printable(text) + "\n")
 
     def warning(self, message: str) -> None:
-        self.err.write(f"warning: {message}\n")
+        self.err.write(f"warning: {printable(message)}\n")
 
     def success(self, message: str) -> None:
         self.line(message)
 
     def table(self, title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
-              right_align: Sequence[int] = ()) -> None:
-        """A rich table on a terminal; the same table in plain aligned text elsewhere."""
+              right_align: Sequence[int] = (), keep: Sequence[str] = (),
+              drop: Sequence[str] = ()) -> None:
+        """A rich table on a terminal; the same table in plain aligned text elsewhere.
+
+        When the terminal is too narrow, the columns named in `drop` go first, in that
+        order; the columns named in `keep` (ids, who is to act, outcomes) are never cut
+        short: they wrap instead. Other columns may be shortened with an ellipsis.
+        """
         from rich.console import Console as RichConsole
-        from rich.table import Table
 
         self.line(title)  # a plain line: a rich title would wrap at the table's width
-        table = Table(show_lines=False)
-        for index, column in enumerate(columns):
-            table.add_column(column, justify="right" if index in right_align else "left",
-                             no_wrap=True)
-        for row in rows:
-            table.add_row(*(str(cell) for cell in row))
-        RichConsole(file=self.out, width=_width(self.out), highlight=False).print(table)
+        width = _width(self.out)
+        table = rich_table(columns, rows, width, right_align, keep, drop)
+        RichConsole(file=self.out, width=width, highlight=False).print(table)
 
 
     @contextlib.contextmanager
@@ -102,6 +109,52 @@ class Console:
                 bar.update(task, completed=min(total, time.monotonic() - started), count=count)
 
             yield advance
+
+
+def rich_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], width: int,
+               right_align: Sequence[int] = (), keep: Sequence[str] = (),
+               drop: Sequence[str] = (), title: str | None = None):
+    """A rich Table of `rows` fitted to `width` (see `Console.table`); cells are plain
+    text, control characters escaped, never rich markup."""
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = [[printable(str(cell)) for cell in row] for row in rows]
+    shown = _fit(list(columns), rows, width, drop)
+    table = Table(show_lines=False, title=title)
+    for index in shown:
+        column = columns[index]
+        table.add_column(column, justify="right" if index in right_align else "left",
+                         no_wrap=column not in keep,
+                         overflow="fold" if column in keep else "ellipsis",
+                         min_width=max([len(column), *(len(r[index]) for r in rows)])
+                         if column in keep else None)
+    for row in rows:
+        table.add_row(*(Text(row[index]) for index in shown))  # no markup, ever
+    return table
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but newline and tab shown escaped, so what a
+    user typed can never move the cursor, clear the screen or retitle the window."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _fit(columns: list[str], rows: list[list[str]], width: int, drop: Sequence[str]) -> list[int]:
+    """The indices of the columns to show: all, or without the first columns of `drop`
+    until the widest cells fit in `width` (3 characters of border a column, 1 more)."""
+    widths = [max([len(column), *(len(row[i]) for row in rows)]) for i, column in
+              enumerate(columns)]
+    shown = list(range(len(columns)))
+    for name in drop:
+        if sum(widths[i] + 3 for i in shown) + 1 <= width:
+            break
+        if name in columns:
+            shown.remove(columns.index(name))
+    return shown
 
 
 def _width(stream: TextIO) -> int:

@@ -24,7 +24,8 @@ NEXT_STEPS = [
 def demo(
     db: Optional[Path] = typer.Option(None, "--db", help="Demo database (default ./gmtool-demo.db;"
                                       " replaced if it exists)."),
-    seconds: float = typer.Option(20.0, "--seconds", min=1.0, help="How long tables play."),
+    seconds: float = typer.Option(20.0, "--duration", "--seconds", min=1.0, max=3600.0,
+                                  help="How long tables play (seconds)."),
     speed: float = typer.Option(60.0, "--speed", min=1.0, help="Time scale of the profiles' "
                                 "limits (60 = a 15 s action limit lasts 0.25 s)."),
     chaos: float = typer.Option(0.05, "--chaos", min=0.0, max=1.0,

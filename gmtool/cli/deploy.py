@@ -15,6 +15,7 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_store,
+    writing,
 )
 from gmtool.cli.console import console
 
@@ -23,7 +24,8 @@ class _DeployGroup(TyperGroup):
     """`gmtool deploy PROFILE` deploys; `deploy history` and `deploy rollback` are commands."""
 
     def parse_args(self, ctx, args):  # noqa: ANN001 - click's signature
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in ("-h", "--help") and not set(args) & (
+                set(self.commands) - {"profile"}):  # `deploy [OPTIONS] PROFILE [OPTIONS]`
             args = ["profile", *args]
         return super().parse_args(ctx, args)
 
@@ -37,15 +39,46 @@ app = typer.Typer(cls=_DeployGroup, no_args_is_help=True, rich_markup_mode=None,
 def deploy(
     profile: Path = typer.Argument(..., help="The profile to deploy."),
     rooms: Optional[List[str]] = typer.Option(None, "--rooms", help="Only these tiers (repeat)."),
+    dry_run: bool = typer.Option(False, "--dry-run", "--plan",
+                                 help="Show what would change for players; change nothing."),
     db: Optional[str] = DB_OPTION,
     as_user: Optional[str] = AS_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Compile PROFILE and make it active; tables switch at their next hand (G5)."""
-    from gmtool.house.operations import deploy_profile
+    from gmtool.house.operations import deploy_profile, plan_deployment
 
-    result = with_store(db, deploy_profile, profile, rooms or None, acting_user(as_user))
-    console.success(f"deployed {result['profile']} v{result['version']} "
-                    f"(config {result['config_id'][:12]}) to "
+    if dry_run:
+        plan = with_store(db, plan_deployment, profile, rooms or None)
+        plan.pop("compiled")
+        emit(plan, as_json,
+             lambda value: _render_plan(value, "would change", "nothing would change"))
+        return
+    result = writing(db, deploy_profile, profile, rooms or None, acting_user(as_user))
+    emit(result, as_json, _render_deployment)
+
+
+def _render_plan(plan: dict, verb: str, nothing: str) -> None:
+    for warning in plan["warnings"]:
+        console.diagnostic(warning)
+    head = f"{plan['profile']} v{plan['version']} (config {plan['config_id'][:12]})"
+    if not plan["changes"]:
+        console.line(f"{head} is already live in every room named: {nothing}")
+        return
+    console.line(f"{head} {verb}, at each table's next hand:")
+    for change in plan["changes"]:
+        live = f"live now {change['live'][:12]}" if change["live"] else "nothing live"
+        console.line(f"  rooms {', '.join(change['rooms'])} ({live}):")
+        console.lines(f"    {line}" for line in change["changes"] or ["no change for players "
+                                                                        "(names or metadata)"])
+
+
+def _render_deployment(result: dict) -> None:
+    if result["unchanged"]:
+        _render_plan(result, "", "nothing deployed")
+        return
+    _render_plan(result, "deployed", "")
+    console.success(f"deployed {result['profile']} v{result['version']} to "
                     f"{', '.join(result['rooms']) if result['rooms'] else 'every room'}; "
                     "tables switch at their next hand")
 
@@ -76,13 +109,13 @@ def _render_history(rows: list[dict]) -> None:
 
 @app.command()
 def rollback(
-    profile: str = typer.Argument(..., help="The profile id to roll back."),
+    profile: str = typer.Argument(..., help="The profile to roll back: its id, or its file."),
     db: Optional[str] = DB_OPTION,
     as_user: Optional[str] = AS_OPTION,
 ) -> None:
     """Retire the newest deployment of PROFILE; the one before it applies at the next hand."""
     from gmtool.house.operations import rollback_profile
 
-    result = with_store(db, rollback_profile, profile, acting_user(as_user))
+    result = writing(db, rollback_profile, profile, acting_user(as_user))
     console.success(f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "
                     f"{result['active'][:12]} (tables switch at their next hand)")

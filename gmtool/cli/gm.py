@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from gmtool.bounds import MAX_COUNT
 from gmtool.cli.common import (
     AS_OPTION,
     DB_OPTION,
@@ -13,6 +14,7 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_store,
+    writing,
 )
 from gmtool.cli.console import console
 
@@ -30,7 +32,7 @@ def users_add(name: str = typer.Argument(..., help="User name."),
     """Add (or change the role of) a GM user; the first operator may be added by anyone."""
     from gmtool.house.gm_ops import add_user
 
-    with_store(db, add_user, acting_user(as_user), name, role)
+    writing(db, add_user, acting_user(as_user), name, role)
     console.success(f"{name} is now {role}")
 
 
@@ -47,7 +49,8 @@ def users_list(db: Optional[str] = DB_OPTION,
 
 @app.command()
 def log(db: Optional[str] = DB_OPTION,
-        limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N."),
+        limit: int = typer.Option(0, "--limit", min=0, max=MAX_COUNT,
+                                  help="Only the newest N; 0 = all."),
         as_json: bool = JSON_OPTION) -> None:
     """Every GM action: who, what, target, reason, when, outcome (refusals included)."""
     from gmtool.store.queries import gm_log
@@ -58,7 +61,8 @@ def log(db: Optional[str] = DB_OPTION,
 def _render_log(rows: list[dict]) -> None:
     console.table("GM log", ["#", "at", "who", "action", "target", "reason", "outcome"],
                   [(r["id"], r["at"][:19], r["actor"] or "", r["action"], r["target"] or "",
-                    r["reason"] or "", _outcome(r["outcome"])) for r in rows], right_align=(0,))
+                    r["reason"] or "", _outcome(r["outcome"])) for r in rows], right_align=(0,),
+                  keep=("#", "action", "outcome"), drop=("reason", "at", "target"))
 
 
 def _outcome(outcome: dict) -> str:

@@ -8,7 +8,17 @@ from typing import List, Optional
 
 import typer
 
-from gmtool.cli.common import DB_OPTION, JSON_OPTION, emit, with_store
+from gmtool.bounds import MAX_COUNT, MAX_ID
+from gmtool.cli.common import (
+    DB_OPTION,
+    JSON_OPTION,
+    LIMIT_HELP,
+    SINCE_OPTION,
+    UNTIL_OPTION,
+    emit,
+    open_store,
+    with_store,
+)
 from gmtool.cli.console import Abort, console
 
 ExportFormat = Enum("ExportFormat", {"md": "md", "json": "json"}, type=str)
@@ -68,29 +78,37 @@ def play(
 def list_(
     player: Optional[str] = typer.Option(None, "--player", help="Hands this player sat in."),
     table: Optional[str] = typer.Option(None, "--table", help="Hands of this table."),
-    since: Optional[str] = typer.Option(None, "--since", help="Started at or after (ISO time)."),
-    until: Optional[str] = typer.Option(None, "--until", help="Started before (ISO time)."),
-    limit: int = typer.Option(50, "--limit", min=1, help="At most this many, newest first."),
+    since: Optional[str] = SINCE_OPTION,
+    until: Optional[str] = UNTIL_OPTION,
+    limit: int = typer.Option(50, "--limit", min=0, max=MAX_COUNT, help=LIMIT_HELP),
     db: Optional[str] = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Recorded hands, newest first."""
     from gmtool.store.queries import list_hands
+    from gmtool.store.scan import count_hands
 
-    emit(with_store(db, list_hands, since, until, table, player, limit), as_json, _render_hands)
+    with open_store(db) as store:
+        rows = list_hands(store, since, until, table, player, limit)
+        total = count_hands(store, since, until, table, player)
+    emit(rows, as_json, lambda rows: _render_hands(rows, total))
 
 
-def _render_hands(rows: list[dict]) -> None:
-    console.table(f"{len(rows)} hand(s)", ["hand", "table", "#", "tier", "players", "started",
-                                           "outcome", "winners"],
+def _render_hands(rows: list[dict], total: int) -> None:
+    shown = f"{len(rows)} hand(s)" if len(rows) == total else \
+        f"showing the newest {len(rows)} of {total} hands (use --limit N, or --limit 0 for all)"
+    console.table(shown, ["hand", "table", "#", "tier", "players", "started", "outcome",
+                          "winners"],
                   [(r["id"], r["table_id"], r["number"], r["tier"],
                     ", ".join(s["player"] for s in r["seats"]), r["started_at"][:19],
-                    r["outcome"], ", ".join(r["winners"])) for r in rows], right_align=(0, 2))
+                    r["outcome"], ", ".join(r["winners"])) for r in rows], right_align=(0, 2),
+                  keep=("hand", "table", "outcome"),
+                  drop=("tier", "#", "players", "winners", "started"))
 
 
 @app.command()
 def show(
-    hand: int = typer.Argument(..., help="Hand id (see `hands list`)."),
+    hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id (see `hands list`)."),
     db: Optional[str] = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -104,7 +122,7 @@ def show(
 
 @app.command()
 def export(
-    hand: int = typer.Argument(..., help="Hand id."),
+    hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
     output_format: ExportFormat = typer.Option("md", "--format", help="md or json."),
     db: Optional[str] = DB_OPTION,
 ) -> None:
@@ -118,7 +136,7 @@ def export(
 
 @app.command()
 def replay(
-    hand: int = typer.Argument(..., help="Hand id."),
+    hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
     db: Optional[str] = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:

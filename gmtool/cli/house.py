@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from gmtool.bounds import MAX_COUNT
 from gmtool.cli.common import DB_OPTION, open_store
 from gmtool.cli.console import Abort, console
 
@@ -15,18 +16,22 @@ app = typer.Typer(help="Host live tables (bots stand in for players).", no_args_
 
 @app.command()
 def run(
-    tables: int = typer.Option(4, "--tables", min=1, help="Tables to host."),
+    tables: int = typer.Option(4, "--tables", min=1, max=10_000, help="Tables to host."),
     system: Optional[List[str]] = typer.Option(None, "--system",
                                                help="Profile id to host (repeat); default all."),
-    speed: float = typer.Option(1.0, "--speed", help="Time scale: 10 = ten times faster."),
-    hands: Optional[int] = typer.Option(None, "--hands", min=1, help="Stop after N hands."),
-    duration: Optional[float] = typer.Option(None, "--duration", help="Stop after S seconds."),
+    speed: float = typer.Option(1.0, "--speed", min=0.001, max=10_000.0,
+                                help="Time scale: 10 = ten times faster."),
+    hands: Optional[int] = typer.Option(None, "--hands", min=1, max=MAX_COUNT,
+                                        help="Stop after N hands."),
+    duration: Optional[float] = typer.Option(None, "--duration", min=0.0, max=10**9,
+                                             help="Stop after S seconds."),
     chaos: float = typer.Option(0.0, "--chaos", min=0.0, max=1.0,
                                 help="Chance per turn of a disconnect, stall or escape."),
     seed: Optional[str] = typer.Option(None, "--seed", help="Reproducible bots and decks "
                                        "(demo/test only: the seed text reveals every deck)."),
-    grace: float = typer.Option(10.0, "--grace", help="Seconds running hands get to finish "
-                                "on stop before they are voided."),
+    grace: float = typer.Option(10.0, "--grace", min=0.0, max=3600.0,
+                                help="Seconds running hands get to finish on stop before "
+                                "they are voided."),
     verbose: bool = typer.Option(False, "--verbose", "-v",
                                  help="A line for every hand that starts or settles."),
     db: Optional[str] = DB_OPTION,
@@ -37,15 +42,11 @@ def run(
     from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock
 
-    if speed <= 0:
-        raise Abort("--speed must be above 0")
     options = HostOptions(tables=tables, systems=system or None, speed=speed, hands=hands,
                           duration=duration, chaos=chaos, seed=seed, grace=grace,
                           verbose=verbose)
-    with open_store(db) as store, HostLock(store.path):
+    with open_store(db, write=True) as store, HostLock(store.path):
         host = prepare_host(store, options, notify=console.line)
-        console.line(f"hosting {len(host.tables)} table(s): {', '.join(host.tables)} "
-                     f"(speed x{speed:g}, chaos {chaos:g})")
         report = asyncio.run(host.run())
     console.line(f"stopped: {report.hands} hand(s) settled")
     if report.voided_on_stop:
@@ -53,3 +54,8 @@ def run(
                      f"{', '.join(map(str, report.voided_on_stop))}")
     if report.finished_on_stop:
         console.line(f"finished their hand before stopping: {', '.join(report.finished_on_stop)}")
+    if report.failed_tables:
+        raise Abort(f"table(s) stopped by an internal error: {', '.join(report.failed_tables)}"
+                    " (their running hands were voided, every stake returned)", code=1)
+    if report.interrupted:
+        raise typer.Exit(130)

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from gmtool.bounds import MAX_COINS, MAX_COUNT
 from gmtool.cli.common import (
     AS_OPTION,
     DB_OPTION,
@@ -13,11 +14,34 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_store,
+    writing,
 )
 from gmtool.cli.console import console
 
 app = typer.Typer(help="Show a player; adjust a player's coins (operators).",
                   no_args_is_help=True, rich_markup_mode=None)
+
+
+@app.command("list")
+def list_(db: Optional[str] = DB_OPTION,
+          limit: int = typer.Option(50, "--limit", min=0, max=MAX_COUNT,
+                                    help="At most this many, richest first; 0 = all."),
+          as_json: bool = JSON_OPTION) -> None:
+    """Players with their coins, title, score and the table they sit at, richest first."""
+    from gmtool.store.queries import players_with_titles
+
+    emit(with_store(db, players_with_titles, limit), as_json, _render_players)
+
+
+def _render_players(listing: dict) -> None:
+    rows, total = listing["players"], listing["total"]
+    shown = f"{total} player(s)" if len(rows) == total else \
+        f"showing the richest {len(rows)} of {total} players (use --limit N, or --limit 0 for all)"
+    console.table(shown, ["player", "kind", "coins", "title", "score", "table"],
+                  [(p["name"], p["kind"], f"{p['coins']:,}", ", ".join(
+                      t for t in p["titles"].values() if t) or "-", p["score"], p["table"] or "-")
+                   for p in rows], right_align=(2, 4), keep=("player", "coins"),
+                  drop=("kind", "score", "title"))
 
 
 @app.command()
@@ -51,12 +75,13 @@ def _render_player(player: dict) -> None:
 
 @app.command(context_settings={"ignore_unknown_options": True})
 def adjust(name: str = typer.Argument(..., help="Player name."),
-           delta: int = typer.Argument(..., help="Coins to add (negative to remove)."),
+           delta: int = typer.Argument(..., min=-MAX_COINS, max=MAX_COINS,
+                                       help="Coins to add (negative to remove)."),
            reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
            db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
     from gmtool.house.gm_ops import adjust as adjust_coins
 
-    outcome = with_store(db, adjust_coins, acting_user(as_user), name, delta, reason)
+    outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)
     console.success(f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins "
                     f"({delta:+d}, {reason})")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from gmtool.cli.console import Console
+from gmtool.engine.games import game_of
 from gmtool.engine.seating import coins_to_sit
+from gmtool.engine.spec import engine_config
 
 _CAPPED_COLUMNS = ["tier", "title", "ante", "street 2 cap", "street 3 cap", "street 4 cap",
                    "street 5 cap", "hand cap", "to sit", "room"]
@@ -18,12 +20,9 @@ def render_profile(compiled: dict, console: Console) -> None:
                  f"  config_id {compiled['config_id'][:12]}")
     console.line(f"deck: {len(compiled['deck']['cards'])} cards, ranks "
                  f"{' '.join(compiled['deck']['ranks'])}, suits {' > '.join(compiled['deck']['suits'])}")
-    if compiled["game"] == "three-card":
-        _three_card_tiers(compiled, console)
-    elif compiled["betting"]["style"] == "owner_ante":
-        _owner_ante(compiled, console)
-    else:
-        _capped_tiers(compiled, console)
+    spec = engine_config(compiled)
+    rooms = _owner_ante if game_of(spec).owner_table(spec) else _ROOMS[spec.game]
+    rooms(compiled, console)
     _policies(compiled, console)
     _ladder(compiled, console)
 
@@ -74,6 +73,9 @@ def _owner_ante(compiled: dict, console: Console) -> None:
                  f"raise chips (L10): {betting['raise_chips']}")
 
 
+_ROOMS = {"stud5": _capped_tiers, "three-card": _three_card_tiers}  # the rooms table by game
+
+
 def _policies(compiled: dict, console: Console) -> None:
     timeouts = compiled["timeouts"]
     limits = [f"act {timeouts['action_s']} s", f"continue {timeouts['continue_s']} s",
@@ -84,7 +86,7 @@ def _policies(compiled: dict, console: Console) -> None:
     console.line("time limits (G1): " + ", ".join(limits))
     betting = compiled["betting"]
     console.line(f"escape (S19): {betting['escape_policy']}")
-    if compiled["game"] == "stud5":
+    if "allin_from_street" in betting:  # stud5 (S15)
         raises = betting["raises_per_street"] or "no limit"
         console.line(f"all-in (S15): from street {betting['allin_from_street']} to "
                      f"{betting['allin_amount'].replace('_', ' ')}; raises per street: {raises}")

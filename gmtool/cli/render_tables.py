@@ -27,7 +27,11 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
                    "game": row["game"], "status": row["status"],
                    "config_id": live.get("config_id"), "seated": live.get("seated", []),
                    "hand": live.get("hand"), "hand_number": live.get("hand_number"),
-                   "updated_at": row["updated_at"]}
+                   "updated_at": row["updated_at"],
+                   "host_seen_s": _age(row["updated_at"], now),
+                   "snapshot_age_s": round(max(0.0, now - published), 1) if "published_at"
+                   in live else None}
+        summary["host"] = _host_state(summary)
         for key in ("owner", "ante", "phase"):
             if key in live:
                 summary[key] = live[key]
@@ -49,20 +53,55 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
     return out
 
 
+STALE_S = 15.0  # a host that has not said its tables are alive for this long is gone
+# `tables list`/`watch`: what is never cut short, and what goes first on a narrow screen
+KEEP = ("table", "to act", "pot", "host")
+DROP = ("config", "system", "coins", "disconnected", "room", "players", "street", "left")
+
+
+def _age(stamp: str | None, now: float) -> float | None:
+    from datetime import datetime
+
+    if not stamp:
+        return None
+    try:
+        return round(max(0.0, now - datetime.fromisoformat(stamp).timestamp()), 1)
+    except ValueError:
+        return None
+
+
+def _host_state(summary: dict) -> str:
+    """"live" while the host keeps saying so; "gone" once it stopped (killed, or hung)."""
+    if summary["status"] != "open":
+        return summary["status"]
+    seen = summary["host_seen_s"]
+    return "live" if seen is not None and seen <= STALE_S else "gone"
+
+
 def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
     columns = ["table", "system", "room", "config", "players", "coins", "pot", "street",
-               "to act", "left", "disconnected"]
+               "to act", "left", "disconnected", "host"]
     rows = []
     for s in summaries:
         players = s.get("players") or []
         coins = sum(p["coins"] or 0 for p in players) if players else ""
         away = ", ".join(_away(p) for p in players if not p["connected"])
+        host = s["host"] if s["host"] != "gone" else f"gone ({_ago(s['host_seen_s'])})"
         rows.append([s["id"], s["system"], s["room"], (s["config_id"] or "")[:12],
                      len(s["seated"]), coins, s.get("pot", ""), s.get("street") or "",
                      s.get("to_act") or s.get("phase") or ("idle" if s["status"] == "open"
                                                            else s["status"]),
-                     f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "", away])
+                     f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "", away, host])
     return columns, rows
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "never seen"
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"last seen {seconds / size:.0f}{unit} ago"
+    return f"last seen {seconds:.0f}s ago"
 
 
 def render_tables(summaries: list[dict]) -> None:
@@ -70,7 +109,8 @@ def render_tables(summaries: list[dict]) -> None:
     from gmtool.cli.console import console
 
     columns, rows = table_rows(summaries)
-    console.table(f"{len(summaries)} table(s)", columns, rows, right_align=(5, 6, 7))
+    console.table(f"{len(summaries)} table(s)", columns, rows, right_align=(4, 5, 6),
+                  keep=KEEP, drop=DROP)
 
 
 def _away(player: dict) -> str:
@@ -80,8 +120,13 @@ def _away(player: dict) -> str:
 
 
 def render_table(s: dict) -> list[str]:
-    lines = [f"table {s['id']}: {s['system']} / {s['room']} ({s['game']}), {s['status']}",
-             f"config {s['config_id']}, hand {s.get('hand') or '-'}"
+    host = "host live" if s["host"] == "live" else (
+        f"HOST GONE ({_ago(s['host_seen_s'])}): what follows may be out of date"
+        if s["host"] == "gone" else s["host"])
+    age = f", snapshot {s['snapshot_age_s']:.0f} s old" if s.get("snapshot_age_s") is not None \
+        else ""
+    lines = [f"table {s['id']}: {s['system']} / {s['room']} ({s['game']}), {host}{age}",
+             f"config {s['config_id'] or '-'}, hand {s.get('hand') or '-'}"
              + (f" (#{s['hand_number']} at this table)" if s.get("hand_number") else "")]
     if "owner" in s:
         lines.append(f"owner {s['owner']}, ante {s['ante']}, phase {s['phase']}")
@@ -105,19 +150,17 @@ def watch_tables(store, table: str | None, interval: float, count: int | None,
     """Refresh in place with rich Live on a terminal; plain snapshots elsewhere."""
     from rich.console import Console as RichConsole
     from rich.live import Live
-    from rich.table import Table
+
+    from gmtool.cli.console import rich_table
+
+    rich_console = RichConsole(file=console.out, width=200 if not console.out.isatty() else None)
 
     def snapshot():
         summaries = [s for s in table_summaries(store) if table is None or s["id"] == table]
         columns, rows = table_rows(summaries)
-        view = Table(title=f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}")
-        for column in columns:
-            view.add_column(column, no_wrap=True)
-        for row in rows:
-            view.add_row(*(str(cell) for cell in row))
-        return view
-
-    rich_console = RichConsole(file=console.out, width=200 if not console.out.isatty() else None)
+        return rich_table(columns, rows, rich_console.width, right_align=(4, 5, 6), keep=KEEP,
+                          drop=DROP, title=f"{len(summaries)} table(s) - "
+                          f"{time.strftime('%H:%M:%S')}")
     shown = 0
     try:
         with Live(snapshot(), console=rich_console, auto_refresh=False) as live:

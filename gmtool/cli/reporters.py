@@ -10,16 +10,16 @@ if TYPE_CHECKING:
     from gmtool.rules.findings import Report
 
 
-def text_report(report: Report, console: Console) -> None:
-    """`file:line:column: severity [code] path: message`, then a count."""
+def text_report(report: Report, console: Console, strict: bool = False) -> None:
+    """`file:line:column: severity [code] path: message`, then a count and the verdict."""
     console.lines(str(finding) for finding in report.findings)
     errors, warnings = len(report.errors), len(report.warnings)
-    verdict = "ok" if not errors else "invalid"
+    verdict = "invalid" if errors or (strict and warnings) else "ok"  # --strict: warnings fail
     console.line(f"{report.files} profile(s) checked: {errors} error(s), "
                  f"{warnings} warning(s): {verdict}")
 
 
-def json_report(report: Report, console: Console) -> None:
+def json_report(report: Report, console: Console, strict: bool = False) -> None:
     console.json(report.as_json())
 
 
@@ -31,7 +31,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_report(report: Report, console: Console) -> None:
+def github_report(report: Report, console: Console, strict: bool = False) -> None:
     """Workflow-command annotations (GitHub shows at most 10 a step), then the full text."""
     for finding in report.findings:
         properties = ",".join([
@@ -40,7 +40,7 @@ def github_report(report: Report, console: Console) -> None:
         ])
         message = f"{finding.path}: {finding.message}" if finding.path else finding.message
         console.line(f"::{finding.severity} {properties}::{_escape_data(message)}")
-    text_report(report, console)
+    text_report(report, console, strict)
 
 
 REPORTERS = {"text": text_report, "json": json_report, "github": github_report}

@@ -26,7 +26,7 @@ def validate(
     from gmtool.rules.validate import validate_paths
 
     report = validate_paths(paths)
-    REPORTERS[output_format.value](report, console)
+    REPORTERS[output_format.value](report, console, strict)
     raise typer.Exit(report.exit_code(strict))
 
 

@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from gmtool.bounds import MAX_COUNT
 from gmtool.cli.common import (
     AS_OPTION,
     DB_OPTION,
@@ -18,6 +19,7 @@ from gmtool.cli.common import (
     emit,
     open_store,
     with_store,
+    writing,
 )
 from gmtool.cli.console import Abort, console
 
@@ -52,8 +54,10 @@ def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
 @app.command()
 def watch(table: Optional[str] = typer.Argument(None, help="One table; default all."),
           db: Optional[str] = DB_OPTION,
-          interval: float = typer.Option(1.0, "--interval", help="Seconds between refreshes."),
-          count: Optional[int] = typer.Option(None, "--count", help="Stop after N refreshes.")
+          interval: float = typer.Option(1.0, "--interval", min=0.1, max=3600.0,
+                                         help="Seconds between refreshes."),
+          count: Optional[int] = typer.Option(None, "--count", min=1, max=MAX_COUNT,
+                                              help="Stop after N refreshes.")
           ) -> None:
     """Refresh the live view in place until Ctrl-C."""
     from gmtool.cli.render_tables import watch_tables
@@ -69,24 +73,26 @@ def watch(table: Optional[str] = typer.Argument(None, help="One table; default a
 def kick(table: str = typer.Argument(..., help="Table id."),
          player: str = typer.Argument(..., help="The player to remove."),
          reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
-         timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the host."),
+         timeout: float = typer.Option(10.0, "--timeout", min=0.1, max=3600.0,
+                                     help="Seconds to wait for the host."),
          db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.house.gm_ops import send_command
 
-    console.lines(command_lines(with_store(db, send_command, acting_user(as_user), "kick",
+    console.lines(command_lines(writing(db, send_command, acting_user(as_user), "kick",
                                            table, player, reason, timeout)))
 
 
 @app.command()
 def close(table: str = typer.Argument(..., help="Table id."),
           reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
-          timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the host."),
+          timeout: float = typer.Option(10.0, "--timeout", min=0.1, max=3600.0,
+                                     help="Seconds to wait for the host."),
           db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Close a table (operators); a running hand is voided with every stake returned."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.house.gm_ops import send_command
 
-    console.lines(command_lines(with_store(db, send_command, acting_user(as_user), "close",
+    console.lines(command_lines(writing(db, send_command, acting_user(as_user), "close",
                                            table, None, reason or None, timeout)))

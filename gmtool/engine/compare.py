@@ -6,23 +6,26 @@ from typing import Mapping, Sequence
 
 from gmtool.engine.cards import CardError
 from gmtool.engine.config import deck_for, ranking_for
+from gmtool.engine.games import game_of
+from gmtool.engine.spec import engine_config
 
 
 def compare_hands(config: Mapping, hands: Sequence[str]) -> dict:
     """{"winner": INDEX or None on a tie, "hands": [{"cards", "category", "explanation"}]}."""
-    deck = deck_for(config)
-    size = 3 if config["game"] == "three-card" else 5
+    spec = engine_config(config)
+    deck = deck_for(spec)
+    size = game_of(spec).cards_each
     parsed = [deck.parse_cards(text) for text in hands]
     seen: dict = {}
     for index, cards in enumerate(parsed):
         if len(cards) != size:
-            raise CardError(f"hand {index + 1} has {len(cards)} cards; a {config['game']} "
+            raise CardError(f"hand {index + 1} has {len(cards)} cards; a {spec.game} "
                             f"hand has {size}")
         for card in cards:
             if card in seen:
                 raise CardError(f"{card} appears in hand {seen[card] + 1} and hand {index + 1}")
             seen[card] = index
-    ranking = ranking_for(config)
+    ranking = ranking_for(spec)
     keys = [ranking.key(cards) for cards in parsed]
     best = max(keys)
     winners = [i for i, key in enumerate(keys) if key == best]

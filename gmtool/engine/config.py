@@ -1,4 +1,8 @@
-"""The engine's view of a compiled configuration (the dict `gmtool rules compile` prints)."""
+"""Decks and rankings of configurations, built once per process and shared.
+
+Rankings are shared between configurations that rank alike (same deck, order and
+policy), so each ranking table is built once however many configs use it.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,12 @@ from functools import lru_cache
 from typing import Mapping
 
 from gmtool.engine.cards import Deck
+from gmtool.engine.spec import EngineConfig, engine_config
 
 
-def deck_for(compiled: dict) -> Deck:
-    return _deck(tuple(compiled["deck"]["ranks"]), tuple(compiled["deck"]["suits"]))
+def deck_for(config: Mapping | EngineConfig) -> Deck:
+    deck = engine_config(config).deck
+    return _deck(deck.ranks, deck.suits)
 
 
 @lru_cache(maxsize=32)
@@ -17,22 +23,26 @@ def _deck(ranks: tuple[str, ...], suits: tuple[str, ...]) -> Deck:
     return Deck.from_config(ranks, suits)
 
 
-def ranking_for(compiled: dict):
-    """The hand ranking a compiled profile describes (stud5 or three-card).
+def ranking_for(config: Mapping | EngineConfig):
+    """The hand ranking a compiled profile describes (stud5 or three-card)."""
+    from gmtool.engine.games import game_of
 
-    Rankings are shared between configurations that rank alike (same deck, order and
-    policy), so each ranking table is built once per process however many configs use it.
-    """
-    ranking = compiled["ranking"]
-    deck = compiled["deck"]
-    if compiled["game"] == "three-card":
-        return _three_card(tuple(deck["ranks"]), tuple(deck["suits"]),
-                           tuple(ranking["categories"]), ranking["low_ace_straight"])
-    return _stud5(tuple(deck["ranks"]), tuple(deck["suits"]), tuple(ranking["categories"]),
-                  tie_break_of(compiled), ranking["wrap_straights"], ranking["tie_break"])
+    spec = engine_config(config)
+    return game_of(spec).ranking(spec)
 
 
-def tie_break_of(compiled: Mapping) -> str:
+def stud5_ranking(config: EngineConfig):
+    ranking, deck = config.ranking, config.deck
+    return _stud5(deck.ranks, deck.suits, ranking.categories, tie_break_of(config),
+                  ranking.wrap_straights, ranking.tie_break)
+
+
+def three_card_ranking(config: EngineConfig):
+    ranking, deck = config.ranking, config.deck
+    return _three_card(deck.ranks, deck.suits, ranking.categories, ranking.low_ace_straight)
+
+
+def tie_break_of(config: EngineConfig) -> str:
     """The S6 policy a compiled stud5 config means.
 
     Compiled forms before schema version 2 said "ranks_then_suit" for the policy that
@@ -40,8 +50,8 @@ def tie_break_of(compiled: Mapping) -> str:
     000's rule; such configs keep their meaning, so the hands played under them replay
     and audit as they were played (history is never rewritten).
     """
-    policy = compiled["ranking"]["tie_break"]
-    if policy == "ranks_then_suit" and compiled.get("schema_version", 1) < 2:
+    policy = config.ranking.tie_break
+    if policy == "ranks_then_suit" and config.schema_version < 2:
         return "all_ranks_then_suit"
     return policy
 

@@ -25,7 +25,8 @@ from gmtool.engine.cards import Card
 from gmtool.engine.chips import chip_sum
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import AMOUNT_VERBS, Action, Event
-from gmtool.engine.settlement import Result, Settlement
+from gmtool.engine.settlement import Entry, Result, Settlement
+from gmtool.engine.spec import EngineConfig, engine_config
 from gmtool.engine.versions import ENGINE_VERSION, revision
 
 _new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
@@ -166,6 +167,7 @@ class Hand(ABC):
     game = ""
     seat_rule = "S8"  # the rule an unseated player's action breaks
     verb_rule = "S13"  # the rule an action word of another game breaks
+    below_minimum_rule = "S21"  # the rule of a player left below the room's minimum
     # verb -> (verify_<verb>, _do_<verb>) of the class, found once when the class is made
     _inputs: dict[str, tuple] = {}
 
@@ -174,18 +176,18 @@ class Hand(ABC):
         cls._inputs = {name[4:]: (getattr(cls, "verify_" + name[4:]), getattr(cls, name))
                        for name in dir(cls) if name.startswith("_do_")}
 
-    def __init__(self, config: Mapping, seats: Sequence[Seat], source: CardSource,
-                 engine: str = ENGINE_VERSION) -> None:
+    def __init__(self, config: Mapping | EngineConfig, seats: Sequence[Seat],
+                 source: CardSource, engine: str = ENGINE_VERSION) -> None:
         self.revision = revision(engine)  # the rule fixes in force (engine/versions)
-        self.config = config
-        self.timeouts = config["timeouts"]
-        self.escape_policy = config["betting"]["escape_policy"]
+        self.config = config = engine_config(config)
+        self.timeouts = config.timeouts
+        self.escape_policy = config.betting.escape_policy
         names = [seat.name for seat in seats]
         if len(set(names)) != len(names):
             raise SetupError("S8", f"a player is seated twice: {names}")
-        if not 2 <= len(seats) <= config["table"]["seats"]:
-            raise SetupError("S8" if self.game == "stud5" else "H1",
-                             f"{len(seats)} players; a table seats 2 to {config['table']['seats']}")
+        if not 2 <= len(seats) <= config.table.seats:
+            raise SetupError(self.seat_rule, f"{len(seats)} players; a table seats 2 to "
+                             f"{config.table.seats}")
         self.order = names  # counterclockwise seat order
         # every seat's view of the table: itself, then the others counterclockwise
         self._round_from = {name: names[i:] + names[:i] for i, name in enumerate(names)}
@@ -233,6 +235,10 @@ class Hand(ABC):
         """Live players counterclockwise starting at `name`."""
         players = self.players
         return [p for p in self._round_from[name] if not players[p].folded]
+
+    def face_up(self, name: str) -> list[str]:
+        """The cards of `name` that lie face up (none, unless the game deals some so)."""
+        return []
 
     def has_looked(self, name: str) -> bool | None:
         """Whether `name` has looked at their cards (three-card H4); None where every
@@ -301,12 +307,12 @@ class Hand(ABC):
         player = self.players[self.to_act]
         if player.connected:
             player.action_elapsed += action.amount
-            if player.action_elapsed >= self.timeouts["action_s"]:
+            if player.action_elapsed >= self.timeouts.action_s:
                 self.emit("timeout", player=player.name, cause="clock", rule="S17")
                 self._timeout_fold(player)
         else:
             player.window_elapsed += action.amount
-            window = self.timeouts["reconnect_min"] * 60
+            window = self.timeouts.reconnect_min * 60
             # S18: a reconnect exactly n minutes after the disconnect is in time; only
             # more than n minutes is an escape (engines before 3 closed at n minutes).
             if player.window_elapsed > window or (
@@ -374,10 +380,72 @@ class Hand(ABC):
         """The system's answer to a timeout (S17): stud5 folds, three-card passes."""
 
     @abstractmethod
-    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
-        """An escape under the profile's policy (S19)."""
+    def _escape_fold(self, player: PlayerState, cause: str) -> None:
+        """An escape under policy "fold" (S19): the escapee is out, the others play on."""
+
+    @abstractmethod
+    def _escape_winner(self, escapee: PlayerState) -> str:
+        """Who wins an escape under "forfeit_to_banker": the banker, unless the banker is
+        the escapee (D-1) or has folded (D-10); then the game says who takes the place."""
+
+    def _escape_charge(self, escapee: PlayerState) -> int:
+        """D-9: the pot on the table, at most the coins the escapee held."""
+        return min(self.pot, escapee.coins)
+
+    def _ended_fields(self, winner: str) -> dict:
+        """Fields a game adds to `hand_ended` (three-card names the next dealer)."""
+        return {}
+
+    def _minimum_after_hand(self) -> tuple[int, dict]:
+        """The coins a player must still hold after the hand, and the fields of a
+        `below_minimum` event (its rule, a message), S21."""
+        return 0, {"rule": self.below_minimum_rule}
 
     # -- shared endings ------------------------------------------------------------
+
+    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
+        """An escape under the profile's policy (S19, S18 past the window, G2 kicks)."""
+        player.escaped = True
+        player.result = result
+        if self.escape_policy == "fold":
+            self._escape_fold(player, cause)
+            return
+        banker = self._escape_winner(player)
+        charge = self._escape_charge(player)
+        escapee = player.name
+        entries = [Entry(name, -charge if name == escapee else charge if name == banker else 0,
+                         "escape" if name == escapee else "escape_win" if name == banker
+                         else "returned") for name in self.order]
+        results = {name: result if name == escapee else Result.WIN if name == banker
+                   else Result.DRAW for name in self.order}
+        self.emit("hand_ended", reason="escape", escaped=escapee, winners=[banker],
+                  pot=self.pot, charge=charge, rule="S19", **self._ended_fields(banker))
+        self._finish(entries, results, (banker,), "escape")
+
+    def _finish(self, entries: list[Entry], results: dict, winners: tuple, reason: str) -> None:
+        """Settle the hand: coins move (or, in a training room, only scores), then the
+        players left below the room's minimum are named (S20, S21, S22)."""
+        score = {}
+        if self.training:
+            entries = [Entry(e.player, 0, "training") for e in entries]
+            scoring = self.config.scoring
+            score = {name: scoring.of(str(result)) if scoring else 0
+                     for name, result in results.items()}
+        settlement = Settlement(tuple(entries), results, score, winners, reason)
+        self._settle(settlement, self._below_minimum(settlement))
+
+    def _below_minimum(self, settlement: Settlement) -> list[Event]:
+        """S21/L7: players whose coins after the hand are below the minimum holding."""
+        if self.training:
+            return []
+        need, fields = self._minimum_after_hand()
+        out = []
+        for entry in settlement.entries:  # one per player, in seat order
+            after = self.players[entry.player].coins + entry.delta
+            if after < need:
+                out.append(Event("below_minimum", {"player": entry.player, "coins": after,
+                                                   "min_holding": need, **fields}))
+        return out
 
     def _settle(self, settlement: Settlement, extra: Iterable[Event] = ()) -> None:
         self.to_act = None

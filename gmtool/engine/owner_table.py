@@ -24,6 +24,7 @@ from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, Event, event
 from gmtool.engine.hand import CardSource, Seat
 from gmtool.engine.seating import enough_players, first_banker
+from gmtool.engine.spec import engine_config
 from gmtool.engine.stud5 import L7_MESSAGE, Stud5Hand
 
 TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
@@ -34,13 +35,13 @@ class OwnerTable:
 
     def __init__(self, config: Mapping, tier_id: str, seed: bytes,
                  deal: Callable[[int], CardSource]) -> None:
-        self.config = config
+        self.config = config = engine_config(config)
         self.tier_id = tier_id
         self.seed = seed
         self.deal = deal  # hand number -> card source
-        self.owner_ante = config["owner_ante"]
-        self.timeouts = config["timeouts"]
-        self.capacity = config["table"]["seats"]
+        self.owner_ante = config.owner_ante
+        self.timeouts = config.timeouts
+        self.capacity = config.table.seats
         self.seated: list[str] = []
         self.coins: dict[str, int] = {}
         self.owner: str | None = None
@@ -165,19 +166,19 @@ class OwnerTable:
 
     def _ante(self, action: Action) -> None:
         self._require(action, True, ("setting_ante", "agreeing", "countdown"), "L2")
-        bound = self.coins[action.player] // self.owner_ante["max_divisor"]
+        bound = self.coins[action.player] // self.owner_ante.max_divisor
         if action.target == "clear":
             new = 0
         elif action.target == "max":
             new = bound
-        elif action.amount in self.owner_ante["chips"]:
+        elif action.amount in self.owner_ante.chips:
             new = self.ante + action.amount
         else:
-            raise IllegalAction("L2", action.player, f"chips are {self.owner_ante['chips']} "
+            raise IllegalAction("L2", action.player, f"chips are {list(self.owner_ante.chips)} "
                                 "and max")
         if new > bound or (action.target == "max" and bound < 1):
             raise IllegalAction("L2", action.player, f"an ante of {new} exceeds 1/"
-                                f"{self.owner_ante['max_divisor']} of the owner's "
+                                f"{self.owner_ante.max_divisor} of the owner's "
                                 f"{self.coins[action.player]} coins (at most {bound})")
         self.ante = new
         self.agreed.clear()
@@ -188,7 +189,7 @@ class OwnerTable:
     # -- agreement and start (L3, L5, L7, L8) ------------------------------------------------
 
     def min_holding(self) -> int:
-        return self.owner_ante["min_holding_antes"] * self.ante
+        return self.owner_ante.min_holding_antes * self.ante
 
     def _agree(self, action: Action) -> None:
         self._require(action, False, ("agreeing", "countdown"), "L3")
@@ -200,7 +201,7 @@ class OwnerTable:
         if len(self.seated) == self.capacity and self.agreed >= set(self.seated) - {self.owner}:
             self.phase = "countdown"
             self.elapsed = 0
-            self._emit("countdown", seconds=self.timeouts["start_countdown_s"], rule="L5")
+            self._emit("countdown", seconds=self.timeouts.start_countdown_s, rule="L5")
 
     def _reject(self, action: Action) -> None:
         self._require(action, False, ("agreeing", "countdown"), "L3")
@@ -306,7 +307,7 @@ class OwnerTable:
         if self.phase not in limits:
             return
         key, rule = limits[self.phase]
-        if self.elapsed < self.timeouts[key]:
+        if self.elapsed < getattr(self.timeouts, key):
             return
         if self.phase == "continue":
             for name in [p for p in self.seated if p not in self.ready]:

@@ -13,23 +13,20 @@ from gmtool.engine.cards import Card
 from gmtool.engine.config import deck_for
 from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action, Event
+from gmtool.engine.games import game_of
 from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
 from gmtool.engine.seating import coins_to_sit  # noqa: F401  (the drivers' front door)
-from gmtool.engine.stud5 import Stud5Hand
-from gmtool.engine.three_card import ThreeCardHand
+from gmtool.engine.spec import EngineConfig, engine_config
 from gmtool.engine.versions import ENGINE_VERSION
 
 
-def start_hand(config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
-               source: CardSource, ante: int | None = None, ranking=None,
+def start_hand(config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
+               banker: str, source: CardSource, ante: int | None = None, ranking=None,
                engine: str = ENGINE_VERSION) -> Hand:
     """A new hand of the configuration's game, by the rules of engine version `engine`
     (replay passes the recorded one); raises SetupError if it cannot start."""
-    if config["game"] == "three-card":
-        return ThreeCardHand(config, tier_id, seats, banker, source, ranking=ranking,
-                             engine=engine)
-    return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking,
-                     engine=engine)
+    spec = engine_config(config)
+    return game_of(spec).start(spec, tier_id, seats, banker, source, ante, ranking, engine)
 
 
 def seeded_source(config: Mapping, seed: bytes) -> DeckSource:

@@ -2,6 +2,7 @@
 
 The host asks it before seating a bot, the hands ask it before dealing, the sandbox asks
 it for a scenario's default coins, and `rules show` prints it: one answer everywhere.
+What differs by game is the registry's (engine/games.py).
 """
 
 from __future__ import annotations
@@ -9,28 +10,30 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from gmtool.engine.errors import SetupError
+from gmtool.engine.games import game_of
+from gmtool.engine.spec import EngineConfig, Tier, engine_config
 
 
-def find_tier(config: Mapping, tier_id: str) -> Mapping:
-    """The tier (room) `tier_id` of a compiled config; SetupError naming the tiers if none."""
-    for tier in config["tiers"]:
-        if tier["id"] == tier_id:
-            return tier
-    rule = "H3" if config["game"] == "three-card" else "Q6"
-    raise SetupError(rule, f"no room {tier_id!r} (rooms: "
-                     f"{', '.join(t['id'] for t in config['tiers'])})")
-
-
-def open_tier(config: Mapping, tier_id: str) -> Mapping:
-    """`find_tier`, refused when the room is closed (Q6: a disabled tier seats nobody)."""
-    tier = find_tier(config, tier_id)
-    if not tier.get("enabled", True):
-        rule = "H3" if config["game"] == "three-card" else "Q6"
-        raise SetupError(rule, f"room {tier_id!r} is closed and seats nobody")
+def find_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:
+    """The tier (room) `tier_id` of a config; SetupError naming the rooms if there is none."""
+    spec = engine_config(config)
+    tier = spec.tier(tier_id)
+    if tier is None:
+        raise SetupError(game_of(spec).room_rule, f"no room {tier_id!r} (rooms: "
+                         f"{', '.join(t.id for t in spec.tiers)})")
     return tier
 
 
-def coins_to_sit(config: Mapping, tier_id: str, ante: int | None = None) -> int:
+def open_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:
+    """`find_tier`, refused when the room is closed (Q6: a disabled tier seats nobody)."""
+    tier = find_tier(config, tier_id)
+    if not tier.enabled:
+        raise SetupError(game_of(engine_config(config)).room_rule,
+                         f"room {tier_id!r} is closed and seats nobody")
+    return tier
+
+
+def coins_to_sit(config: Mapping | EngineConfig, tier_id: str, ante: int | None = None) -> int:
     """The coins a player needs to sit down in a room.
 
     Training rooms (S22) need none: no coins move. An owner-ante table needs
@@ -38,22 +41,19 @@ def coins_to_sit(config: Mapping, tier_id: str, ante: int | None = None) -> int:
     which Q5 keeps at or above the hand cap); a three-card room its minimum holding and
     at least the ante the system posts for everyone (H3).
     """
-    tier = find_tier(config, tier_id)
-    if not tier.get("coins", True):
+    spec = engine_config(config)
+    tier = find_tier(spec, tier_id)
+    if not tier.coins:
         return 0
-    if config["game"] == "three-card":
-        return max(tier["ante"], tier.get("min_holding") or 0)
-    if config["betting"]["style"] == "owner_ante":
-        return config["owner_ante"]["min_holding_antes"] * max(ante or 1, 1)
-    return tier.get("min_holding") or 0
+    return game_of(spec).coins_to_sit(spec, tier, ante)
 
 
-def enough_players(config: Mapping, count: int) -> bool:
+def enough_players(config: Mapping | EngineConfig, count: int) -> bool:
     """S9, L5: whether `count` players (seated, agreed or ready) may start a hand."""
-    return count >= config["table"]["min_players"]
+    return count >= engine_config(config).table.min_players
 
 
-def first_banker(config: Mapping, players: Sequence[str], owner: str | None = None,
+def first_banker(config: Mapping | EngineConfig, players: Sequence[str], owner: str | None = None,
                  previous_winner: str | None = None) -> str:
     """Who is banker (stud5) or dealer (three-card) of a hand (S11, L8, H2).
 
@@ -64,19 +64,18 @@ def first_banker(config: Mapping, players: Sequence[str], owner: str | None = No
     """
     if previous_winner in players:
         return previous_winner
-    if config["table"]["first_banker"] == "owner" and owner in players:
+    if engine_config(config).table.first_banker == "owner" and owner in players:
         return owner
     return players[0]
 
 
-def sit_rule(config: Mapping) -> str:
+def sit_rule(config: Mapping | EngineConfig) -> str:
     """The rule a player below `coins_to_sit` breaks."""
-    if config["game"] == "three-card":
-        return "H3"
-    return "L7" if config["betting"]["style"] == "owner_ante" else "Q1"
+    spec = engine_config(config)
+    return game_of(spec).sit_rule(spec)
 
 
-def check_holdings(config: Mapping, tier_id: str, coins: Mapping[str, int],
+def check_holdings(config: Mapping | EngineConfig, tier_id: str, coins: Mapping[str, int],
                    ante: int | None = None) -> None:
     """SetupError unless every player holds the coins to sit (`coins`: player -> coins)."""
     need = coins_to_sit(config, tier_id, ante)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Mapping, NamedTuple, Sequence
 
+from gmtool.engine.spec import Ladder, Title
+
 
 class Result(StrEnum):
     """A player's result of one hand, as counted in training rooms (S22)."""
@@ -71,19 +73,28 @@ def split_pot(pot: int, winners: Sequence[str]) -> dict[str, int]:
     return {player: share + (1 if index < odd else 0) for index, player in enumerate(winners)}
 
 
-def player_title(coins: int, score: int, ladder: Mapping | None) -> str | None:
+def player_title(coins: int, score: int, ladder: Ladder | Mapping | None) -> str | None:
     """S23/D-3: a player's title under a ladder, by coins or by score as its metric says."""
-    if not ladder:
+    ladder = as_ladder(ladder)
+    if ladder is None:
         return None
-    return title_for(score if ladder["metric"] == "score" else coins, ladder)
+    return title_for(score if ladder.metric == "score" else coins, ladder)
 
 
-def title_for(value: int, ladder: Mapping | None) -> str | None:
+def title_for(value: int, ladder: Ladder | Mapping | None) -> str | None:
     """The highest title whose step `value` reaches (S23); None below the first step."""
-    if not ladder:
+    ladder = as_ladder(ladder)
+    if ladder is None:
         return None
     title = None
-    for step in ladder["titles"]:
-        if value >= step["at"]:
-            title = step["title"]
+    for step in ladder.titles:
+        if value >= step.at:
+            title = step.title
     return title
+
+
+def as_ladder(ladder: Ladder | Mapping | None) -> Ladder | None:
+    """A ladder as the engine reads it (the compiled JSON's `ladder`, or one already read)."""
+    if ladder is None or not isinstance(ladder, Mapping):
+        return ladder or None
+    return Ladder(ladder["metric"], tuple(Title(s["title"], s["at"]) for s in ladder["titles"]))

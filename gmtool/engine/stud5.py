@@ -1,9 +1,10 @@
 """Five-card stud showhand (RULES S8-S23, Q1-Q6, L9-L13), both betting styles.
 
-The two styles of the seeds are data, not branches of copied code: `Limits` (in
-stud5_limits) answers "how much may this player put in now" for the capped QQ tiers and
-for the owner-ante table alike, and this module runs the hand: antes, deals, first
-speakers, betting rounds, all-in, early end, escapes, showdown and settlement.
+The two styles of the seeds are not branches of copied code: `Limits` (in stud5_limits,
+one class per style) answers "how much may this player put in now" for the capped QQ
+tiers and for the owner-ante table alike, and this module runs the hand: antes, deals,
+first speakers, betting rounds, all-in, early end, showdown and settlement; escapes and
+the ending that all games share are the base hand's (engine/hand.py).
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from typing import Mapping, Sequence
 from gmtool.engine.chips import chip_sum
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action, Event
+from gmtool.engine.events import Action
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.seating import check_holdings, open_tier
-from gmtool.engine.settlement import Entry, Result, Settlement, split_pot
-from gmtool.engine.stud5_limits import Limits
+from gmtool.engine.settlement import Entry, Result, split_pot
+from gmtool.engine.spec import EngineConfig
+from gmtool.engine.stud5_limits import L7_MESSAGE, limits_for  # noqa: F401 (owner_table)
 from gmtool.engine.versions import ENGINE_VERSION
 
 LAST_STREET = 5
-L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"
 
 
 class Stud5Hand(Hand):
@@ -29,16 +30,17 @@ class Stud5Hand(Hand):
 
     game = "stud5"
 
-    def __init__(self, config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
-                 source: CardSource, ante: int | None = None, ranking=None,
+    def __init__(self, config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
+                 banker: str, source: CardSource, ante: int | None = None, ranking=None,
                  engine: str = ENGINE_VERSION) -> None:
         super().__init__(config, seats, source, engine)
+        config = self.config
         self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("S11", f"banker {banker!r} is not seated")
         self.ranking = ranking or ranking_for(config)
-        self.limits = Limits.for_hand(config, self.tier, ante, self.revision)
-        self.training = not self.tier["coins"]
+        self.limits = limits_for(config, self.tier, ante, self.revision)
+        self.training = not self.tier.coins
         if not self.training:
             check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()},
                            self.limits.ante)
@@ -52,7 +54,7 @@ class Stud5Hand(Hand):
         self.round_max = 0
         self.allin_target: int | None = None
         self.emit("hand_started", game="stud5", engine=self.revision.version,
-                  config_id=config.get("config_id"), tier=tier_id, ante=self.limits.ante,
+                  config_id=config.config_id, tier=tier_id, ante=self.limits.ante,
                   banker=banker, training=self.training,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats])
         for player in self.players.values():
@@ -246,34 +248,24 @@ class Stud5Hand(Hand):
 
     # -- escape (S18, S19, D-1, D-9, G2) -------------------------------------------------------
 
-    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
-        player.escaped = True
-        player.result = result
-        if self.escape_policy == "fold":
-            self.emit("fold", player=player.name, pot=self.pot, cause=cause, rule="S19")
-            self._fold(player)
-            return
+    def _escape_fold(self, player: PlayerState, cause: str) -> None:
+        self.emit("fold", player=player.name, pot=self.pot, cause=cause, rule="S19")
+        self._fold(player)
+
+    def _escape_winner(self, escapee: PlayerState) -> str:
         banker = self.banker
-        if banker == player.name:  # D-1: the best showing player left takes the banker's place
+        if banker == escapee.name:  # D-1: the best showing player left takes the place
             banker = self._best_showing([name for name in self.from_player(banker)
-                                         if name != player.name])
-            self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
+                                         if name != escapee.name])
+            self.emit("banker_replaced", player=banker, escaped=escapee.name, rule="D-1")
         elif self.players[banker].folded and self.revision.escape_winner_still_in_hand:
             # D-10: a banker who folded has given up the hand; the best showing player
             # still in it (not the escapee) wins the escape instead.
             banker = self._best_showing([name for name in self.from_player(banker)
-                                         if name != player.name])
+                                         if name != escapee.name])
             self.emit("banker_replaced", player=banker, folded=self.banker,
-                      escaped=player.name, rule="D-10")
-        charge = min(self.pot, player.coins)  # D-9: never more than they held
-        entries = [Entry(name, -charge if name == player.name else charge if name == banker
-                         else 0, "escape" if name == player.name else
-                         "escape_win" if name == banker else "returned") for name in self.order]
-        results = {name: self.players[name].result if name == player.name
-                   else Result.WIN if name == banker else Result.DRAW for name in self.order}
-        self.emit("hand_ended", reason="escape", escaped=player.name, winners=[banker],
-                  pot=self.pot, charge=charge, rule="S19")
-        self._finish(entries, results, (banker,), "escape")
+                      escaped=escapee.name, rule="D-10")
+        return banker
 
     # -- endings (S14, S16, S20-S22) -----------------------------------------------------
 
@@ -296,6 +288,10 @@ class Stud5Hand(Hand):
         self.emit("hand_ended", reason="showdown", winners=winners, pot=self.pot, rule="S14")
         self._pay(split_pot(self.pot, winners), "showdown")
 
+    def face_up(self, name: str) -> list[str]:
+        """Every card but the hole card lies face up (S10)."""
+        return [str(card) for card in self.players[name].cards[1:]]
+
     def _pay(self, shares: dict[str, int], reason: str) -> None:
         draw = len(shares) > 1
         entries, results = [], {}
@@ -309,29 +305,5 @@ class Stud5Hand(Hand):
                 else Result.DRAW if share and draw else Result.WIN if share else Result.LOSS
         self._finish(entries, results, tuple(shares), reason)
 
-    def _finish(self, entries: list[Entry], results: dict, winners: tuple, reason: str) -> None:
-        scoring = self.config["scoring"]
-        if self.training:
-            entries = [Entry(e.player, 0, "training") for e in entries]
-            score = {name: scoring[str(result)] if str(result) in scoring else 0
-                     for name, result in results.items()}
-        else:
-            score = {}
-        settlement = Settlement(tuple(entries), results, score, winners, reason)
-        self._settle(settlement, self._below_minimum(settlement))
-
-    def _below_minimum(self, settlement: Settlement) -> list[Event]:
-        """S21/L7: players whose coins after the hand are below the minimum holding."""
-        if self.training:
-            return []
-        need = self.limits.min_holding
-        out = []
-        for entry in settlement.entries:  # one per player, in seat order
-            after = self.players[entry.player].coins + entry.delta
-            if after < need:
-                fields = {"player": entry.player, "coins": after, "min_holding": need,
-                          "rule": "L7" if self.limits.owner_ante else "S21"}
-                if self.limits.owner_ante:
-                    fields["message"] = L7_MESSAGE
-                out.append(Event("below_minimum", fields))
-        return out
+    def _minimum_after_hand(self) -> tuple[int, dict]:
+        return self.limits.min_holding, self.limits.below_minimum_fields()

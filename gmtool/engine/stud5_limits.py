@@ -1,102 +1,94 @@
-"""How much a stud5 player may put in: the two betting styles as data (RULES Q1-Q5, L9-L11).
+"""How much a stud5 player may put in: the two betting styles (RULES Q1-Q5, L9-L11).
 
-- capped (QQ tiers): bets and raises are multiples of the bet unit and may not take a
-  hand total above the street's cumulative cap (Q1, Q4); all-in brings it to the hand
-  cap (Q3); check is allowed while nobody has bet.
-- owner_ante (seed 000): the first speaker must open with at least `open_min_antes`
-  antes or fold, no check (L9); a raise is the call plus clicks of the raise chips (any
-  sum of them, `engine/chips`), at most `raises_per_street` per player (L10); no hand
-  total may exceed the smallest stack of the players still in the hand, taken at the
-  hand's start (L11, D-7).
+- capped (QQ tiers, `CappedLimits`): bets and raises are multiples of the bet unit and
+  may not take a hand total above the street's cumulative cap (Q1, Q4); all-in brings it
+  to the hand cap (Q3); check is allowed while nobody has bet.
+- owner_ante (seed 000, `OwnerAnteLimits`): the first speaker must open with at least
+  `open_min_antes` antes or fold, no check (L9); a raise is the call plus clicks of the
+  raise chips (any sum of them, `engine/chips`), at most `raises_per_street` per player
+  (L10); no hand total may exceed the smallest stack of the players still in the hand,
+  taken at the hand's start (L11, D-7).
 
-Both styles also respect D-7's bound, so coins never go negative and no side pot arises.
+Both styles respect D-7's bound, so coins never go negative and no side pot arises. The
+shared logic is `Limits`; a style overrides the few answers that differ (`STYLES`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, NamedTuple
+from typing import TYPE_CHECKING
 
 from gmtool.engine.chips import chip_step, chip_sum
 from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Legal, PlayerState
+from gmtool.engine.spec import EngineConfig, Tier
 from gmtool.engine.versions import CURRENT, Revision
 
 if TYPE_CHECKING:
     from gmtool.engine.stud5 import Stud5Hand
 
 CHECK, FOLD = Legal("check"), Legal("fold")  # immutable: every legal list may share them
+L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"
 
 
-class Limits(NamedTuple):
-    """A hand's betting limits, fixed when it starts (a named tuple: immutable, and made
-    for every hand)."""
+class Limits:
+    """A hand's betting limits, fixed when it starts."""
 
-    owner_ante: bool
-    ante: int
-    unit: int
-    street_caps: tuple[int, ...] | None
-    hand_cap: int | None
-    allin_from_street: int
-    allin_to_hand_cap: bool
-    raises_per_street: int
-    open_min: int
-    min_holding: int
-    raise_chips: tuple[int, ...] = ()  # L10: a raise's part above the call sums these
+    __slots__ = ("ante", "unit", "allin_from_street", "allin_to_hand_cap",
+                 "raises_per_street", "open_min", "min_holding", "hand_cap")
 
-    @classmethod
-    def for_hand(cls, config: Mapping, tier: Mapping, ante: int | None,
-                 revision: Revision = CURRENT) -> Limits:
-        betting = config["betting"]
-        owner_ante = betting["style"] == "owner_ante"
-        if owner_ante:
-            if ante is None or ante < 1:
-                raise SetupError("L2", "the owner has not set an ante")
-            holding = config["owner_ante"]["min_holding_antes"] * ante
-            chips = tuple(betting["raise_chips"]) if revision.raise_chips else ()
-            return cls(True, ante, 1, None, None, betting["allin_from_street"],
-                       betting["allin_amount"] == "hand_cap", betting["raises_per_street"],
-                       betting["open_min_antes"] * ante, holding, chips)
-        return cls(False, tier["ante"], tier["bet_unit"], tuple(tier["street_caps"]),
-                   tier["hand_cap"], betting["allin_from_street"],
-                   betting["allin_amount"] == "hand_cap", betting["raises_per_street"],
-                   tier["bet_unit"], tier["min_holding"])
+    def __init__(self, ante: int, unit: int, allin_from_street: int, allin_to_hand_cap: bool,
+                 raises_per_street: int, open_min: int, min_holding: int,
+                 hand_cap: int | None) -> None:
+        self.ante = ante
+        self.unit = unit
+        self.allin_from_street = allin_from_street
+        self.allin_to_hand_cap = allin_to_hand_cap
+        self.raises_per_street = raises_per_street
+        self.open_min = open_min
+        self.min_holding = min_holding
+        self.hand_cap = hand_cap
+
+    # -- what a style answers --------------------------------------------------------------
+
+    may_check = True  # S13: with no bet yet, a player may check (not the L9 opener)
+
+    def max_total(self, hand: Stud5Hand) -> int:
+        """The most a player's hand total may reach on this street (D-7 and the style's)."""
+        return hand.bound
+
+    def opening_min(self, room: int) -> int:
+        """The least first bet of a street."""
+        return self.unit
+
+    def bound_words(self, hand: Stud5Hand) -> str:
+        return f"smallest stack {hand.bound}, D-7"
+
+    def amount_rule(self, verb: str, too_large: bool) -> str:
+        return "Q4"
+
+    def no_room_rule(self) -> str:
+        return "Q4"
+
+    def _raise(self, facing: int, room: int) -> Legal | None:
+        """The raise entry when `facing` is owed and `room` is left below the bound: the
+        call plus a bet unit or more (Q4)."""
+        low = facing + self.unit
+        return Legal("raise", low, _top(low, room, self.unit), self.unit) if room >= low else None
+
+    def below_minimum_fields(self) -> dict:
+        """The rule (and message) of a player left below the minimum after a hand."""
+        return {"rule": "S21"}
 
     @property
     def training_stack(self) -> int:
         """The virtual stack of a training-room player (S22): enough for any hand."""
         return self.hand_cap if self.hand_cap is not None else self.min_holding
 
-    # -- bounds ---------------------------------------------------------------------
-
-    def stack_bound(self, hand: Stud5Hand) -> int:
-        """D-7: the smallest stack among players still in the hand, at the hand's start."""
-        return hand.bound
-
-    def max_total(self, hand: Stud5Hand) -> int:
-        """The most a player's hand total may reach on this street (Q1/Q4 caps, D-7)."""
-        if self.street_caps is not None:
-            cap = self.street_caps[hand.street - 2]
-            return cap if cap < hand.bound else hand.bound
-        return hand.bound
+    # -- shared ------------------------------------------------------------------------------
 
     def allin_total(self, hand: Stud5Hand) -> int:
-        bound = self.stack_bound(hand)
+        bound = hand.bound
         return min(bound, self.hand_cap) if self.allin_to_hand_cap and self.hand_cap else bound
-
-    def bound_words(self, hand: Stud5Hand) -> str:
-        if self.street_caps is not None:
-            return (f"street-{hand.street} cap {self.street_caps[hand.street - 2]}, "
-                    f"bet unit {self.unit}")
-        return f"smallest stack {self.stack_bound(hand)}, D-7"
-
-    def amount_rule(self, verb: str, too_large: bool) -> str:
-        if not self.owner_ante:
-            return "Q4"
-        if too_large:
-            return "L11"
-        return "L9" if verb == "bet" else "L10"
-
-    # -- what the player to act may do -------------------------------------------------
 
     def legal(self, hand: Stud5Hand, player: PlayerState) -> list[Legal]:
         total = player.total
@@ -105,14 +97,10 @@ class Limits(NamedTuple):
             return [Legal("call", owed, owed), FOLD] if owed > 0 else [FOLD]
         room = self.max_total(hand) - total
         facing = hand.round_max - total
-        unit = self.unit
         if facing == 0:
-            if self.owner_ante:
-                legal, low = [], min(self.open_min, room)
-            else:
-                legal, low = [CHECK], unit
+            legal, low = ([CHECK] if self.may_check else []), self.opening_min(room)
             if room >= low > 0:
-                legal.append(Legal("bet", low, _top(low, room, unit), unit))
+                legal.append(Legal("bet", low, _top(low, room, self.unit), self.unit))
         else:
             legal = [Legal("call", facing, facing)]
             if self._may_raise(player):
@@ -142,31 +130,17 @@ class Limits(NamedTuple):
                 if hand.street >= self.allin_from_street and owed > 0 else None
         facing = hand.round_max - total
         if verb == "check":
-            return CHECK if facing == 0 and not self.owner_ante else None
+            return CHECK if facing == 0 and self.may_check else None
         if verb == "call":
             return Legal("call", facing, facing) if facing else None
         room = self.max_total(hand) - total
-        unit = self.unit
         if verb == "bet" and facing == 0:
-            low = min(self.open_min, room) if self.owner_ante else unit
-            return Legal("bet", low, _top(low, room, unit), unit) if room >= low > 0 else None
+            low = self.opening_min(room)
+            return Legal("bet", low, _top(low, room, self.unit), self.unit) \
+                if room >= low > 0 else None
         if verb == "raise" and facing and self._may_raise(player):
             return self._raise(facing, room)
         return None
-
-    def _raise(self, facing: int, room: int) -> Legal | None:
-        """The raise entry when `facing` is owed and `room` is left below the bound: the
-        call plus a bet unit or more (Q4), or plus clicks of the raise chips (L10)."""
-        chips = self.raise_chips
-        if not chips:
-            low = facing + self.unit
-            return Legal("raise", low, _top(low, room, self.unit), self.unit) \
-                if room >= low else None
-        step = chip_step(chips)
-        low, top = facing + min(chips), facing + (room - facing) // step * step
-        while top >= low and not chip_sum(top - facing, chips):
-            top -= step  # a few steps at most: past the Frobenius number every sum exists
-        return Legal("raise", low, top, step, chips=chips, base=facing) if top >= low else None
 
     def _may_raise(self, player: PlayerState) -> bool:
         return not self.raises_per_street or player.raises < self.raises_per_street
@@ -183,7 +157,7 @@ class Limits(NamedTuple):
                                      f" ({self.allin_from_street} cards in hand); this is "
                                      f"street {hand.street}")
             return "S15", name, "already at the all-in amount"
-        if verb in ("check", "call") and self.owner_ante and facing == 0:
+        if verb in ("check", "call") and not self.may_check and facing == 0:
             return "L9", name, (f"the opener must bet at least {self.open_min} or fold; "
                                 f"{verb} is not allowed")
         if verb == "check":
@@ -197,9 +171,86 @@ class Limits(NamedTuple):
         if verb == "raise" and not self._may_raise(player):
             return "L10", name, f"each player may raise at most {self.raises_per_street} " \
                                 "time(s) per street"
-        if self.owner_ante:
-            return "L11", name, f"no room left below the {self.bound_words(hand)}"
-        return "Q4", name, f"the hand total already reaches the {self.bound_words(hand)}"
+        return self.no_room_rule(), name, self.no_room_words(hand)
+
+    def no_room_words(self, hand: Stud5Hand) -> str:
+        return f"the hand total already reaches the {self.bound_words(hand)}"
+
+
+class CappedLimits(Limits):
+    """QQ-style tiers: street caps and a hand cap (Q1-Q4)."""
+
+    __slots__ = ("street_caps",)
+
+    def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
+                 revision: Revision) -> None:
+        betting = config.betting
+        super().__init__(tier.ante, tier.bet_unit, betting.allin_from_street,
+                         betting.allin_amount == "hand_cap", betting.raises_per_street,
+                         tier.bet_unit, tier.min_holding, tier.hand_cap)
+        self.street_caps = tier.street_caps
+
+    def max_total(self, hand: Stud5Hand) -> int:
+        cap = self.street_caps[hand.street - 2]
+        return cap if cap < hand.bound else hand.bound
+
+    def bound_words(self, hand: Stud5Hand) -> str:
+        return f"street-{hand.street} cap {self.street_caps[hand.street - 2]}, bet unit {self.unit}"
+
+
+class OwnerAnteLimits(Limits):
+    """Seed 000's owner table: an opener's minimum, raise chips, the smallest stack (L9-L11)."""
+
+    __slots__ = ("raise_chips",)
+    may_check = False  # L9: the opener bets or folds
+
+    def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
+                 revision: Revision) -> None:
+        if ante is None or ante < 1:
+            raise SetupError("L2", "the owner has not set an ante")
+        betting = config.betting
+        super().__init__(ante, 1, betting.allin_from_street, betting.allin_amount == "hand_cap",
+                         betting.raises_per_street, betting.open_min_antes * ante,
+                         config.owner_ante.min_holding_antes * ante, None)
+        self.raise_chips = tuple(betting.raise_chips) if revision.raise_chips else ()
+
+    def opening_min(self, room: int) -> int:
+        return min(self.open_min, room)
+
+    def amount_rule(self, verb: str, too_large: bool) -> str:
+        if too_large:
+            return "L11"
+        return "L9" if verb == "bet" else "L10"
+
+    def no_room_rule(self) -> str:
+        return "L11"
+
+    def no_room_words(self, hand: Stud5Hand) -> str:
+        return f"no room left below the {self.bound_words(hand)}"
+
+    def _raise(self, facing: int, room: int) -> Legal | None:
+        """The call plus clicks of the raise chips (L10); engines before version 3 took
+        any whole number of chips."""
+        chips = self.raise_chips
+        if not chips:
+            return super()._raise(facing, room)
+        step = chip_step(chips)
+        low, top = facing + min(chips), facing + (room - facing) // step * step
+        while top >= low and not chip_sum(top - facing, chips):
+            top -= step  # a few steps at most: past the Frobenius number every sum exists
+        return Legal("raise", low, top, step, chips=chips, base=facing) if top >= low else None
+
+    def below_minimum_fields(self) -> dict:
+        return {"rule": "L7", "message": L7_MESSAGE}
+
+
+STYLES: dict[str, type[Limits]] = {"capped": CappedLimits, "owner_ante": OwnerAnteLimits}
+
+
+def limits_for(config: EngineConfig, tier: Tier, ante: int | None,
+               revision: Revision = CURRENT) -> Limits:
+    """A hand's limits under the config's betting style."""
+    return STYLES[config.betting.style](config, tier, ante, revision)
 
 
 def _top(low: int, room: int, step: int) -> int:

@@ -42,10 +42,11 @@ from typing import Mapping, Sequence
 
 from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action, event
+from gmtool.engine.events import Action
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.seating import check_holdings, open_tier
-from gmtool.engine.settlement import Entry, Result, Settlement
+from gmtool.engine.settlement import Entry, Result
+from gmtool.engine.spec import EngineConfig
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
 from gmtool.engine.versions import ENGINE_VERSION
 
@@ -59,19 +60,21 @@ class ThreeCardHand(Hand):
     seat_rule = "H1"
     verb_rule = "H5"
 
-    def __init__(self, config: Mapping, tier_id: str, seats: Sequence[Seat], banker: str,
-                 source: CardSource, ranking=None, engine: str = ENGINE_VERSION) -> None:
+    def __init__(self, config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
+                 banker: str, source: CardSource, ranking=None,
+                 engine: str = ENGINE_VERSION) -> None:
         super().__init__(config, seats, source, engine)
+        config = self.config
         self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("H2", f"dealer {banker!r} is not seated")
         self.prices = Prices.for_tier(config, self.tier, self.revision)
-        self.training = not self.tier.get("coins", True)
+        self.training = not self.tier.coins
         if not self.training:
             check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()})
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
-        self.max_rounds = config["three_card"]["max_rounds"]
+        self.max_rounds = config.three_card.max_rounds
         self.seen = {name: False for name in self.order}
         ante = Bet(self.prices.ante, seen=False)
         self.bets = {name: ante for name in self.order}  # current bets (H5)
@@ -81,7 +84,7 @@ class ThreeCardHand(Hand):
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
         self._left: dict[str, str] = {}  # how each player left the hand
         self.emit("hand_started", game=self.game, engine=self.revision.version,
-                  config_id=config.get("config_id"),
+                  config_id=config.config_id,
                   tier=tier_id, ante=self.prices.ante, cap=self.prices.cap, banker=banker,
                   training=self.training, max_rounds=self.max_rounds,
                   seats=[{"player": s.name, "coins": s.coins} for s in seats], rule="H2")
@@ -334,32 +337,29 @@ class ThreeCardHand(Hand):
 
     # -- escape (S18, S19, G2) ----------------------------------------------------------------
 
-    def _escape(self, player: PlayerState, result: Result, cause: str) -> None:
-        player.escaped = True
-        player.result = result
-        if self.escape_policy == "fold":
-            self.emit("pass", player=player.name, pot=self.pot, cause=cause, rule="S19")
-            self._leave(player, "escape")
-            return
+    def _escape_fold(self, player: PlayerState, cause: str) -> None:
+        self.emit("pass", player=player.name, pot=self.pot, cause=cause, rule="S19")
+        self._leave(player, "escape")
+
+    def _escape_winner(self, escapee: PlayerState) -> str:
         banker = self.banker
-        if banker == player.name:  # D-1 in three-card: the next player still in the hand
-            banker = self.next_live(player.name)
-            self.emit("banker_replaced", player=banker, escaped=player.name, rule="D-1")
+        if banker == escapee.name:  # D-1 in three-card: the next player still in the hand
+            banker = self.next_live(escapee.name)
+            self.emit("banker_replaced", player=banker, escaped=escapee.name, rule="D-1")
         elif self.players[banker].folded and self.revision.escape_winner_still_in_hand:
             # D-10: a dealer who left the hand does not win it; the next player from the
             # dealer counterclockwise still in it, not the escapee, wins instead.
-            banker = next(name for name in self.from_player(banker) if name != player.name)
+            banker = next(name for name in self.from_player(banker) if name != escapee.name)
             self.emit("banker_replaced", player=banker, folded=self.banker,
-                      escaped=player.name, rule="D-10")
-        charge = self.pot if self.training else min(self.pot, player.coins)  # D-9
-        entries = [Entry(name, -charge if name == player.name else charge if name == banker
-                         else 0, "escape" if name == player.name else
-                         "escape_win" if name == banker else "returned") for name in self.order]
-        results = {name: result if name == player.name else Result.WIN if name == banker
-                   else Result.DRAW for name in self.order}
-        self.emit("hand_ended", reason="escape", escaped=player.name, winners=[banker],
-                  pot=self.pot, charge=charge, next_banker=banker, rule="S19")
-        self._finish(entries, results, banker, "escape")
+                      escaped=escapee.name, rule="D-10")
+        return banker
+
+    def _escape_charge(self, escapee: PlayerState) -> int:
+        """D-9, and in a training room (virtual stacks) the whole pot."""
+        return self.pot if self.training else min(self.pot, escapee.coins)
+
+    def _ended_fields(self, winner: str) -> dict:
+        return {"next_banker": winner}  # H2: the winner deals the next hand
 
     # -- settlement (S20, S21, S22) -------------------------------------------------------------
 
@@ -375,21 +375,7 @@ class ThreeCardHand(Hand):
             else:
                 entries.append(Entry(name, -player.total, self._left.get(name, "lost")))
                 results[name] = player.result or Result.LOSS
-        self._finish(entries, results, winner.name, reason)
+        self._finish(entries, results, (winner.name,), reason)
 
-    def _finish(self, entries: list[Entry], results: dict, winner: str, reason: str) -> None:
-        score = {}
-        if self.training:
-            entries = [Entry(e.player, 0, "training") for e in entries]
-            scoring = self.config.get("scoring") or {}
-            score = {name: scoring.get(str(result), 0) for name, result in results.items()}
-        settlement = Settlement(tuple(entries), results, score, (winner,), reason)
-        below = []
-        if not self.training:
-            for entry in entries:  # one per player, in seat order
-                after = self.players[entry.player].coins + entry.delta
-                if after < self.prices.min_holding:
-                    below.append(event("below_minimum", player=entry.player, coins=after,
-                                       min_holding=self.prices.min_holding, rule="S21"))
-        self._settle(settlement, below)
-
+    def _minimum_after_hand(self) -> tuple[int, dict]:
+        return self.prices.min_holding, {"rule": "S21"}

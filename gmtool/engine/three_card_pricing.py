@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Mapping
 
 from gmtool.engine.errors import SetupError
+from gmtool.engine.spec import EngineConfig, Tier, engine_config
 from gmtool.engine.versions import CURRENT, Revision
 
 # (previous bettor is seen, this player is seen) -> (tier key, H5 minimum multiple)
@@ -75,22 +76,27 @@ class Prices:
     by_own_state: bool = True  # follows: the follower's own amounts (H5), not one column
 
     @classmethod
-    def for_tier(cls, config: Mapping, tier: Mapping, revision: Revision = CURRENT) -> Prices:
+    def for_tier(cls, config: Mapping | EngineConfig, tier: Mapping | Tier,
+                 revision: Revision = CURRENT) -> Prices:
+        config = engine_config(config)
+        if isinstance(tier, Mapping):
+            tier = config.tier(tier["id"])
         try:
-            rules = config["three_card"]
-            columns = {pair: tuple(sorted(tier[key])) for pair, (key, _) in FOLLOW_TABLES.items()}
+            rules = config.three_card
+            columns = {pair: tuple(sorted(getattr(tier, key)))
+                       for pair, (key, _) in FOLLOW_TABLES.items()}
             if revision.follows_by_own_state:  # H5: a state's amounts are its two columns
                 own = {seen: tuple(sorted(set(columns[False, seen] + columns[True, seen])))
                        for seen in (False, True)}
                 columns = {pair: own[pair[1]] for pair in columns}
             return cls(
-                ante=tier["ante"], cap=tier["cap"],
+                ante=tier.ante, cap=tier.cap,
                 follows=columns,
-                buy_multiplier=rules["buy_multiplier"],
-                open_cost={pair: rules["open_cost"][key] for pair, key in OPEN_KEYS.items()},
-                min_holding=tier.get("min_holding", 0),
+                buy_multiplier=rules.buy_multiplier,
+                open_cost={pair: rules.open_cost[key] for pair, key in OPEN_KEYS.items()},
+                min_holding=tier.min_holding or 0,
                 by_own_state=revision.follows_by_own_state)
-        except (KeyError, TypeError) as error:
+        except (KeyError, TypeError, AttributeError) as error:
             raise SetupError("H3", f"the compiled configuration lacks three-card key {error}") \
                 from None
 

@@ -9,13 +9,6 @@ from __future__ import annotations
 from gmtool.engine.hand import Hand
 
 
-def face_up(hand: Hand, name: str) -> list[str]:
-    """The cards of `name` that lie face up: stud5 shows all but the hole card, three-card none."""
-    if hand.game != "stud5":
-        return []
-    return [str(card) for card in hand.players[name].cards[1:]]
-
-
 def public_view(hand: Hand) -> dict:
     """Players, totals, pot, street and turn, with face-up cards only."""
     players = []
@@ -23,7 +16,7 @@ def public_view(hand: Hand) -> dict:
         player = hand.players[name]
         players.append({
             "name": name, "total": player.total, "folded": player.folded,
-            "connected": player.connected, "showing": face_up(hand, name),
+            "connected": player.connected, "showing": hand.face_up(name),
             "seen": hand.has_looked(name),
         })
     return {

@@ -1,7 +1,9 @@
 """`gmtool demo`: a fresh store, every shipped profile deployed, tables of every system.
 
-The demo database is the demo's own: an existing file at the demo path is replaced
-(with its key file), never merged into, so every run starts from the same state.
+The demo database is the demo's own, marked as such when it is made: a demo store at
+the demo path is replaced (with its key file), never merged into, so every run starts
+from the same state. Any other file there (a real store, another application's
+database, a text file) is refused and left as it is.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gmtool.house.operations import deploy_profile
-from gmtool.store.db import Store, StoreError, connect
+from gmtool.store.db import Store, StoreError, connect, demo_store_problem, mark_demo
 
 DEMO_DB = "gmtool-demo.db"
 SHIPPED = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush",
@@ -26,12 +28,18 @@ def rules_dir() -> Path:
 
 
 def fresh_store(path: Path) -> Store:
-    """Remove an earlier demo database (and its WAL, key) and create a new one."""
-    for suffix in ("", "-wal", "-shm", ".key"):
-        old = path.with_name(path.name + suffix)
-        if old.exists():
-            old.unlink()
-    return connect(path, create=True)
+    """A new demo store at `path`: an earlier demo store there (with its WAL and key) is
+    replaced; anything else at `path` is refused (StoreError, exit 2) and left alone."""
+    if path.exists() or path.is_symlink():
+        why = demo_store_problem(path)
+        if why:
+            raise StoreError(f"{path} {why}: the demo only creates a new store or replaces "
+                             "its own; choose another --db path (or move the file away)")
+        for suffix in ("", "-wal", "-shm", ".key"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+    store = connect(path, create=True)
+    mark_demo(store)
+    return store
 
 
 def deploy_shipped(store: Store, by: str = "demo") -> list[dict]:
@@ -48,6 +56,6 @@ def demo_table_plan(store: Store) -> list[tuple[str, str, str]]:
         config = load_config(store, latest_config_id(store, name))
         open_rooms = [t["id"] for t in config["tiers"] if t["enabled"]]
         for tier in open_rooms[:2]:
-            game = load_config(store, active_config_id(store, name, tier))["game"]
-            plan.append((name, tier, game))
+            plan.append((name, tier, load_config(store, active_config_id(store, name, tier))
+                         ["game"]))
     return plan

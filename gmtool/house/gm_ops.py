@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import time
 
-from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable
+from gmtool.bounds import MAX_BALANCE
+from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable, UsageError
 from gmtool.store import gm, ledger
+from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
 
@@ -58,23 +60,58 @@ def log(store: Store, actor: str | None, action: str, target: str | None,
         return gm.log_action(store, actor, action, target, reason, outcome)
 
 
+MAX_TEXT = 500  # the longest name or reason a GM may give
+
+
+def text(value: str | None, what: str, required: bool = True) -> str | None:
+    """A GM user name or a reason as the log will keep it: not blank (when `required`), no
+    control characters, at most MAX_TEXT characters. UsageError otherwise."""
+    if value is None or not value.strip():
+        if required:
+            raise UsageError(f"{what} may not be empty")
+        return None
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+        raise UsageError(f"{what} {value!r} contains control characters")
+    if len(value) > MAX_TEXT:
+        raise UsageError(f"{what} is {len(value)} characters long; at most {MAX_TEXT}")
+    return value.strip()
+
+
 def add_user(store: Store, actor: str | None, name: str, role: str) -> None:
+    name = text(name, "a GM user name")
     authorize(store, actor, "users_add", name)
     gm.add_user(store, name, role)
     log(store, actor, "users_add", name, None, {"ok": True, "role": role})
 
 
 def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str) -> dict:
-    """A GM coin adjustment: one ledger row tied to the GM action that made it."""
+    """A GM coin adjustment: one ledger row tied to the GM action that made it.
+
+    A balance is never negative, now or when a hand settles: a deduction from a player
+    seated in a running hand must leave them at least the coins they brought to it (the
+    most that hand can take, D-9); deduct after the hand ends. Balances stay within
+    MAX_BALANCE.
+    """
+    reason = text(reason, "the reason")
+    if delta == 0:
+        raise UsageError("an adjustment of 0 changes nothing")
     authorize(store, actor, "adjust", player, reason)
     error: GmtoolError | None = None
     with store.write(durable=True):
         held = ledger.coins_or_none(store, player)
+        stake = hand_store.at_stake(store, player) if held is not None else None
         if held is None:
             error = NotFound(f"no player {player!r}")
         elif held + delta < 0:
             error = Refused(f"{player} holds {held}; an adjustment of {delta} would make it "
                             "negative")
+        elif delta < 0 and stake and held + delta < stake[1]:
+            error = Refused(f"{player} is in running hand {stake[0]} and could lose up to "
+                            f"{stake[1]} there; a deduction of {-delta} could leave a negative "
+                            "balance when it settles: deduct after the hand ends")
+        elif held + delta > MAX_BALANCE:
+            error = Refused(f"{player} would hold {held + delta}, above the most a player may "
+                            f"hold ({MAX_BALANCE})")
         outcome = failure(error) if error else {"ok": True, "coins_before": held,
                                                 "coins": held + delta}
         action_id = gm.log_action(store, actor, "adjust", player, reason,
@@ -96,6 +133,7 @@ def send_command(store: Store, actor: str | None, kind: str, table_id: str,
     Returns the host's outcome; raises (after logging) when there is no such table, no
     host answered in time, or the host refused or could not carry out the command.
     """
+    reason = text(reason, "the reason", required=kind == "kick")
     command_id = _queue(store, actor, kind, table_id, player, reason)
     deadline = time.monotonic() + timeout
     while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
@@ -111,6 +149,7 @@ async def send_command_async(store: Store, actor: str | None, kind: str, table_i
     import asyncio
 
     loop = asyncio.get_running_loop()
+    reason = text(reason, "the reason", required=kind == "kick")
     command_id = _queue(store, actor, kind, table_id, player, reason)
     deadline = loop.time() + timeout
     while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:

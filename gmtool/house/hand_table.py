@@ -23,7 +23,7 @@ class HandTable(HostedTable):
         self.reseat()
         if not enough_players(self.config, len(self.seated)):
             self.publish()
-            await self.sleep(self.config["timeouts"]["continue_s"])
+            await self.sleep(self.config.timeouts.continue_s)
             return
         banker = first_banker(self.config, self.seated, previous_winner=self.banker)
         slot = self.allocate()
@@ -48,7 +48,7 @@ class HandTable(HostedTable):
             for name, player in hand.players.items():
                 if player.escaped:
                     self.unseat(name)
-        await self.sleep(min(3.0, self.config["timeouts"]["continue_s"]))
+        await self.sleep(min(3.0, self.config.timeouts.continue_s))
 
     async def _cannot_start(self, error: SetupError) -> None:
         """A hand that cannot start leaves the table waiting for players: whoever may not
@@ -64,7 +64,7 @@ class HandTable(HostedTable):
             self.unseat(name)
         self.host.notify(f"table {self.id}: no hand could start ({error}); waiting for players")
         self.publish()
-        await self.sleep(self.config["timeouts"]["continue_s"])
+        await self.sleep(self.config.timeouts.continue_s)
 
     def reseat(self) -> None:
         """Players below the minimum leave (S21); some leave freely; idle bots sit down."""
@@ -76,8 +76,8 @@ class HandTable(HostedTable):
         for name in list(self.seated):
             if pool.coins.get(name, 0) < need or self.rng.random() < LEAVE_CHANCE:
                 self.unseat(name)
-        seats = self.config["table"]["seats"]
-        wanted = self.rng.randint(self.config["table"]["min_players"], seats)
+        seats = self.config.table.seats
+        wanted = self.rng.randint(self.config.table.min_players, seats)
         while len(self.seated) < wanted:
             name = pool.take(need, self.rng)
             if name is None:

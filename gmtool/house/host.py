@@ -15,6 +15,8 @@ import signal
 from typing import Callable
 
 from gmtool.engine.config import ranking_for
+from gmtool.engine.games import game_of
+from gmtool.engine.spec import engine_config
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
 from gmtool.house.gm_ops import failure
@@ -28,6 +30,18 @@ from gmtool.store.clock import Clock
 from gmtool.store.db import Store, StoreError
 
 COMMAND_POLL_S = 0.2
+HEARTBEAT_S = 2.0  # how often the host says its tables are alive (tables.updated_at)
+
+
+def command_summary(outcome: dict) -> str:
+    """A GM command's outcome in words, for the host's log."""
+    if not outcome.get("ok"):
+        return f"refused: {outcome.get('error', 'failed')}"
+    if "closed" in outcome:
+        voided = outcome.get("voided_hand")
+        return f"closed{f', hand {voided} voided' if voided else ''}"
+    when = "during a hand" if outcome.get("during_hand") else "between hands"
+    return f"kicked {outcome.get('kicked')} {when}"
 
 
 class Host:
@@ -70,6 +84,8 @@ class Host:
         for row in hand_store.unfinished_hands(self.store):
             seed = seeds.hand_seed(self.key, row["table_id"], row["number"])
             revealed = seed.hex() if commitment(seed) == row["commitment"] else None
+            if self.options.verbose:
+                self.notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
             log = hand_store.TableLog(self.store, row["table_id"])
             hand_store.void_hand(self.store, log, row["id"], "crash_recovery", revealed,
                                  "the host stopped without finishing this hand")
@@ -92,7 +108,7 @@ class Host:
         per_profile = []
         for profile in profiles:
             latest = self.load(configs.latest_config_id(self.store, profile))
-            per_profile.append([(profile, tier["id"], self.room(profile, tier["id"]).config["game"])
+            per_profile.append([(profile, tier["id"], self.room(profile, tier["id"]).config.game)
                                 for tier in latest["tiers"] if tier["enabled"]])
         # Every system gets a table before any system gets a second one.
         rooms = [room for depth in range(max(map(len, per_profile), default=0))
@@ -106,9 +122,8 @@ class Host:
         any planned room needs)."""
         need = 0
         for profile, tier_id, _ in plan:
-            tier = next(t for t in self.room(profile, tier_id).config["tiers"]
-                        if t["id"] == tier_id)
-            need = max(need, tier.get("min_holding") or 0, tier.get("hand_cap") or 0)
+            tier = self.room(profile, tier_id).config.tier(tier_id)
+            need = max(need, tier.min_holding or 0, tier.hand_cap or 0)
         self.pool.enroll(self.options.bots or max(8, 5 * len(plan)), max(100_000, 20 * need))
 
     # -- services for tables (table.TableHost) -------------------------------------------
@@ -123,7 +138,7 @@ class Host:
         config_id = configs.active_config_id(self.store, profile_id, tier)
         if config_id is None:
             raise StoreError(f"room {profile_id}/{tier} has no active deployment")
-        config = self.load(config_id)
+        config = engine_config(self.load(config_id))
         if config_id not in self._rankings:
             self._rankings[config_id] = ranking_for(config)
         return Room(config, self._rankings[config_id])
@@ -149,7 +164,8 @@ class Host:
         gm.acknowledge(self.store, command["id"], outcome.get("ok", False), outcome)
         self.report.commands += 1
         self.notify(f"command {command['id']} ({command['kind']} {command['table_id']}"
-                    f"{' ' + command['player'] if command.get('player') else ''}): {outcome}")
+                    f"{' ' + command['player'] if command.get('player') else ''}): "
+                    f"{command_summary(outcome)}")
 
     # -- running --------------------------------------------------------------------------
 
@@ -162,8 +178,7 @@ class Host:
             counts[(profile, tier)] = counts.get((profile, tier), 0) + 1
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
             config = self.room(profile, tier).config
-            owner = game == "stud5" and config["betting"]["style"] == "owner_ante"
-            cls = OwnerAnteTable if owner else HandTable
+            cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
             rng = random.Random(f"{self.options.seed}:{table_id}" if self.options.seed
                                 else self.rng.random())
             table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
@@ -185,6 +200,7 @@ class Host:
                 voided = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
             except Exception as void_error:  # noqa: BLE001 - the store itself failed
                 voided = f"(not voided: {void_error}; the next start recovers it)"
+            self.report.failed_tables.append(table.id)
             self.notify(f"table {table.id} stopped by an internal error ({type(error).__name__}:"
                         f" {error}); its running hand {voided} was voided, stakes returned")
 
@@ -203,6 +219,11 @@ class Host:
                 table.wake.set()
             await asyncio.sleep(COMMAND_POLL_S)
 
+    def interrupt(self) -> None:
+        """Ctrl-C (SIGINT): the clean stop, remembered so `house run` can exit 130."""
+        self.report.interrupted = True
+        self.request_stop()
+
     def request_stop(self) -> None:
         if not self.stopping:
             self.notify("stopping: no new hands; running hands may finish")
@@ -210,22 +231,33 @@ class Host:
                                      if t.recorder.hand_id is not None}
         self.stopping = True
 
-    async def run(self, progress: Callable[[Host], None] | None = None) -> HostReport:
+    async def run(self, progress: Callable[[Host], None] | None = None,
+                  signals: bool = True) -> HostReport:
+        """Play every table until stopped; with `signals`, SIGINT and SIGTERM stop it
+        cleanly (they are caught before the host says it is hosting)."""
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum, handler in ((signal.SIGINT, self.interrupt),
+                                (signal.SIGTERM, self.request_stop)):
             try:
-                loop.add_signal_handler(signum, self.request_stop)
+                if signals:
+                    loop.add_signal_handler(signum, handler)
             except (RuntimeError, ValueError):
-                pass  # not the main thread (tests driving the host in-process)
+                pass  # not the main thread
+        self.notify(f"hosting {len(self.tables)} table(s): {', '.join(self.tables)} (speed "
+                    f"x{self.speed:g}, chaos {self.chaos:g})")
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
-        started = self.clock.monotonic()
+        started = beat = self.clock.monotonic()
         stop_at = None
         while any(not t.done() for t in tasks.values()):
             await asyncio.sleep(0.1)
             if progress:
                 progress(self)
             now = self.clock.monotonic()
+            if now - beat >= HEARTBEAT_S:  # the console tells a live host from a gone one
+                beat = now
+                table_store.heartbeat(self.store, [t.id for t in self.tables.values()
+                                                   if not t.closed])
             if self.options.duration is not None and now - started >= self.options.duration:
                 self.request_stop()
             if self.stopping and stop_at is None:
@@ -246,8 +278,7 @@ class Host:
                 self.report.voided_on_stop.append(hand_id)
             elif table.id in self._running_at_stop:
                 self.report.finished_on_stop.append(table.id)
-            if not table.closed:
-                table_store.stop_table(self.store, table.id)
+            table_store.stop_table(self.store, table.id)  # a closed table stays closed
 
 
 def prepare_host(store: Store, options: HostOptions,

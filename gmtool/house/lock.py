@@ -12,12 +12,12 @@ import fcntl
 import os
 from pathlib import Path
 
-from gmtool.store.db import StoreError
+from gmtool.store.db import StoreError, host_lock_path
 
 
 class HostLock:
     def __init__(self, db_path: Path) -> None:
-        self.path = db_path.with_name(db_path.name + ".host.lock")
+        self.path = host_lock_path(db_path)
         self._fd: int | None = None
 
     def acquire(self) -> HostLock:

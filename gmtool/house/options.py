@@ -27,3 +27,5 @@ class HostReport:
     voided_on_stop: list[int] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
     commands: int = 0
+    failed_tables: list[str] = field(default_factory=list)  # stopped by an internal error
+    interrupted: bool = False  # stopped by Ctrl-C (SIGINT)

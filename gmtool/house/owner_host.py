@@ -95,7 +95,7 @@ class OwnerAnteTable(HostedTable):
     def _outdated(self) -> bool:
         """Between hands, whether the room's active config changed (G5)."""
         return self.state.phase != "playing" and self.host.room(
-            self.profile_id, self.tier).config["config_id"] != self.config["config_id"]
+            self.profile_id, self.tier).config.config_id != self.config.config_id
 
     async def sleep(self, game_seconds: float) -> None:
         """As HostedTable.sleep, then: a deployment made meanwhile rebuilds the table before
@@ -138,7 +138,7 @@ class OwnerAnteTable(HostedTable):
 
     def _fill_seats(self) -> None:
         table = self.state
-        capacity = self.config["table"]["seats"]
+        capacity = self.config.table.seats
         while len(table.seated) < self.rng.randint(2, capacity) and table.phase != "playing":
             need = 2 * coins_to_sit(self.config, self.tier, table.ante)  # room to set an ante
             name = self.host.pool.take(need, self.rng)
@@ -148,13 +148,13 @@ class OwnerAnteTable(HostedTable):
 
     async def _owner_sets_ante(self, table: OwnerTable, think: float) -> None:
         if self.host.chaos and self.rng.random() < self.host.chaos:  # the owner dawdles (L4)
-            limit = self.config["timeouts"]["set_ante_s"]
+            limit = self.config.timeouts.set_ante_s
             await self.sleep(limit)
             self.apply(Action("wait", amount=limit))
             return
         await self.sleep(think)
-        bound = self.host.pool.coins[table.owner] // self.config["owner_ante"]["max_divisor"]
-        chips = [c for c in self.config["owner_ante"]["chips"] if c <= min(bound, 10)]
+        bound = self.host.pool.coins[table.owner] // self.config.owner_ante.max_divisor
+        chips = [c for c in self.config.owner_ante.chips if c <= min(bound, 10)]
         if chips:
             self.apply(Action("ante", table.owner, amount=self.rng.choice(chips)))
         else:

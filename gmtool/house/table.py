@@ -2,7 +2,8 @@
 
 Time: the profile's limits are game seconds; `speed` divides them into clock seconds
 for demos. Tables read time only from their host's clock and sleep with asyncio, so the
-same code runs in real time or on virtual time (house/clock.py). A bot thinks for a few game seconds and acts; with chaos it may stall (the
+same code runs in real time or on virtual time (house/clock.py). A bot thinks for a few
+game seconds and acts; with chaos it may stall (the
 host then tells the engine that `action_s` passed, and the engine folds it), disconnect
 (the host reports the time away: inside the window the bot reconnects, past it the
 engine counts an escape) or leave mid-hand (an escape). GM commands wake the table at
@@ -16,6 +17,7 @@ import random
 from typing import NamedTuple, Protocol
 
 from gmtool.engine.events import Action
+from gmtool.engine.spec import EngineConfig
 from gmtool.engine.view import public_view
 from gmtool.errors import GmtoolError, NotFound
 from gmtool.house.bots import choose, plan_turn
@@ -31,7 +33,7 @@ from gmtool.store.db import Store
 class Room(NamedTuple):
     """A room's active rules now (read at each hand's start, RULES G5) and its ranking."""
 
-    config: dict
+    config: EngineConfig
     ranking: object
 
 
@@ -90,7 +92,7 @@ class HostedTable:
         self.wake = asyncio.Event()
         self.closed = False
         self.state = None  # the engine object being played (hand or owner table)
-        self.config: dict | None = None
+        self.config: EngineConfig | None = None
         self.ranking = None
         self.clock = host.clock
         self.turn_started = self.clock.monotonic()
@@ -160,17 +162,17 @@ class HostedTable:
     def publish(self) -> None:
         hand = self.current_hand()
         live = {"profile": self.profile_id, "tier": self.tier, "game": self.game,
-                "config_id": self.config["config_id"] if self.config else None,
+                "config_id": self.config.config_id if self.config else None,
                 "hand": self.recorder.hand_id,  # the id `hands show` takes
                 "hand_number": self.recorder.number if self.recorder.hand_id else None,
                 "seated": list(self.seated)}
         if hand is not None and not hand.is_over:
             view = public_view(hand)
-            timeouts = self.config["timeouts"]
+            timeouts = self.config.timeouts
             # Deadlines in wall-clock time (and the speed), so readers compute what is left.
             started = self.clock.wall() - (self.clock.monotonic() - self.turn_started)
-            view["deadline_at"] = started + timeouts["action_s"] / self.host.speed
-            view["window_deadline_at"] = started + timeouts["reconnect_min"] * 60 / self.host.speed
+            view["deadline_at"] = started + timeouts.action_s / self.host.speed
+            view["window_deadline_at"] = started + timeouts.reconnect_min * 60 / self.host.speed
             view["speed"] = self.host.speed
             for player in view["players"]:
                 player["coins"] = self.host.pool.coins.get(player["name"])
@@ -187,9 +189,9 @@ class HostedTable:
     async def play_turn(self, hand) -> None:
         """Let the player to act take their turn, with chaos, in scaled real time."""
         actor = hand.to_act
-        timeouts = self.config["timeouts"]
-        window = timeouts["reconnect_min"] * 60
-        turn = plan_turn(self.rng, self.host.chaos, timeouts["action_s"], window)
+        timeouts = self.config.timeouts
+        window = timeouts.reconnect_min * 60
+        turn = plan_turn(self.rng, self.host.chaos, timeouts.action_s, window)
         if turn.kind == "act":
             await self.sleep(turn.seconds)
             if self._gone(hand, actor):
@@ -245,7 +247,7 @@ class HostedTable:
         if running and player in hand.players and not hand.players[player].folded:
             settlement = self.apply(Action("kick", player, reason=command.get("reason")))
             outcome = {"ok": True, "kicked": player, "during_hand": True,
-                       "escape_policy": self.config["betting"]["escape_policy"],
+                       "escape_policy": self.config.betting.escape_policy,
                        "settlement": settlement}
         else:
             outcome = {"ok": True, "kicked": player, "during_hand": False}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.rules import schema
 from gmtool.rules.deckspec import DeckSpecError, parse_ranks, parse_suits
-from gmtool.rules.schema import CAPPED, STUD5, THREE_CARD, Context
+from gmtool.rules.schema import Context
 
 if TYPE_CHECKING:
     from gmtool.rules.validate import Collector
@@ -52,7 +52,7 @@ def check_semantics(out: Collector, data: dict, ctx: Context) -> None:
     _check_deck(out, data, ctx)
     _check_categories(out, data, ctx)
     _check_increasing(out, data, ("ladder", "titles"), key="at", what="ladder step")
-    if ctx.style == schema.OWNER_ANTE:
+    if schema.IS_OWNER_ANTE.test(ctx):
         _check_increasing(out, data, ("betting", "raise_chips"), what="raise chip")
         _check_increasing(out, data, ("owner_ante", "chips"), what="ante chip")
     _check_time_limits(out, data)
@@ -63,9 +63,9 @@ def check_semantics(out: Collector, data: dict, ctx: Context) -> None:
         for index, tier in enumerate(tiers):
             if not isinstance(tier, dict):
                 continue
-            if ctx.game == STUD5 and ctx.style == CAPPED:
+            if schema.IS_CAPPED.test(ctx):
                 _check_capped_tier(out, tier, ("tiers", index))
-            elif ctx.game == THREE_CARD:
+            elif schema.IS_THREE_CARD.test(ctx):
                 _check_three_card_tier(out, tier, ("tiers", index))
 
 
@@ -104,7 +104,7 @@ def _check_categories(out: Collector, data: dict, ctx: Context) -> None:
     categories = _get(data, "ranking", "categories")
     if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
         return
-    expected = schema.STUD5_CATEGORIES if ctx.game == STUD5 else schema.THREE_CARD_CATEGORIES
+    expected = schema.CATEGORIES.get(ctx.game, schema.STUD5_CATEGORIES)
     missing = [c for c in expected if c not in categories]
     extra = [c for c in categories if c not in expected]
     repeated = sorted({c for c in categories if categories.count(c) > 1})

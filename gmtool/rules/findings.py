@@ -14,6 +14,7 @@ class Severity(StrEnum):
 # Stable finding codes: scripts and CI filters match on them, so never rename one.
 CODES = {
     "toml-syntax": "the file is not valid TOML",
+    "unreadable": "the file cannot be read (permissions, a broken link, an I/O error)",
     "unknown-key": "a key the format does not have",
     "not-applicable": "a key that does not apply to this game or betting style",
     "wrong-type": "a value of the wrong type",

@@ -1,8 +1,11 @@
 """JSON Schema of the profile format, generated from the schema table.
 
 Editors (taplo, Even Better TOML) read it through the `#:schema` line at the top of each
-profile. Conditions that depend on the game or betting style are stated in each key's
-description; the full checks are `gmtool rules validate`'s job.
+profile. What depends on the game or the betting style (a capped tier needs street caps,
+a three-card tier its follow tables; `set_ante_s` exists only at an owner table) is
+stated as `if`/`then`/`else` on the whole profile, so a standard validator accepts every
+valid profile and refuses a key that does not apply. Checks that relate values to each
+other (RULES Q5, H5) remain `gmtool rules validate`'s job.
 """
 
 from __future__ import annotations
@@ -18,10 +21,42 @@ SCHEMA_ID = "https://gmtool.invalid/profile.schema.json"
 def profile_json_schema() -> dict:
     """The JSON Schema (draft 2020-12) of a rule profile."""
     root = _field(schema.ROOT)
+    conditions = list(_conditions(schema.ROOT, ()))
+    if conditions:
+        root["allOf"] = conditions
     root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     root["$id"] = SCHEMA_ID
     root["title"] = "gmtool rule profile"
     return root
+
+
+def _conditions(spec: Field, where: tuple):
+    """`if`/`then`/`else` on the whole profile for every key whose presence depends on the
+    game or style: required where it applies (if it is required), absent elsewhere.
+    `where` is the path to `spec`: property names, and "[]" for an array's items."""
+    for name, child in spec.fields.items():
+        when = child.when
+        required_when = child.required_when or (when if child.required else None)
+        if when.json is not None:
+            rule: dict[str, Any] = {"if": when.json, "else": _at(where, {"properties": {
+                name: False}})}
+            if required_when is when:
+                rule["then"] = _at(where, {"required": [name]})
+            yield rule
+        if required_when is not None and required_when is not when \
+                and required_when.json is not None:
+            yield {"if": required_when.json, "then": _at(where, {"required": [name]})}
+        if child.kind == "table":
+            yield from _conditions(child, (*where, name))
+        elif child.kind == "array" and child.items is not None and child.items.kind == "table":
+            yield from _conditions(child.items, (*where, name, "[]"))
+
+
+def _at(where: tuple, inner: dict) -> dict:
+    """`inner` placed at the object `where` points to, from the profile's root."""
+    for step in reversed(where):
+        inner = {"items": inner} if step == "[]" else {"properties": {step: inner}}
+    return inner
 
 
 def _field(spec: Field) -> dict[str, Any]:
@@ -33,7 +68,8 @@ def _field(spec: Field) -> dict[str, Any]:
         out["type"] = "object"
         out["additionalProperties"] = False
         out["properties"] = {name: _field(child) for name, child in spec.fields.items()}
-        required = [name for name, child in spec.fields.items() if child.required]
+        required = [name for name, child in spec.fields.items()
+                    if child.required and child.when.json is None]
         if required:
             out["required"] = required
     elif spec.kind == "array":

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, NamedTuple
 
+from gmtool.bounds import MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION
+
 # The compiled form's version. 2 (2026-12-01): `ranking.tie_break = "ranks_then_suit"`
 # means seed 000's rule (RULES S6, corrected); configs of version 1 that say it meant what
 # is now "all_ranks_then_suit", and keep that meaning (engine/config.tie_break_of).
@@ -32,6 +34,7 @@ STUD5_CATEGORIES = (
 )
 THREE_CARD_CATEGORIES = ("trips", "straight_flush", "straight", "flush", "pair", "high_card")
 CARDS_PER_PLAYER = {STUD5: 5, THREE_CARD: 3}
+CATEGORIES = {STUD5: STUD5_CATEGORIES, THREE_CARD: THREE_CARD_CATEGORIES}
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 
@@ -45,22 +48,44 @@ class Context(NamedTuple):
 
 @dataclass(frozen=True)
 class When:
-    """A condition on the context, with the words the docs use for it."""
+    """A condition on the context, with the words the docs use for it and the same
+    condition as JSON Schema on the whole profile (for the published schema's if/then)."""
 
     text: str
     test: Callable[[Context], bool]
+    json: dict | None = None
 
+
+def _game_is(game: str) -> dict:
+    return {"required": ["profile"],
+            "properties": {"profile": {"required": ["game"],
+                                       "properties": {"game": {"const": game}}}}}
+
+
+# betting.style absent means capped (its default), which `properties` leaves unconstrained
+_STYLE_CAPPED = {"properties": {"betting": {"properties": {"style": {"const": CAPPED}}}}}
+_STYLE_OWNER = {"required": ["betting"],
+                "properties": {"betting": {"required": ["style"],
+                                           "properties": {"style": {"const": OWNER_ANTE}}}}}
 
 ALWAYS = When("", lambda ctx: True)
-IS_STUD5 = When('game = "stud5"', lambda ctx: ctx.game == STUD5)
-IS_THREE_CARD = When('game = "three-card"', lambda ctx: ctx.game == THREE_CARD)
+IS_STUD5 = When('game = "stud5"', lambda ctx: ctx.game == STUD5, _game_is(STUD5))
+IS_THREE_CARD = When('game = "three-card"', lambda ctx: ctx.game == THREE_CARD,
+                     _game_is(THREE_CARD))
 IS_CAPPED = When(
     'game = "stud5", betting.style = "capped"',
     lambda ctx: ctx.game == STUD5 and ctx.style == CAPPED,
+    {"allOf": [_game_is(STUD5), _STYLE_CAPPED]},
 )
 IS_OWNER_ANTE = When(
     'game = "stud5", betting.style = "owner_ante"',
     lambda ctx: ctx.game == STUD5 and ctx.style == OWNER_ANTE,
+    {"allOf": [_game_is(STUD5), _STYLE_OWNER]},
+)
+CAPPED_OR_THREE_CARD = When(
+    'betting.style = "capped" or three-card',
+    lambda ctx: ctx.game == THREE_CARD or ctx.style == CAPPED,
+    {"anyOf": [IS_CAPPED.json, IS_THREE_CARD.json]},
 )
 
 
@@ -131,15 +156,17 @@ class Field:
 
 
 def _int(doc: str, rule: str, default: Default | None = None, minimum: int | None = 0,
-         maximum: int | None = None, when: When = ALWAYS, required: bool = False) -> Field:
+         maximum: int = MAX_COINS, when: When = ALWAYS, required: bool = False) -> Field:
+    """An integer key; every one is bounded (gmtool/bounds.py), amounts by MAX_COINS."""
     return Field("integer", doc, rule, default, required, when, minimum=minimum,
                  maximum=maximum)
 
 
 def _int_list(doc: str, rule: str, default: Default | None = None, when: When = ALWAYS,
-              required: bool = False, min_items: int = 1, max_items: int | None = None) -> Field:
+              required: bool = False, min_items: int = 1, max_items: int = 100) -> Field:
     return Field("array", doc, rule, default, required, when,
-                 items=Field("integer", minimum=1), min_items=min_items, max_items=max_items)
+                 items=Field("integer", minimum=1, maximum=MAX_COINS), min_items=min_items,
+                 max_items=max_items)
 
 
 def _choice(doc: str, rule: str, choices: tuple[str, ...], default: Default | None = None,
@@ -158,7 +185,7 @@ PROFILE = _section("Who the profile is.", {
     "title": Field("string", "Display name of the game system.", "",
                    default=Default(lambda ctx, table: table.get("id", ""), "the id")),
     "version": _int("Operator-maintained revision; bump it on every change.", "G4",
-                    fixed(1), minimum=1),
+                    fixed(1), minimum=1, maximum=MAX_VERSION),
     "game": _choice("Engine family.", "0", GAMES, required=True),
 })
 
@@ -185,7 +212,8 @@ RANKING = _section("How hands are ranked.", {
 TABLE = _section("Seats at one table.", {
     "seats": _int("Seats at one table; seats x cards per player must fit the deck.", "S8, H1",
                   per_game(4, 7), minimum=2, maximum=10),
-    "min_players": _int("Players needed to start a hand.", "S9, L5", fixed(2), minimum=2),
+    "min_players": _int("Players needed to start a hand.", "S9, L5", fixed(2), minimum=2,
+                        maximum=10),
     "first_banker": _choice("Banker (stud5) or dealer (three-card) of a room's first hand.",
                             "S11, L8, H2", ("first_seated", "owner"),
                             Default(lambda ctx, table: "first_seated"
@@ -195,14 +223,16 @@ TABLE = _section("Seats at one table.", {
 
 TIMEOUTS = _section("Time limits (RULES G1).", {
     "action_s": _int("Seconds a player has to act; a timeout folds (passes).", "S17, L13",
-                     fixed(15), minimum=1),
-    "continue_s": _int("Seconds to press start again after a hand.", "L6", fixed(15), minimum=1),
+                     fixed(15), minimum=1, maximum=MAX_SECONDS),
+    "continue_s": _int("Seconds to press start again after a hand.", "L6", fixed(15), minimum=1,
+                       maximum=MAX_SECONDS),
     "reconnect_min": _int("Minutes a disconnected player is waited for (the seed's n).", "S18",
                           fixed(3), minimum=0, maximum=1440),
     "set_ante_s": _int("Seconds the owner has to set the ante.", "L4", fixed(10), minimum=1,
-                       when=IS_OWNER_ANTE),
+                       maximum=MAX_SECONDS, when=IS_OWNER_ANTE),
     "start_countdown_s": _int("Seconds the owner has to start once four players agreed.", "L5",
-                              fixed(10), minimum=1, when=IS_OWNER_ANTE),
+                              fixed(10), minimum=1, maximum=MAX_SECONDS,
+                              when=IS_OWNER_ANTE),
 })
 
 LADDER = _section("Title ladder by holdings (optional).", {
@@ -224,7 +254,8 @@ BETTING = _section("Betting rules.", {
                             ("hand_cap", "smallest_stack"),
                             per_style("hand_cap", "smallest_stack"), IS_STUD5),
     "raises_per_street": _int("Raises each player may make per street; 0 = no limit.", "L10",
-                              per_style(0, 1), minimum=0, when=IS_STUD5),
+                              per_style(0, 1), minimum=0, maximum=MAX_COUNT,
+                              when=IS_STUD5),
     "escape_policy": _choice("What an escape (leaving, lost connection, GM kick) does.",
                              "S19, G2", ("forfeit_to_banker", "fold"),
                              Default(lambda ctx, table: "forfeit_to_banker"
@@ -234,40 +265,45 @@ BETTING = _section("Betting rules.", {
     "raise_chips": _int_list("Raise chip buttons, strictly increasing.", "L10",
                              fixed([1, 5, 10, 50, 100]), IS_OWNER_ANTE),
     "open_min_antes": _int("The opener bets at least this many antes.", "L9", fixed(1),
-                           minimum=1, when=IS_OWNER_ANTE),
+                           minimum=1, maximum=MAX_COUNT, when=IS_OWNER_ANTE),
 })
 
 SCORING = _section("Score changes per result in training rooms.", {
-    "win": _int("Score for a win.", "S22", fixed(1), minimum=None),
-    "loss": _int("Score for a loss.", "S22", fixed(-1), minimum=None),
-    "draw": _int("Score for a draw.", "S22", fixed(0), minimum=None),
-    "escape": _int("Score for an escape.", "S22", fixed(-2), minimum=None),
-    "disconnect": _int("Score for a disconnect.", "S22", fixed(0), minimum=None),
+    "win": _int("Score for a win.", "S22", fixed(1), minimum=-MAX_COUNT,
+                maximum=MAX_COUNT),
+    "loss": _int("Score for a loss.", "S22", fixed(-1), minimum=-MAX_COUNT,
+                 maximum=MAX_COUNT),
+    "draw": _int("Score for a draw.", "S22", fixed(0), minimum=-MAX_COUNT,
+                 maximum=MAX_COUNT),
+    "escape": _int("Score for an escape.", "S22", fixed(-2), minimum=-MAX_COUNT,
+                   maximum=MAX_COUNT),
+    "disconnect": _int("Score for a disconnect.", "S22", fixed(0), minimum=-MAX_COUNT,
+                       maximum=MAX_COUNT),
 }, rule="S22")
 
 OWNER_ANTE_SECTION = _section("The owner-ante table of seed 000.", {
     "chips": _int_list("Ante chip buttons, strictly increasing (plus the max button).", "L2",
                        fixed([1, 5, 10, 50, 100, 500])),
     "max_divisor": _int("The ante may not exceed the owner's coins / max_divisor.", "L2",
-                        fixed(200), minimum=1),
+                        fixed(200), minimum=1, maximum=MAX_COUNT),
     "min_holding_antes": _int("Coins needed to sit and to start a hand, in antes.", "L7",
-                              fixed(200), minimum=1),
+                              fixed(200), minimum=1, maximum=MAX_COUNT),
 }, when=IS_OWNER_ANTE)
 
 OPEN_COST = Field("table", "Opening price, in multiples of the opened player's current bet.",
                   "H8", fields={
                       name: _int(f"Cost multiple, {name.replace('_', ' ')}.", "H8", fixed(value),
-                                 minimum=1)
+                                 minimum=1, maximum=MAX_COUNT)
                       for name, value in (("seen_vs_blind", 4), ("seen_vs_seen", 2),
                                           ("blind_vs_blind", 2), ("blind_vs_seen", 1))
                   })
 
 THREE_CARD_SECTION = _section("Three-card (seed 002) rules.", {
     "buy_multiplier": _int("A buy costs this many times the target's current bet.", "H7",
-                           fixed(2), minimum=1),
+                           fixed(2), minimum=1, maximum=MAX_COUNT),
     "open_cost": OPEN_COST,
     "max_rounds": _int("Betting rounds before the system compares hands; 0 = no limit.", "H11",
-                       fixed(0), minimum=0),
+                       fixed(0), minimum=0, maximum=MAX_COUNT),
 }, when=IS_THREE_CARD)
 
 _FOLLOW = {
@@ -287,8 +323,7 @@ TIER = Field("table", "One room tier.", fields={
     "coins": Field("boolean", "false = training room: no coins move, only tallies and score.",
                    "S22", fixed(True)),
     "ante": _int("Ante every player posts.", "Q1, H3", minimum=1, required=True,
-                 when=When("betting.style = \"capped\" or three-card",
-                           lambda ctx: ctx.game == THREE_CARD or ctx.style == CAPPED)),
+                 when=CAPPED_OR_THREE_CARD),
     "bet_unit": _int("Bets and raises are multiples of it.", "Q4, D-5",
                      Default(lambda ctx, table: table.get("ante"), "the ante"), minimum=1,
                      when=IS_CAPPED),
@@ -298,8 +333,7 @@ TIER = Field("table", "One room tier.", fields={
                      when=IS_CAPPED, required=True),
     "min_holding": replace(
         _int("Coins needed to sit (required in capped tiers).", "Q1, Q5, H3", fixed(0),
-             when=When("betting.style = \"capped\" or three-card",
-                       lambda ctx: ctx.game == THREE_CARD or ctx.style == CAPPED)),
+             when=CAPPED_OR_THREE_CARD),
         required_when=IS_CAPPED),
     "cap": _int("The most any single bet may be (封顶).", "H3", minimum=1, when=IS_THREE_CARD,
                 required=True),

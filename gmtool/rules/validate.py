@@ -274,22 +274,35 @@ def validate_paths(paths: list[str]) -> Report:
     """Validate every profile under `paths`, reading and parsing each file once.
 
     Scenario files (executable rule tests, run by `gmtool rules test`) are skipped, also
-    when named directly, so a pre-commit hook may pass every changed .toml file.
-    Raises ProfileFileError for a path that cannot be read at all.
+    when named directly, so a pre-commit hook may pass every changed .toml file. Every
+    file gets its own findings: one that cannot be read, or is nested too deeply to read,
+    is a finding of its own and the run goes on. Raises ProfileFileError only for a path
+    named on the command line that does not exist.
     """
     findings: list[Finding] = []
     checked = 0
     for path in candidate_files(paths):
-        raw = read_profile_bytes(path)
         try:
-            text = raw.decode("utf-8")
-            data = tomllib.loads(text)
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            found = _validate_file(path)
+        except RecursionError:
+            found = [Finding(str(path), 1, 1, "", "toml-syntax", "nested too deeply to read "
+                             "(arrays or tables inside one another, hundreds of levels)")]
+        except ProfileFileError as error:
+            found = [Finding(str(path), 1, 1, "", "unreadable", str(error))]
+        if found is not None:
             checked += 1
-            findings.extend(validate_bytes(raw, str(path)))
-            continue
-        if is_scenario_data(data):
-            continue
-        checked += 1
-        findings.extend(validate_text(text, str(path), data))
+            findings.extend(found)
     return Report(checked, findings)
+
+
+def _validate_file(path: FsPath) -> list[Finding] | None:
+    """The findings of one file, or None when it is a scenario (not a profile)."""
+    raw = read_profile_bytes(path)
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return validate_bytes(raw, str(path))
+    if is_scenario_data(data):
+        return None
+    return validate_text(text, str(path), data)

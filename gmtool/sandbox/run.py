@@ -7,6 +7,8 @@ from typing import Any
 
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, ActionSyntaxError, Event
+from gmtool.engine.games import game_of
+from gmtool.engine.spec import engine_config
 from gmtool.sandbox.scenario import Scenario, ScenarioError
 
 
@@ -50,8 +52,8 @@ class Outcome:
 def play(scenario: Scenario) -> Outcome:
     """Run the scenario to its end, or to its first illegal action."""
     config = scenario_config(scenario)
-    if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante" \
-            and scenario.ante is None:
+    spec = engine_config(config)
+    if game_of(spec).owner_table(spec) and scenario.ante is None:
         from gmtool.sandbox.table_run import play_owner_table
 
         return play_owner_table(scenario, config)
@@ -150,7 +152,5 @@ def pick_tier(scenario: Scenario, config: dict) -> dict:
 
 def default_coins(config: dict, tier: dict, ante: int | None) -> int:
     """Coins of a player the scenario gives none: ten times what the room requires."""
-    if config["game"] == "stud5" and config["betting"]["style"] == "owner_ante":
-        return config["owner_ante"]["min_holding_antes"] * (ante or 1) * 10
-    return max(tier.get("min_holding", 0), tier.get("hand_cap", 0), tier.get("cap", 0) * 10,
-               100) * 10
+    spec = engine_config(config)
+    return game_of(spec).scenario_coins(spec, spec.tier(tier["id"]), ante)

@@ -69,6 +69,10 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"{path}: not valid TOML: {error}") from None
     except OSError as error:
         raise ScenarioError(f"{path}: {error.strerror or error}") from None
+    if isinstance(data.get("profile"), dict):
+        raise ScenarioError(f"{path} is a rule profile, not a scenario: check it with `gmtool "
+                            "rules validate`, and test it with scenario files that name it "
+                            "(profile = \"path/to/it.toml\")")
     unknown = set(data) - _KEYS
     if unknown:
         raise ScenarioError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}")

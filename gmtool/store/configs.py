@@ -53,6 +53,14 @@ def active_config_id(store: Store, profile_id: str, tier: str) -> str | None:
     return None
 
 
+def config_of_version(store: Store, profile_id: str, version: int) -> str | None:
+    """The config id a profile's `version` was deployed with (None if never deployed)."""
+    row = store.one("SELECT c.config_id FROM configs c JOIN deployments d USING (config_id) "
+                    "WHERE c.profile_id = ? AND c.version = ? ORDER BY d.id DESC LIMIT 1",
+                    (profile_id, version))
+    return row["config_id"] if row else None
+
+
 def latest_config_id(store: Store, profile_id: str) -> str | None:
     """The config of a profile's newest active deployment (whatever rooms it covers)."""
     row = store.one("SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "

@@ -1,10 +1,16 @@
 """Opening the SQLite store: path resolution, pragmas, migrations, write transactions.
 
+Readers open the store read-only and change nothing: a store the user may only read (a
+read-only file or folder, WAL included) reads fine, and an older schema is never
+migrated by a read. Writers check that the file is whole (`PRAGMA quick_check`) before
+anything is written, and bring the schema up to date.
+
 Every write transaction begins IMMEDIATE: a DEFERRED transaction that reads and then
 writes gets SQLITE_BUSY at once, without waiting for the busy timeout, when another
-process writes at the same time. Settlement and ledger writes also run with
-`synchronous=FULL`, so a power cut never loses a settled hand; everything else uses
-NORMAL, which WAL keeps consistent.
+process writes at the same time. A write that waited out the busy timeout says who
+holds the store. Settlement and ledger writes also run with `synchronous=FULL`, so a
+power cut never loses a settled hand; everything else uses NORMAL, which WAL keeps
+consistent.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import os
 import sqlite3
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import quote
 
 import sqlite_utils
 
@@ -21,7 +28,10 @@ from gmtool.errors import NotFound, Unavailable
 from gmtool.store.clock import SYSTEM, Clock, now
 
 DEFAULT_DB = "gmtool.db"
-BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT_MS = 10_000  # $GMTOOL_BUSY_TIMEOUT_MS overrides it
+DAMAGED = ("the file is damaged: restore it from a backup (or, if the host was killed "
+           "while writing, from the copy a backup tool took), and keep the damaged file for "
+           "the investigation")
 
 
 class StoreError(Unavailable):
@@ -40,11 +50,13 @@ def resolve_path(db: str | None) -> Path:
 class Store:
     """One connection to the store, with the repository methods mixed in by `open_store`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM,
+                 read_only: bool = False) -> None:
         self.path = path
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
         self.clock = clock  # the time stored rows are stamped with
+        self.read_only = read_only
 
     def now(self) -> str:
         """The store's time now, as its timestamps write it (ISO 8601, UTC)."""
@@ -62,21 +74,28 @@ class Store:
     @contextlib.contextmanager
     def write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
         """One atomic write transaction (BEGIN IMMEDIATE); `durable` = synchronous FULL."""
+        if self.read_only:
+            raise StoreError(f"{self.path} was opened for reading; this would write to it")
         if self.conn.in_transaction:
             raise StoreError("nested write transaction")  # a bug: keep transactions flat
-        if durable:
-            self.conn.execute("PRAGMA synchronous=FULL")
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
-        finally:
             if durable:
-                self.conn.execute("PRAGMA synchronous=NORMAL")
+                self.conn.execute("PRAGMA synchronous=FULL")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+            finally:
+                if durable:
+                    self.conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError as error:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise StoreError(_write_failed(self.path, error)) from None
 
     def one(self, sql: str, params: tuple | list = ()) -> sqlite3.Row | None:
         return self.conn.execute(sql, params).fetchone()
@@ -85,38 +104,191 @@ class Store:
         return self.conn.execute(sql, params).fetchall()
 
 
-def connect(path: Path, create: bool = False, clock: Clock = SYSTEM) -> Store:
-    """Open (or with `create`, create) the store at `path` and bring its schema up to date;
-    rows it writes are stamped by `clock`."""
-    from gmtool.store.schema import migrate, schema_state
-
+def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
+            write: bool = True) -> Store:
+    """Open the store at `path` (with `create`, create it first): writers check the file and
+    bring its schema up to date; readers (`write=False`) open it read-only and change
+    nothing. Rows a writer adds are stamped by `clock`."""
     if not create and not path.exists():
         raise StoreError(f"no database at {path}: run `gmtool db init` (or pass --db, or set "
                          "GMTOOL_DB)")
     if path.exists() and path.is_dir():
         raise StoreError(f"{path} is a folder, not a database file")
     try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                               check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        store = _open_for_writing(path, clock) if write else _open_for_reading(path, clock)
+    except sqlite3.DatabaseError as error:
+        raise StoreError(_cannot_use(path, error)) from None
+    try:
+        _check_schema(store, create)
+    except sqlite3.DatabaseError as error:
+        store.close()
+        raise StoreError(_cannot_use(path, error)) from None
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _busy_timeout_ms() -> int:
+    try:
+        return max(0, int(os.environ.get("GMTOOL_BUSY_TIMEOUT_MS", BUSY_TIMEOUT_MS)))
+    except ValueError:
+        return BUSY_TIMEOUT_MS
+
+
+def _open_for_writing(path: Path, clock: Clock) -> Store:
+    timeout = _busy_timeout_ms()
+    conn = sqlite3.connect(str(path), timeout=timeout / 1000, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    store = Store(path, conn, clock)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={timeout}")
+        problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if problem != "ok":
+            raise StoreError(f"{path}: {DAMAGED} (SQLite: {problem})")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        store = Store(path, conn, clock)
-        state = schema_state(store)
-        if state == "newer":
-            raise StoreError(f"{path} was written by a newer gmtool (schema newer than this "
-                             "version knows); upgrade gmtool")
-        if state == "foreign":
-            raise StoreError(f"{path} is not a gmtool database: it belongs to another "
-                             "application (it has tables, none of them gmtool's); gmtool will "
-                             "not write into it: choose another --db path")
-        if state != "current":
-            if not create and state == "empty":
-                raise StoreError(f"{path} is not a gmtool database (no gmtool tables): "
-                                 "run `gmtool db init`")
-            migrate(store)
-        return store
-    except sqlite3.DatabaseError as error:
-        raise StoreError(f"{path}: cannot use this database: {error}") from None
+    except sqlite3.OperationalError as error:
+        store.close()
+        raise StoreError(_write_failed(path, error)) from None
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _open_for_reading(path: Path, clock: Clock) -> Store:
+    """Read-only; if SQLite cannot share the WAL (a read-only folder without its -shm),
+    the file is read as immutable: nobody can be writing a store in such a folder."""
+    uri = "file:" + quote(str(path.resolve()))
+    for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+        conn = sqlite3.connect(uri + mode, uri=True, timeout=_busy_timeout_ms() / 1000,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError as error:
+            conn.close()
+            # without write access to the folder SQLite cannot share the WAL: it says
+            # "unable to open", or "attempt to write a readonly database"
+            if ("unable to open" in str(error) or "readonly" in str(error)) \
+                    and "immutable" not in mode:
+                wal = path.with_name(path.name + "-wal")
+                if wal.exists() and wal.stat().st_size > 0:  # immutable would not read it
+                    raise StoreError(f"{path}: its newest writes are in {wal.name}, which "
+                                     "this user cannot share (no write access to the folder "
+                                     "or its -shm file); ask its owner to run `gmtool db "
+                                     "init` (it checkpoints the store) or copy all three "
+                                     "files") from None
+                continue
+            raise
+        return Store(path, conn, clock, read_only=True)
+    raise StoreError(f"{path}: cannot open it for reading")  # not reached
+
+
+def _check_schema(store: Store, create: bool) -> None:
+    from gmtool.store.schema import migrate, schema_state
+
+    path = store.path
+    state = schema_state(store)
+    if state == "newer":
+        raise StoreError(f"{path} was written by a newer gmtool (schema newer than this "
+                         "version knows); upgrade gmtool")
+    if state == "foreign":
+        raise StoreError(f"{path} is not a gmtool database: it belongs to another "
+                         "application (it has tables, none of them gmtool's); gmtool will "
+                         "not write into it: choose another --db path")
+    if state == "current":
+        return
+    if not create and state == "empty":
+        raise StoreError(f"{path} is not a gmtool database (no gmtool tables): "
+                         "run `gmtool db init`")
+    if store.read_only:
+        raise StoreError(f"{path} was written by an older gmtool: run `gmtool db init --db "
+                         f"{path}` (as a user who may write it) to upgrade it; reading "
+                         "commands never change a store")
+    migrate(store)
+
+
+def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
+    text = str(error)
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return f"{path}: {DAMAGED} (SQLite: {text})"
+    if "readonly" in text or "read-only" in text:
+        return (f"{path}: this user may not write the store or its folder (SQLite: {text}); "
+                "reading commands still work")
+    if "locked" in text or "busy" in text:
+        return _write_failed(path, error)
+    return f"{path}: cannot use this database: {text}"
+
+
+def _write_failed(path: Path, error: sqlite3.OperationalError) -> str:
+    text = str(error)
+    if "locked" not in text and "busy" not in text:
+        return _cannot_use(path, error) if "readonly" in text or "malformed" in text \
+            else f"{path}: the write failed: {text}"
+    return (f"{path} is locked by {lock_holder(path)}; waited "
+            f"{_busy_timeout_ms() / 1000:g} s. Try again once it is done (a host holds the "
+            "store only for moments at a time; a hold this long means a stuck process)")
+
+
+DEMO_MARK = 0x444D4F31  # "DMO1" in the file header's user_version: a store the demo made
+
+
+def mark_demo(store: Store) -> None:
+    """Mark a new store as the demo's own (the demo may replace it, and nothing else)."""
+    store.conn.execute(f"PRAGMA user_version = {DEMO_MARK}")
+
+
+def demo_store_problem(path: Path) -> str | None:
+    """None if `path` is a store the demo made (so it may replace it), else why not.
+
+    Stores a demo made before the mark existed count as the demo's if every deployment in
+    them was made by "demo" and they have no GM user."""
+    if path.is_symlink() or not path.is_file():
+        return "is not a regular file"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == DEMO_MARK:
+                return None
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE "
+                                                 "type = 'table'")}
+            if not {"deployments", "gm_users", "hands"} <= tables:
+                return "is not a gmtool store (another application's database)"
+            others = conn.execute("SELECT (SELECT COUNT(*) FROM deployments WHERE "
+                                  "deployed_by != 'demo') + (SELECT COUNT(*) FROM gm_users)"
+                                  ).fetchone()[0]
+            hands = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return "is not a database"
+    return None if not others else f"is a gmtool store that is not the demo's ({hands} hands)"
+
+
+def host_lock_path(path: Path) -> Path:
+    """The file a host holds locked while it runs on the store at `path`."""
+    return path.with_name(path.name + ".host.lock")
+
+
+def lock_holder(path: Path) -> str:
+    """Who holds a store: its host (the flock beside it) or another process."""
+    import fcntl
+
+    lock = host_lock_path(path)
+    if lock.exists():
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            return "another process (its host lock cannot be read)"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            pid = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+            return f"its host (`gmtool house run`, pid {pid})"
+        finally:
+            os.close(fd)
+    return "another process writing it (a console command or another program)"

@@ -177,6 +177,16 @@ def unfinished_hands(store: Store) -> list[dict]:
                                        "WHERE outcome = 'running' ORDER BY id")]
 
 
+def at_stake(store: Store, player: str) -> tuple[int, int] | None:
+    """(hand id, coins brought) of the running hand `player` sits in, if any: the most that
+    hand can take from them (D-9)."""
+    row = store.one("SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
+                    "json_each(h.seats) s WHERE h.outcome = 'running' AND "
+                    "json_extract(s.value, '$.player') = ? ORDER BY h.id DESC LIMIT 1",
+                    (player,))
+    return (row[0], row[1]) if row else None
+
+
 def last_number(store: Store, table_id: str) -> int:
     """The highest hand number a table has used (0 before its first hand)."""
     return store.one("SELECT MAX(number) FROM hands WHERE table_id = ?", (table_id,))[0] or 0

@@ -22,12 +22,24 @@ def hand_filter(since: str | None = None, until: str | None = None, table: str |
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
+def check_names(store: Store, table: str | None = None, player: str | None = None) -> None:
+    """NoSuchRecord for a filter naming a table or player the store has never seen: an
+    unknown name is a mistake to report, not an empty result."""
+    if table and store.one("SELECT 1 FROM tables WHERE id = ? UNION ALL SELECT 1 FROM hands "
+                           "WHERE table_id = ? LIMIT 1", (table, table)) is None:
+        raise NoSuchRecord(f"no table {table!r} (see `gmtool tables list --closed`)")
+    if player and store.one("SELECT 1 FROM players WHERE name = ?", (player,)) is None:
+        raise NoSuchRecord(f"no player {player!r} (see `gmtool players list`)")
+
+
 def list_hands(store: Store, since=None, until=None, table=None, player=None,
                limit: int = 50) -> list[dict]:
+    """Hands matching the filter, newest first; at most `limit` of them (0 = all)."""
+    check_names(store, table, player)
     where, params = hand_filter(since, until, table, player)
     rows = store.all(f"SELECT id, table_id, number, config_id, tier, banker, seats, started_at, "
                      f"ended_at, outcome, winners FROM hands{where} ORDER BY id DESC LIMIT ?",
-                     [*params, limit])
+                     [*params, limit or -1])
     return [dict(r) | {"seats": json.loads(r["seats"]),
                        "winners": json.loads(r["winners"]) if r["winners"] else []}
             for r in rows]
@@ -76,9 +88,27 @@ def player_with_titles(store: Store, name: str, recent: int = 10) -> dict:
     return found
 
 
-def gm_log(store: Store, limit: int | None = None) -> list[dict]:
+def players_with_titles(store: Store, limit: int = 50) -> dict:
+    """{"players": [...], "total": N}: the richest `limit` players (0 = all) with their
+    coins, score, the table they sit at, and their title under every active ladder."""
+    from gmtool.engine.settlement import player_title
+
+    active = ladders(store)
+    rows = store.all("SELECT p.name, p.kind, p.coins, p.score, s.table_id FROM players p LEFT "
+                     "JOIN seats s ON s.player = p.name ORDER BY p.coins DESC, p.name LIMIT ?",
+                     (limit or -1,))
+    players = [{"name": r["name"], "kind": r["kind"], "coins": r["coins"], "score": r["score"],
+                "table": r["table_id"],
+                "titles": {profile: player_title(r["coins"], r["score"], ladder)
+                           for profile, ladder in active.items()}} for r in rows]
+    total = store.one("SELECT COUNT(*) FROM players")[0]
+    return {"players": players, "total": total}
+
+
+def gm_log(store: Store, limit: int = 0) -> list[dict]:
+    """The GM log in order; only the newest `limit` entries when it is not 0."""
     sql = "SELECT id, actor, action, target, reason, outcome, at, hash FROM gm_actions ORDER BY id"
-    rows = store.all(sql + (" DESC LIMIT ?" if limit else ""), (limit,) if limit else ())
+    rows = store.all(sql + " DESC LIMIT ?", (limit or -1,))
     out = [dict(r) | {"outcome": json.loads(r["outcome"])} for r in rows]
     return sorted(out, key=lambda r: r["id"])
 

@@ -11,7 +11,7 @@ import sqlite3
 from typing import Iterator
 
 from gmtool.store.db import NoSuchRecord, Store
-from gmtool.store.queries import hand_filter
+from gmtool.store.queries import check_names, hand_filter
 
 BATCH = 5000
 HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
@@ -39,6 +39,8 @@ def chain_heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
 
 
 def count_hands(store: Store, since=None, until=None, table=None, player=None) -> int:
+    """How many hands the filter selects (NoSuchRecord for an unknown table or player)."""
+    check_names(store, table, player)
     where, params = hand_filter(since, until, table, player)
     return store.one(f"SELECT COUNT(*) FROM hands{where}", params)[0]
 
@@ -91,12 +93,22 @@ def all_events(store: Store, table_id: str | None = None) -> Iterator[sqlite3.Ro
                  (table_id,) if table_id else ())
 
 
-def balances(store: Store, player: str | None = None) -> Iterator[sqlite3.Row]:
-    """(name, coins, ledger): each player's cached balance beside their ledger's sum."""
-    return _rows(store, "SELECT p.name, p.coins, COALESCE(SUM(l.delta), 0) AS ledger FROM "
-                 "players p LEFT JOIN ledger l ON l.player = p.name"
-                 + (" WHERE p.name = ?" if player else "") + " GROUP BY p.name ORDER BY p.name",
-                 (player,) if player else ())
+def balances(store: Store, player: str | None = None) -> Iterator[dict]:
+    """(name, coins, ledger): each player's cached balance beside their ledger's sum. A sum
+    beyond 64 bits (only an edited store holds one) is added up in Python instead."""
+    where, params = (" WHERE p.name = ?", (player,)) if player else ("", ())
+    try:
+        rows = list(_rows(store, "SELECT p.name, p.coins, COALESCE(SUM(l.delta), 0) AS ledger "
+                          f"FROM players p LEFT JOIN ledger l ON l.player = p.name{where} "
+                          "GROUP BY p.name ORDER BY p.name", params))
+    except sqlite3.OperationalError:  # integer overflow
+        sums: dict[str, int] = {}
+        for name, delta in _tuples(store, "SELECT player, delta FROM ledger"):
+            sums[name] = sums.get(name, 0) + (delta if type(delta) is int else 0)
+        rows = [{"name": r["name"], "coins": r["coins"], "ledger": sums.get(r["name"], 0)}
+                for r in _rows(store, f"SELECT p.name, p.coins FROM players p{where} ORDER BY "
+                               "p.name", params)]
+    return iter(rows)
 
 
 def ledger_without_gm_action(store: Store) -> Iterator[sqlite3.Row]:

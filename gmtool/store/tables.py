@@ -44,6 +44,15 @@ def publish(store: Store, table_id: str, live: Mapping, players: list[str] | Non
             set_seats(store, table_id, players)
 
 
+def heartbeat(store: Store, table_ids: list[str]) -> None:
+    """The host is alive: its open tables' `updated_at` is now (the console shows a table
+    whose host stopped saying so as gone)."""
+    if table_ids:
+        with store.write():
+            store.conn.executemany("UPDATE tables SET updated_at = ? WHERE id = ? AND "
+                                   "status = 'open'", [(store.now(), t) for t in table_ids])
+
+
 def close_table(store: Store, table_id: str) -> None:
     with store.write():
         store.conn.execute("UPDATE tables SET status = 'closed', closed_at = ?, live = NULL "
