@@ -202,7 +202,7 @@ def test_tables_show_one_table(live, gm) -> None:
     _check_against_the_host(host, shown)
     text = gm("tables", "show", table_id, "--db", db).stdout
     assert text.startswith(f"table {table_id}: {shown['system']} / {shown['room']} "
-                           f"({shown['game']}), open\n")
+                           f"({shown['game']}), host live, snapshot ")
     assert f"config {shown['config_id']}, hand {shown['hand']} (#{shown['hand_number']} " \
            "at this table)" in text
     assert f"pot {shown['pot']}, to act {shown['to_act']}" in text
@@ -595,7 +595,7 @@ def test_hands_list_filters(host_db: Path, gm) -> None:
     assert both == [h for h in since if h in by_table and h in by_player]
     assert len(gm.json("hands", "list", "--db", host_db, "--json", "--limit", "3")) == 3
     text = gm("hands", "list", "--db", host_db, "--table", table, "--limit", "5").stdout
-    assert text.startswith("5 hand(s)") and table in text
+    assert text.startswith("showing the newest 5 of ") and table in text
 
 
 def _showdown_hand(db: Path) -> int:

@@ -337,6 +337,7 @@ def changed_profile(tmp_path: Path, profile: str, key: str, value: str) -> Path:
     changed = tmp_path / f"{profile}.toml"
     shutil.copy(RULES / f"{profile}.toml", changed)
     set_in_file(changed, key, value)
+    set_in_file(changed, "profile.version", "2")  # new content needs a new version
     return changed
 
 
@@ -615,14 +616,15 @@ def test_host_runs_every_shipped_system_while_another_process_reads(tmp_path: Pa
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: int) -> None:
     """Running hands finish within the grace period or are voided (stakes returned); the
-    host says which, and exits 0 with no hand left running."""
+    host says which, and exits 0 (130 after Ctrl-C) with no hand left running."""
     db = cli_store(gm, tmp_path, ["qq-showhand", "suihua-three-card"])
     host = start_host(db, "--tables", "6", "--speed", "4", "--seed", "stop", "--grace", "0.5")
     running = host.wait_until(
         lambda: len(r := {h["id"]: h["table_id"] for h in query(
             db, "SELECT id, table_id FROM hands WHERE outcome = 'running'")}) >= 3 and r,
         timeout=LIVE_TIMEOUT_S)
-    assert host.stop(signum, timeout=LIVE_TIMEOUT_S) == 0, host.output
+    expected = 130 if signum == signal.SIGINT else 0  # Ctrl-C: the shell's 128 + 2
+    assert host.stop(signum, timeout=LIVE_TIMEOUT_S) == expected, host.output
     output = host.output
     assert "Traceback" not in output
     assert "stopping" in output and "stopped:" in output

@@ -478,7 +478,10 @@ def _runner_as_nobody(folder: Path) -> tuple[list[str], dict[str, str]]:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     system = shutil.which(version, path="/usr/local/bin:/usr/bin:/bin")
     if system:
-        path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"),
+        import gmtool  # an editable install is found through a .pth that PYTHONPATH skips
+
+        source = str(Path(gmtool.__file__).resolve().parents[1])
+        path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), source,
                                            sysconfig.get_paths()["purelib"]) if p)
         candidates.append(([system, "-m", "gmtool"], {**env, "PYTHONPATH": path}))
     for command, command_env in candidates:

@@ -114,7 +114,11 @@ def test_an_operator_can_kick_close_adjust_and_deploy(deployed_db: Path, gm,
     adjusted = gm("players", "adjust", player, "250", "--reason", "operator adjust", "--db", db,
                   "--as", OPERATOR)
     assert "(+250, operator adjust)" in adjusted.stdout
-    gm("deploy", RULES / "video-showhand.toml", "--db", db, "--as", OPERATOR)
+    changed = db.with_name("video-showhand.toml")  # a real change (a version 1 redeploy
+    changed.write_text((RULES / "video-showhand.toml").read_text(encoding="utf-8").replace(
+        "version = 1\n", "version = 2\n", 1).replace("action_s = 15 ", "action_s = 20 ", 1),
+        encoding="utf-8")  # of the same text changes nothing and logs nothing)
+    gm("deploy", changed, "--db", db, "--as", OPERATOR)
     host.advance(120)  # the host plays on after the console's writes (new hands, G5)
     host.stop()
     assert not [m for m in host.messages if "internal error" in m], host.messages

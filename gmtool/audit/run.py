@@ -60,17 +60,18 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
               table: str | None = None, player: str | None = None,
               progress: Callable[[int], None] | None = None) -> AuditReport:
     check_names(store, table, player)
-    auditor = _Auditor(store, progress)
-    selection = (since, until, table, player)
-    for table_id in scan.audit_tables(store, *selection):
-        auditor.table(table_id, selection)
-    auditor.done()
-    for problem in verify_balances(store, player):
-        auditor.report.add(problem)
-    for problem in verify_gm_log(store):
-        auditor.report.add(problem)
-    for problem in verify_ledger_links(store):
-        auditor.report.add(problem)
+    with store.snapshot():  # chain heads and rows as of one moment, however busy the host
+        auditor = _Auditor(store, progress)
+        selection = (since, until, table, player)
+        for table_id in scan.audit_tables(store, *selection):
+            auditor.table(table_id, selection)
+        auditor.done()
+        for problem in verify_balances(store, player):
+            auditor.report.add(problem)
+        for problem in verify_gm_log(store):
+            auditor.report.add(problem)
+        for problem in verify_ledger_links(store):
+            auditor.report.add(problem)
     return auditor.report
 
 
@@ -169,8 +170,8 @@ class _Chain:
                     ats) == list(digests):
                 self.seq, self.head = seqs[-1], digests[-1]
                 return
-        except TypeError:
-            pass  # a NULL or a number where the record has text (edited): row by row
+        except (TypeError, UnicodeEncodeError):
+            pass  # a NULL, a number or bytes that are not UTF-8 (edited): row by row
         for *row, digest in chunk:
             self._row(tuple(row), digest)
 
@@ -197,7 +198,7 @@ class _Chain:
         record (edited) does not."""
         try:
             return event_hashes(self.table_id, (prev,), *([value] for value in row)) == [digest]
-        except TypeError:
+        except (TypeError, UnicodeEncodeError):
             return False
 
     def _problem(self, kind: str, detail: str, seq: int, hand_id) -> None:

@@ -2,8 +2,10 @@
 
 The engine yields events; the recorder routes them: table events (joins, the owner's
 ante) go to the table's chain, a `hand_started` event opens a hand row (with the deck
-commitment), each further input's events are appended in one transaction, and the
-settlement closes the hand in one durable transaction with its ledger rows.
+commitment) in the same transaction as every event the start produced (antes, the deal,
+the first speaker), so a crash never leaves a hand that stops short of what its start
+gave; each further input's events are appended in one transaction, and the settlement
+closes the hand in one durable transaction with its ledger rows.
 """
 
 from __future__ import annotations
@@ -35,18 +37,24 @@ class Recorder:
         batch: list[dict] = []
         closing: dict | None = None  # the settlement of the open hand, once seen
         ended = None
+        starting: Event | None = None  # a hand_started not yet written (with what follows)
         for item in events:
             if item.type == "hand_started":
                 self._flush(batch)
-                batch = []
-                self._begin(item, seed, number)
+                batch, starting = [], item
                 continue
+            if starting is not None and item.type == "settlement":
+                self._begin(starting, seed, number, batch)  # a hand over at its start
+                batch, starting = [], None
             if closing is not None and item.type not in _HAND_TAIL:
                 self._settle(batch, closing)  # what follows belongs to the table again
                 batch, ended, closing = [], closing, None
             batch.append(item.as_json())
             if item.type == "settlement" and self.hand_id is not None:
                 closing = item.as_json()
+        if starting is not None:
+            self._begin(starting, seed, number, batch)
+            return ended
         if closing is not None:
             self._settle(batch, closing)
             return closing
@@ -57,7 +65,9 @@ class Recorder:
         if batch:
             self.log.append(self.hand_id, batch)
 
-    def _begin(self, started: Event, seed: bytes | None, number: int | None) -> None:
+    def _begin(self, started: Event, seed: bytes | None, number: int | None,
+               opening: list[dict]) -> None:
+        """The hand's row and its first events (`hand_started`, then `opening`) at once."""
         if seed is None or number is None:
             raise ValueError("a hand needs its seed and number to be recorded")
         fields = started.fields
@@ -66,7 +76,7 @@ class Recorder:
         self.hand_id = hand_store.begin_hand(
             self.store, self.log, number, fields.get("config_id"), fields.get("tier"),
             fields.get("banker"), fields.get("ante"), fields.get("seats"), commitment(seed),
-            ALGORITHM, [started.as_json()])
+            ALGORITHM, [started.as_json(), *opening])
 
     def _settle(self, batch: list[dict], settlement: dict) -> None:
         fields = {k: v for k, v in settlement.items() if k != "type"}

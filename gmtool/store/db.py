@@ -97,11 +97,32 @@ class Store:
                 self.conn.execute("ROLLBACK")
             raise StoreError(_write_failed(self.path, error)) from None
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One consistent view of the store for many reads: a read transaction, so rows a
+        host commits meanwhile (events, chain heads) are not half seen. Text that is not
+        UTF-8 (only an edited store holds it) is read with its bad bytes kept as escapes,
+        for the reader to report rather than to stop on."""
+        if self.conn.in_transaction:
+            raise StoreError("nested snapshot")  # a bug: keep transactions flat
+        factory = self.conn.text_factory
+        self.conn.text_factory = _lenient_text
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("ROLLBACK")
+            self.conn.text_factory = factory
+
     def one(self, sql: str, params: tuple | list = ()) -> sqlite3.Row | None:
         return self.conn.execute(sql, params).fetchone()
 
     def all(self, sql: str, params: tuple | list = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
+
+
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
 
 
 def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
@@ -114,6 +135,8 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
                          "GMTOOL_DB)")
     if path.exists() and path.is_dir():
         raise StoreError(f"{path} is a folder, not a database file")
+    if create and not path.exists():
+        _create_private(path)
     try:
         store = _open_for_writing(path, clock) if write else _open_for_reading(path, clock)
     except sqlite3.DatabaseError as error:
@@ -127,6 +150,18 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
         store.close()
         raise
     return store
+
+
+def _create_private(path: Path) -> None:
+    """An empty store file readable by its owner only (0600): it holds the hole cards of
+    running hands. SQLite gives the WAL and shared-memory files the same mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass  # made meanwhile by another process: theirs
+    except OSError as error:
+        raise StoreError(f"{path}: cannot create the store: {error.strerror or error}") \
+            from None
 
 
 def _busy_timeout_ms() -> int:
