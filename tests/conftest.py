@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from helpers import clean_env, gmtool_command
-from hosting import VirtualHost
+from hosting import VIRTUAL_EPOCH, VirtualHost
 
 from gmtool.errors import GmtoolError, Refused
 from gmtool.house.host import HostOptions
@@ -291,12 +291,13 @@ def deployed_db(gm: Gmtool, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def virtual_host():
-    """`virtual_host(db, **options)`: a VirtualHost (tests/hosting.py) on `db` with
-    `HostOptions(**options)`; stopped and closed after the test."""
+    """`virtual_host(db, plan=None, wall_start=VIRTUAL_EPOCH, **options)`: a VirtualHost
+    (tests/hosting.py) on `db` with `HostOptions(**options)`, its clock starting at
+    `wall_start`; stopped and closed after the test."""
     hosts: list[VirtualHost] = []
 
-    def start(db: Path, plan=None, **options) -> VirtualHost:
-        hosts.append(VirtualHost(db, HostOptions(**options), plan=plan))
+    def start(db: Path, plan=None, wall_start: float = VIRTUAL_EPOCH, **options) -> VirtualHost:
+        hosts.append(VirtualHost(db, HostOptions(**options), plan=plan, wall_start=wall_start))
         return hosts[-1]
 
     yield start

@@ -22,7 +22,10 @@ from gmtool.store import tables as table_store
 from gmtool.store.db import Store, connect
 
 # Start the virtual clock at a fixed moment, so runs with the same seed store the same rows.
-VIRTUAL_EPOCH = 1_800_000_000.0  # 2027-01-15
+# It lies far ahead of any real date, so a console reading the store on the real clock sees
+# the host's heartbeat as fresh (never "gone") and its deadlines as still to come, whatever
+# day the tests run on.
+VIRTUAL_EPOCH = 4_102_444_800.0  # 2100-01-01
 
 
 class VirtualHost:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -32,12 +32,11 @@ from gmtool.store import tables as table_store
 OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures
 # The module's host: ten tables of every system with chaos (stalls, disconnects, escapes).
 LIVE = HostOptions(tables=10, speed=1.0, chaos=0.3, seed="console", grace=1.0)
-# The module's host runs its virtual wall clock far ahead of the real one. The console
-# reads a snapshot at max(real now, published_at) (render_tables.table_summaries): a host
-# whose clock is ahead is read at the moment it published, as a still host should be;
-# one whose clock is behind the real one (hosting.VIRTUAL_EPOCH, 2027-01-15, once that
-# day has passed) would show every countdown at 0.
-LIVE_WALL_START = datetime(2100, 1, 1, tzinfo=UTC).timestamp()
+# The module's host runs its virtual wall clock far ahead of the real one
+# (hosting.VIRTUAL_EPOCH). The console reads a snapshot at max(real now, published_at)
+# (render_tables.table_summaries): a host whose clock is ahead is read at the moment it
+# published, as a still host should be; one whose clock is behind the real one would
+# show every countdown at 0.
 # A snapshot this young (game seconds) is "fresh". After any snapshot, the next action
 # that can end or start a hand, or change an owner table's phase, comes at least 0.5 game
 # seconds later: bots think, stall or are away first (house/table.py play_turn,
@@ -70,7 +69,7 @@ def live(tmp_path_factory, gm):
     db = tmp_path_factory.mktemp("console") / "live.db"
     gm.deploy_all(db)
     gm.add_roles(db)
-    host = VirtualHost(db, LIVE, wall_start=LIVE_WALL_START)
+    host = VirtualHost(db, LIVE)
     try:
         host.run_until(host.running_players, what="a running hand")
         yield db, host

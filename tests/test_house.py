@@ -160,6 +160,7 @@ def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual
     store = host.store
     outcome, table_id, player, hand_id = kick_during_a_hand(host, "qq-showhand")
     assert outcome["ok"] and outcome["kicked"] == player
+    assert player not in live_of(store, table_id)["seated"]  # the seat is free at once
     assert outcome["escape_policy"] == "forfeit_to_banker"
     settlement = outcome["settlement"]
     assert settlement is not None, outcome  # forfeit ends the hand at once
@@ -194,6 +195,58 @@ def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual
     assert_host_healthy(host)
     assert report.commands >= 1
     assert_store_consistent(db)
+
+
+def test_s17_the_first_speakers_clock_starts_when_the_hand_does(tmp_path: Path,
+                                                                 virtual_host) -> None:
+    """S17: a new hand's first snapshot gives the first speaker the whole `action_s`
+    (counted from the deal, not from the end of the hand before)."""
+    db = new_store(tmp_path, ["qq-showhand"])
+    host = virtual_host(db, systems=["qq-showhand"], tables=1, seed="first-clock", speed=2.0)
+    store = host.store
+    ((table_id, table),) = host.host.tables.items()
+    seen: set[int] = set()
+    for _ in range(3):
+        live = host.run_until(lambda: (lv := live_of(store, table_id)).get("running") and
+                              lv["hand"] not in seen and lv, what="a new hand's first snapshot")
+        seen.add(live["hand"])
+        action_s = table.config.timeouts.action_s
+        left = live["running"]["deadline_at"] - live["published_at"]
+        assert left == pytest.approx(action_s / 2.0), (live["hand"], left)
+    host.stop()
+    assert_host_healthy(host)
+
+
+def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(tmp_path: Path,
+                                                                   virtual_host) -> None:
+    """G2: kicking the player to act while they are away ends their turn at once; the table
+    does not sit out the rest of their reconnect window before it plays on."""
+    db = new_store(tmp_path, ["qq-showhand"])
+    host = virtual_host(db, systems=["qq-showhand"], tables=4, seed="kick-away", chaos=0.6,
+                        grace=1.0)
+    store = host.store
+
+    def away_to_act() -> list[tuple[str, str, int]]:
+        found = []
+        for table_id, live in ((t, live_of(store, t)) for t in host.host.tables):
+            running = live.get("running") or {}
+            if live.get("profile") and live["tier"] != "training" and running.get("to_act"):
+                actor = next(p for p in running["players"] if p["name"] == running["to_act"])
+                if not actor["connected"]:
+                    found.append((table_id, actor["name"], live["hand"]))
+        return found
+
+    table_id, player, hand_id = host.run_until(away_to_act, what="a disconnected player to "
+                                               "act in a hand with coins")[0]
+    kicked_at = host.now()
+    outcome = host.command(OPERATOR, "kick", table_id, player, "away too long")
+    assert outcome["during_hand"], outcome
+    window_s = host.host.tables[table_id].config.timeouts.reconnect_min * 60
+    host.run_until(lambda: live_of(store, table_id).get("hand") not in (None, hand_id),
+                   within=window_s / 4, what="the table's next hand after the kick")
+    assert host.now() - kicked_at < window_s / 4
+    host.stop()
+    assert_host_healthy(host)
 
 
 def test_g2_kick_during_a_hand_folds_the_player_lequ(tmp_path: Path, virtual_host) -> None:

@@ -36,6 +36,7 @@ class HandTable(HostedTable):
             await self._cannot_start(error)
             return
         self.record(self.state.events)
+        self.turn_started = self.clock.monotonic()  # the first speaker's clock starts now
         self.publish()
         hand = self.state
         while not hand.is_over and not self.closed:

@@ -7,6 +7,8 @@ table between hands (G5): the table is rebuilt with its players and the new rule
 
 from __future__ import annotations
 
+from typing import Callable
+
 from gmtool.engine.events import Action
 from gmtool.engine.owner_table import OwnerTable
 from gmtool.engine.play import seeded_source
@@ -97,10 +99,11 @@ class OwnerAnteTable(HostedTable):
         return self.state.phase != "playing" and self.host.room(
             self.profile_id, self.tier).config.config_id != self.config.config_id
 
-    async def sleep(self, game_seconds: float) -> None:
+    async def sleep(self, game_seconds: float, until: Callable[[], bool] | None = None
+                    ) -> None:
         """As HostedTable.sleep, then: a deployment made meanwhile rebuilds the table before
         any bot acts again, so no hand can start under the old rules (G5)."""
-        await super().sleep(game_seconds)
+        await super().sleep(game_seconds, until)
         if self.state is not None and self._outdated():
             self._rebuild()
             raise _Rebuilt()

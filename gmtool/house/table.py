@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import NamedTuple, Protocol
+from typing import Callable, NamedTuple, Protocol
 
 from gmtool.engine.events import Action
 from gmtool.engine.spec import EngineConfig
@@ -102,13 +102,14 @@ class HostedTable:
 
     # -- time -------------------------------------------------------------------------
 
-    async def sleep(self, game_seconds: float) -> None:
-        """Sleep game time (scaled by speed); GM commands interrupt and are handled."""
+    async def sleep(self, game_seconds: float, until: Callable[[], bool] | None = None) -> None:
+        """Sleep game time (scaled by speed); GM commands interrupt and are handled, and the
+        sleep ends early once `until()` holds (a command ended the turn it was waiting in)."""
         deadline = self.clock.monotonic() + game_seconds / self.host.speed
         while True:
             await self.handle_commands()
             left = deadline - self.clock.monotonic()
-            if left <= 0 or self.host.stopping_now:
+            if left <= 0 or self.host.stopping_now or (until is not None and until()):
                 return
             self.wake.clear()
             try:
@@ -192,24 +193,28 @@ class HostedTable:
         timeouts = self.config.timeouts
         window = timeouts.reconnect_min * 60
         turn = plan_turn(self.rng, self.host.chaos, timeouts.action_s, window)
+
+        def gone() -> bool:
+            return self._gone(hand, actor)
+
         if turn.kind == "act":
-            await self.sleep(turn.seconds)
-            if self._gone(hand, actor):
+            await self.sleep(turn.seconds, until=gone)
+            if gone():
                 return
             self.apply(choose(self.host.pool.style_of(actor), hand.legal_actions(), actor,
                               self.rng))
         elif turn.kind == "stall":
-            await self.sleep(turn.seconds)
-            if not self._gone(hand, actor):
+            await self.sleep(turn.seconds, until=gone)
+            if not gone():
                 self.apply(Action("wait", amount=int(turn.seconds)))
         elif turn.kind == "escape":
-            await self.sleep(turn.seconds)
-            if not self._gone(hand, actor):
+            await self.sleep(turn.seconds, until=gone)
+            if not gone():
                 self.apply(Action("escape", actor))
         else:
             self.apply(Action("disconnect", actor))
-            await self.sleep(turn.seconds)
-            if self._gone(hand, actor):
+            await self.sleep(turn.seconds, until=gone)
+            if gone():
                 return
             self.apply(Action("wait", amount=int(turn.seconds)))  # the window runs (S18)
             player = hand.players[actor]
@@ -253,6 +258,7 @@ class HostedTable:
             outcome = {"ok": True, "kicked": player, "during_hand": False}
         self.host.pool.bench(player)
         self.unseat(player)
+        self.publish()  # the snapshot the kick published still seated them
         return outcome
 
     def unseat(self, player: str) -> None:
