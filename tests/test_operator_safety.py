@@ -465,16 +465,26 @@ READS = (("hands", "list"), ("audit",), ("players", "show", "bot-001"), ("gm", "
 WRITE = ("players", "adjust", "bot-001", "5", "--reason", "r", "--as", OPERATOR)
 
 
-def _runner_as_nobody(folder: Path) -> tuple[list[str], dict[str, str]]:
-    """The console as user `nobody`: the venv's script if nobody may run it; else (a venv
-    under a folder only root may enter, as /root/.pyenv is here) the same gmtool code and
-    installed packages through a system Python of the same version. Fails, never skips,
-    when neither runs."""
+# Root ignores file modes; without these capabilities it obeys them like any owner.
+_DAC_CAPABILITIES = "-dac_override,-dac_read_search,-fowner"
+
+
+def _runner_for_root(folder: Path) -> tuple[list[str], dict[str, str]]:
+    """The console for root made to obey file modes: root without the capabilities that
+    bypass them (setpriv), else as user `nobody` (the venv's script, or the same gmtool
+    code and installed packages through a system Python of the same version). Fails, never
+    skips, when none runs."""
     import sysconfig
 
     env = clean_env(HOME=str(folder), PYTHONDONTWRITEBYTECODE="1")
     tried = []
-    candidates = [(gmtool_command(), env)]
+    candidates: list[tuple[list[str], dict[str, str], dict[str, str]]] = []
+    setpriv = shutil.which("setpriv")
+    if setpriv:
+        candidates.append(([setpriv, "--bounding-set", _DAC_CAPABILITIES, "--",
+                            *gmtool_command()], env, {}))
+    nobody = {"user": "nobody", "group": "nogroup"}
+    candidates.append((gmtool_command(), env, nobody))
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     system = shutil.which(version, path="/usr/local/bin:/usr/bin:/bin")
     if system:
@@ -483,40 +493,36 @@ def _runner_as_nobody(folder: Path) -> tuple[list[str], dict[str, str]]:
         source = str(Path(gmtool.__file__).resolve().parents[1])
         path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), source,
                                            sysconfig.get_paths()["purelib"]) if p)
-        candidates.append(([system, "-m", "gmtool"], {**env, "PYTHONPATH": path}))
-    for command, command_env in candidates:
+        candidates.append(([system, "-m", "gmtool"], {**env, "PYTHONPATH": path}, nobody))
+    for command, command_env, who in candidates:
         try:
-            run = subprocess.run([*command, "--version"], check=False, user="nobody",
-                                 group="nogroup", cwd=folder, env=command_env,
-                                 capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+            run = subprocess.run([*command, "--version"], check=False, cwd=folder,
+                                 env=command_env, capture_output=True, text=True,
+                                 timeout=CLI_TIMEOUT_S, **who)
         except OSError as error:
             tried.append(f"{command}: {error}")
             continue
         if run.returncode == 0 and run.stdout.startswith("gmtool "):
-            return command, command_env
+            return command, command_env, who
         tried.append(f"{command}: exit {run.returncode}: {run.stderr.strip()[-300:]}")
-    pytest.fail("cannot run gmtool as user nobody (the venv and its Python must be readable "
-                "and executable by nobody):\n" + "\n".join(tried))
+    pytest.fail("cannot run gmtool as root without its file-mode bypass, nor as user "
+                "nobody:\n" + "\n".join(tried))
 
 
 def test_read_commands_work_on_a_store_the_user_may_only_read(base_db: Path,
                                                               tmp_path: Path) -> None:
-    import tempfile
-
-    as_root = os.geteuid() == 0
-    # Under root, a folder nobody can reach (pytest's own tmp folder is private to root).
-    folder = Path(tempfile.mkdtemp(prefix="gmtool-ro-", dir="/tmp")) if as_root \
-        else tmp_path / "readonly"
+    folder = tmp_path / "readonly"
+    db = copy_db(base_db, folder, "ro.db")
     try:
-        db = copy_db(base_db, folder, "ro.db")
-        for part in folder.iterdir():
-            part.chmod(0o644 if as_root else 0o444)
-        folder.chmod(0o755 if as_root else 0o555)
-        if as_root:
-            command, env = _runner_as_nobody(folder)
-            who = {"user": "nobody", "group": "nogroup"}
+        if os.geteuid() == 0:
+            for parent in (tmp_path, tmp_path.parent):  # pytest's folders are private (0700)
+                parent.chmod(0o755)
+            command, env, who = _runner_for_root(folder)
         else:
             command, env, who = gmtool_command(), clean_env(), {}
+        for part in folder.iterdir():
+            part.chmod(0o444)
+        folder.chmod(0o555)
         before = snapshot(db)
         names = sorted(p.name for p in folder.iterdir())
 
@@ -539,8 +545,6 @@ def test_read_commands_work_on_a_store_the_user_may_only_read(base_db: Path,
         folder.chmod(0o755)
         for part in folder.iterdir():
             part.chmod(0o644)
-        if as_root:
-            shutil.rmtree(folder)
 
 
 def test_a_read_never_migrates_an_older_schema(gm: Gmtool, store: Path) -> None:
