@@ -141,6 +141,13 @@ def _seen(outcome: Outcome) -> list[str]:
     return sorted(p["name"] for p in public_view(hand)["players"] if p.get("seen"))
 
 
+def _legal_verbs(state) -> list[str]:
+    """The verbs legal in the hand being played; none when no hand is (an owner table
+    before its hand starts, say)."""
+    legal = getattr(state, "legal_actions", None) if state is not None else None
+    return sorted(action.verb for action in legal()) if legal else []
+
+
 def _state(name: str, default: Any = None) -> Callable[[Outcome], Any]:
     return lambda outcome: getattr(outcome.state, name, default)
 
@@ -160,7 +167,7 @@ _ACTUAL: dict[str, Callable[[Outcome], Any]] = {
                                       if e.type == "below_minimum"),
     "events": _subsequence,
     "first_speakers": _first_speakers,
-    "legal": lambda o: sorted(l.verb for l in o.state.legal_actions()) if o.state else [],
+    "legal": lambda o: _legal_verbs(o.state),
     "to_act": _state("to_act"),
     "over": lambda o: bool(o.settlement),
     "hands": _showdown_hands,

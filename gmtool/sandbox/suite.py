@@ -34,5 +34,8 @@ def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
             rules = tuple(scenario.rules)
         except (ScenarioError, InvalidProfile, IllegalAction, SetupError) as error:
             failures, rules = (str(error),), ()
+        except Exception as error:  # noqa: BLE001 - a bug must not cost the other files
+            failures, rules = (f"gmtool could not run this scenario (internal error: "
+                               f"{type(error).__name__}: {error}); please report it",), ()
         results.append(ScenarioResult(path, failures, rules))
     return results
