@@ -42,6 +42,7 @@ class VirtualHost:
                                  clock=self.clock)
         self.task = self.stepper.start(self.host.run(signals=False))  # Ctrl-C stops pytest
         self.report: HostReport | None = None
+        self.closed = False
 
     # -- driving ------------------------------------------------------------------------
 
@@ -75,6 +76,10 @@ class VirtualHost:
         return self.report
 
     def close(self) -> None:
+        """Stop if still running, then close the store and the loop (again: nothing)."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             if not self.task.done():
                 self.stop()

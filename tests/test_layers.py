@@ -1,6 +1,7 @@
 """The layers of DESIGN.md, enforced: a lower layer never imports a higher one.
 
-engine (pure rules) <- rules (profiles) <- store <- house / audit <- cli. The engine
+engine (pure rules) <- rules (profiles) <- store <- house / audit <- cli; evidence (the
+Merkle log and signed notes, stdlib and `cryptography` only) sits beside the engine. The engine
 imports no I/O, clock or global randomness at all.
 """
 
@@ -18,12 +19,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gmtool"
 # For each layer: the gmtool packages and third-party modules it may import.
 ALLOWED = {
     "rules": ({"rules"}, {"tomlkit"}),
+    "evidence": ({"evidence"}, {"cryptography"}),  # Merkle log, signed notes, keys
     "engine": ({"engine"}, set()),
-    "store": ({"store", "engine", "rules"}, {"sqlite_utils"}),
-    "house": ({"house", "store", "engine", "rules"}, set()),
-    "audit": ({"audit", "store", "engine", "rules"}, {"orjson"}),  # the payload decoder
+    "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils"}),
+    "house": ({"house", "store", "engine", "rules", "evidence"}, set()),
+    "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
-    "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox"},
+    "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox", "evidence"},
             {"typer", "rich", "click"}),
 }
 SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use

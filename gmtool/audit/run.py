@@ -25,6 +25,7 @@ from gmtool.audit.chain import (
     verify_gm_log,
     verify_ledger_links,
 )
+from gmtool.audit.evidence import LogCheck, checkpoint_problems
 from gmtool.audit.replay import (
     ReplaySetup,
     decode_payloads,
@@ -32,6 +33,7 @@ from gmtool.audit.replay import (
     replay_loaded,
 )
 from gmtool.canonical import ZERO_HASH
+from gmtool.evidence.note import Checkpoint
 from gmtool.store import scan
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
@@ -48,17 +50,25 @@ _HAND_ID = itemgetter(0)
 class AuditReport:
     hands_checked: int = 0
     problems: list[dict] = field(default_factory=list)
+    checkpoint: dict | None = None  # the newest signed checkpoint the log was checked against
 
     def add(self, problem: Problem | dict) -> None:
         self.problems.append(problem.as_json() if isinstance(problem, Problem) else problem)
 
     def as_json(self) -> dict:
-        return {"hands_checked": self.hands_checked, "problems": self.problems}
+        out = {"hands_checked": self.hands_checked, "problems": self.problems}
+        if self.checkpoint is not None:
+            out["checkpoint"] = self.checkpoint
+        return out
 
 
 def run_audit(store: Store, since: str | None = None, until: str | None = None,
               table: str | None = None, player: str | None = None,
-              progress: Callable[[int], None] | None = None) -> AuditReport:
+              progress: Callable[[int], None] | None = None,
+              checkpoints: list[tuple[str, Checkpoint]] = (),
+              origin: str = "") -> AuditReport:
+    """Every check; with `checkpoints` (name, signed checkpoint whose signature the
+    caller verified), also that the log extends each of them."""
     check_names(store, table, player)
     with store.snapshot():  # chain heads and rows as of one moment, however busy the host
         auditor = _Auditor(store, progress)
@@ -72,6 +82,15 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
             auditor.report.add(problem)
         for problem in verify_ledger_links(store):
             auditor.report.add(problem)
+        log = LogCheck(store)
+        for problem in log.run({c.size for _, c in checkpoints}):
+            auditor.report.add(problem)
+        for problem in checkpoint_problems(log, list(checkpoints), origin):
+            auditor.report.add(problem)
+        if checkpoints:
+            name, newest = max(checkpoints, key=lambda item: item[1].size)
+            auditor.report.checkpoint = {"file": name, "size": newest.size,
+                                         "records": log.frontier.size}
     return auditor.report
 
 

@@ -12,7 +12,19 @@ import os
 import typer
 
 from gmtool import __version__
-from gmtool.cli import audit, db, demo, deploy, gm, hands, house, players, rules, tables
+from gmtool.cli import (
+    audit,
+    checkpoint,
+    db,
+    demo,
+    deploy,
+    gm,
+    hands,
+    house,
+    players,
+    rules,
+    tables,
+)
 from gmtool.cli.errors import GmtoolGroup
 
 app = typer.Typer(
@@ -36,6 +48,7 @@ app.add_typer(tables.app, name="tables")
 app.add_typer(players.app, name="players")
 app.command("audit")(audit.audit)
 app.add_typer(gm.app, name="gm")
+app.add_typer(checkpoint.app, name="checkpoint")
 
 
 def _show_version(value: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -11,6 +12,7 @@ from gmtool.cli.common import (
     JSON_OPTION,
     SINCE_OPTION,
     UNTIL_OPTION,
+    WITNESS_OPTION,
     emit,
     open_store,
 )
@@ -22,17 +24,28 @@ def audit(
     until: Optional[str] = UNTIL_OPTION,
     table: Optional[str] = typer.Option(None, "--table", help="Only this table."),
     player: Optional[str] = typer.Option(None, "--player", help="Only this player's hands."),
+    checkpoint: Optional[Path] = typer.Option(
+        None, "--checkpoint", help="A signed checkpoint the store must extend (default: "
+        "every checkpoint in the witness folder)."),
+    key: Optional[Path] = typer.Option(None, "--key", help="The host's verifier key "
+                                       "(default: <db>.checkpoint.pub)."),
+    witness: Optional[str] = WITNESS_OPTION,
     db: Optional[str] = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
     from gmtool.audit.run import run_audit
+    from gmtool.cli.checkpoints import signed_checkpoints
     from gmtool.store.scan import count_hands
 
     with open_store(db) as store:
+        checkpoints, refused, origin = signed_checkpoints(store, checkpoint, key, witness)
         total = count_hands(store, since, until, table, player)
         with console.progress("auditing hands", total=max(total, 1)) as advance:
-            report = run_audit(store, since, until, table, player, progress=advance)
+            report = run_audit(store, since, until, table, player, progress=advance,
+                               checkpoints=checkpoints, origin=origin)
+    for problem in refused:
+        report.add(problem)
     emit(report.as_json(), as_json, _render)
     if report.problems:
         raise typer.Exit(1)
@@ -45,4 +58,8 @@ def _render(report: dict) -> None:
         console.line(f"{where}: {problem['kind']}: {problem['detail']}")
     problems = report["problems"]
     verdict = "ok" if not problems else f"{len(problems)} problem(s)"
+    if report.get("checkpoint"):
+        signed = report["checkpoint"]
+        verdict += (f"; the log ({signed['records']} records) extends the checkpoint signed "
+                    f"at {signed['size']} ({signed['file']})")
     console.line(f"{report['hands_checked']} hand(s) checked: {verdict}")

@@ -18,6 +18,9 @@ from gmtool.cli.console import console
 T = TypeVar("T")
 
 DB_OPTION = typer.Option(None, "--db", help="Database file (default: $GMTOOL_DB, else ./gmtool.db).")
+WITNESS_OPTION = typer.Option(None, "--witness", envvar="GMTOOL_WITNESS",
+                              help="Folder of signed checkpoints (default: <db>.witness/ "
+                              "beside the store; put it on other storage).")
 AS_OPTION = typer.Option(None, "--as", help="Acting GM user (default: $GMTOOL_USER).")
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON (the contract for scripts) "
                            "instead of text.")

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from gmtool.bounds import MAX_COUNT
-from gmtool.cli.common import DB_OPTION, open_store
+from gmtool.cli.common import DB_OPTION, WITNESS_OPTION, open_store
 from gmtool.cli.console import Abort, console
 
 app = typer.Typer(help="Host live tables (bots stand in for players).", no_args_is_help=True,
@@ -34,6 +34,10 @@ def run(
                                 "they are voided."),
     verbose: bool = typer.Option(False, "--verbose", "-v",
                                  help="A line for every hand that starts or settles."),
+    witness: Optional[str] = WITNESS_OPTION,
+    checkpoint_every: float = typer.Option(30.0, "--checkpoint-every", min=0.1, max=86_400.0,
+                                           help="Seconds between signed checkpoints of the "
+                                           "evidence log (also signed at start and stop)."),
     db: Optional[str] = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration."""
@@ -44,7 +48,8 @@ def run(
 
     options = HostOptions(tables=tables, systems=system or None, speed=speed, hands=hands,
                           duration=duration, chaos=chaos, seed=seed, grace=grace,
-                          verbose=verbose)
+                          verbose=verbose, witness=witness,
+                          checkpoint_every=checkpoint_every)
     with open_store(db, write=True) as store, HostLock(store.path):
         host = prepare_host(store, options, notify=console.line)
         report = asyncio.run(host.run())

@@ -20,6 +20,7 @@ from gmtool.engine.spec import engine_config
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
 from gmtool.house.gm_ops import failure
+from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
 from gmtool.house.table import Closed, HandSlot, HostedTable, Room
@@ -62,6 +63,7 @@ class Host:
         self.chaos = options.chaos
         self.notify = notify
         self.key = seeds.load_key(store.path, options.seed)
+        self.notary = Notary(store, options.witness)
         self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}
@@ -247,7 +249,7 @@ class Host:
                     f"x{self.speed:g}, chaos {self.chaos:g})")
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
-        started = beat = self.clock.monotonic()
+        started = beat = signed = self.clock.monotonic()
         stop_at = None
         while any(not t.done() for t in tasks.values()):
             await asyncio.sleep(0.1)
@@ -258,6 +260,9 @@ class Host:
                 beat = now
                 table_store.heartbeat(self.store, [t.id for t in self.tables.values()
                                                    if not t.closed])
+            if now - signed >= self.options.checkpoint_every:
+                signed = now
+                self.notary.sign()
             if self.options.duration is not None and now - started >= self.options.duration:
                 self.request_stop()
             if self.stopping and stop_at is None:
@@ -269,6 +274,7 @@ class Host:
         self.stopping_now = True
         await poller
         self._void_open_hands()
+        self.notary.sign()
         return self.report
 
     def _void_open_hands(self) -> None:
@@ -288,7 +294,9 @@ def prepare_host(store: Store, options: HostOptions,
     """A host ready to `run`: crashed hands voided, tables planned (or `plan`), bots
     enrolled, tables opened. The one place a host's start is sequenced."""
     host = Host(store, options, notify=notify, clock=clock)
+    host.notary.check_not_behind()
     host.recover()
+    host.notary.sign()
     plan = plan or host.plan_tables()
     host.ensure_bots(plan)
     host.build_tables(plan)

@@ -17,6 +17,8 @@ class HostOptions:
     bots: int | None = None
     grace: float = 10.0
     verbose: bool = False  # a line for every hand that starts, settles or is voided
+    witness: str | None = None  # the checkpoint folder (default `<db>.witness/`)
+    checkpoint_every: float = 30.0  # seconds between signed checkpoints
 
 
 @dataclass

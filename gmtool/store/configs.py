@@ -10,17 +10,20 @@ from __future__ import annotations
 import json
 
 from gmtool.canonical import canonical_json
+from gmtool.store import evidence
 from gmtool.store.db import NoSuchRecord, Store, StoreError
 
 
 def save_config(store: Store, compiled: dict, profile_text: str) -> None:
     """Store a compiled config (idempotent: the id is the content)."""
-    store.conn.execute(
+    cursor = store.conn.execute(
         "INSERT OR IGNORE INTO configs (config_id, profile_id, version, title, game, compiled,"
         " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (compiled["config_id"], compiled["profile"]["id"], compiled["profile"]["version"],
          compiled["profile"]["title"], compiled["game"], canonical_json(compiled),
          profile_text, store.now()))
+    if cursor.rowcount == 1:
+        evidence.append(store, evidence.config_body({"config_id": compiled["config_id"]}))
 
 
 def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | None,
@@ -37,6 +40,8 @@ def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | N
             " active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (compiled["profile"]["id"], json.dumps(sorted(rooms)) if rooms else None,
              compiled["config_id"], by, store.now(), note))
+        evidence.append_row(store, evidence.deployment_body, "deployments", "id",
+                            cursor.lastrowid)
         return cursor.lastrowid
 
 
@@ -123,9 +128,13 @@ def rollback(store: Store, profile_id: str, by: str) -> dict:
         latest, previous = rows[0], rows[1]
         store.conn.execute("UPDATE deployments SET active = 0 WHERE id IN (?, ?)",
                            (latest["id"], previous["id"]))
-        store.conn.execute(
+        evidence.append(store, evidence.retire_body([latest["id"], previous["id"]],
+                                                    store.now()))
+        cursor = store.conn.execute(
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
             "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (profile_id, previous["rooms"], previous["config_id"], by, store.now(),
              f"rollback of deployment {latest['id']} to {previous['id']}"))
+        evidence.append_row(store, evidence.deployment_body, "deployments", "id",
+                            cursor.lastrowid)
     return {"rolled_back": latest["config_id"], "active": previous["config_id"]}

@@ -13,6 +13,7 @@ from typing import Any
 
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import UsageError
+from gmtool.store import evidence
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
@@ -37,6 +38,7 @@ def log_action(store: Store, actor: str | None, action: str, target: str | None,
                        (row["id"], actor, action, target, reason, row["outcome"], row["at"],
                         prev, digest))
     set_head(store, "gm_actions", row["id"], digest)
+    evidence.append(store, evidence.gm_action_body({"id": row["id"], "hash": digest}))
     return row["id"]
 
 
@@ -44,9 +46,13 @@ def add_user(store: Store, name: str, role: str) -> None:
     if role not in ROLES:
         raise UsageError(f"unknown role {role!r}; use {' or '.join(ROLES)}")
     with store.write():
+        before = store.one("SELECT role FROM gm_users WHERE name = ?", (name,))
+        if before is not None and before["role"] == role:
+            return
         store.conn.execute("INSERT INTO gm_users (name, role, created_at) VALUES (?, ?, ?) "
                            "ON CONFLICT(name) DO UPDATE SET role = excluded.role",
                            (name, role, store.now()))
+        evidence.append_row(store, evidence.gm_user_body, "gm_users", "name", name)
 
 
 def has_operator(store: Store) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from gmtool.store import evidence
 from gmtool.store.db import NoSuchRecord, Store
 
 _TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
@@ -16,8 +17,10 @@ _TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "e
 
 def ensure_player(store: Store, name: str, kind: str = "human") -> None:
     """Create the player if new (with zero coins: coins arrive through the ledger)."""
-    store.conn.execute("INSERT OR IGNORE INTO players (name, coins, score, kind, created_at) "
-                       "VALUES (?, 0, 0, ?, ?)", (name, kind, store.now()))
+    cursor = store.conn.execute("INSERT OR IGNORE INTO players (name, coins, score, kind, "
+                                "created_at) VALUES (?, 0, 0, ?, ?)", (name, kind, store.now()))
+    if cursor.rowcount == 1:
+        evidence.append_row(store, evidence.player_body, "players", "name", name)
 
 
 def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None = None,
@@ -29,9 +32,12 @@ def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None
                                     (delta, player))
         if cursor.rowcount != 1:
             raise NoSuchRecord(f"no player {player!r}")
-        store.conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, reason, "
-                           "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                           (hand_id, gm_action_id, player, delta, reason, at))
+        cursor = store.conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, "
+                                    "reason, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                    (hand_id, gm_action_id, player, delta, reason, at))
+        evidence.append(store, evidence.ledger_body({
+            "id": cursor.lastrowid, "hand_id": hand_id, "gm_action_id": gm_action_id,
+            "player": player, "delta": delta, "reason": reason, "created_at": at}))
 
 
 def record_results(store: Store, results: dict[str, str], score: dict[str, int]) -> None:

@@ -98,7 +98,59 @@ def m002_chain_heads(db: Database) -> None:
                "gm_actions WHERE id = (SELECT MAX(id) FROM gm_actions)")
 
 
-KNOWN = (m001_initial.__name__, m002_chain_heads.__name__)  # every migration above, in order
+@migrations()
+def m003_evidence_log(db: Database) -> None:
+    """The evidence log (store/evidence.py), its tree state and interior nodes, and the
+    store's identity (the origin its checkpoints name). What a store held before this
+    migration is logged now, in a fixed order: it is evidence from this moment on."""
+    from gmtool.store import evidence
+
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta (key, value) VALUES ('store_id', ?)",
+               [evidence.new_store_id()])
+    db.execute("CREATE TABLE log (idx INTEGER PRIMARY KEY, kind TEXT NOT NULL, tkey TEXT, "
+               "nkey INTEGER, body TEXT NOT NULL, leaf BLOB NOT NULL)")
+    db.execute("CREATE INDEX log_kind_key ON log (kind, tkey, nkey)")
+    db.execute("CREATE TABLE log_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, "
+               "hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID")
+    db.execute("CREATE TABLE log_state (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER "
+               "NOT NULL, nodes BLOB NOT NULL)")
+    for table in ("log", "log_nodes", "meta"):
+        for change in ("UPDATE", "DELETE"):
+            db.execute(f"CREATE TRIGGER {table}_no_{change.lower()} BEFORE {change} ON "
+                       f"{table} BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END")
+    conn = db.conn
+
+    def rows(sql: str) -> list[dict]:
+        cursor = conn.execute(sql)
+        names = [c[0] for c in cursor.description]
+        return [dict(zip(names, row)) for row in cursor]
+
+    bodies = [evidence.player_body(r) for r in rows("SELECT * FROM players ORDER BY rowid")]
+    bodies += [evidence.config_body(r) for r in rows("SELECT config_id FROM configs ORDER BY "
+                                                     "rowid")]
+    bodies += [evidence.deployment_body(r) for r in rows("SELECT * FROM deployments ORDER "
+                                                         "BY id")]
+    bodies += [evidence.gm_user_body(r) for r in rows("SELECT * FROM gm_users ORDER BY "
+                                                      "rowid")]
+    for hand in rows("SELECT * FROM hands ORDER BY id"):
+        bodies.append(evidence.hand_body(hand))
+        if hand["outcome"] != "running":
+            bodies.append(evidence.hand_end_body(hand))
+    bodies += [evidence.events_body(r["table_id"], r["first"], r["last"], r["head"])
+               for r in rows("SELECT table_id, MIN(seq) AS first, MAX(seq) AS last, (SELECT "
+                             "hash FROM events e WHERE e.table_id = events.table_id ORDER BY "
+                             "seq DESC LIMIT 1) AS head FROM events GROUP BY table_id ORDER "
+                             "BY table_id")]
+    bodies += [evidence.ledger_body(r) for r in rows("SELECT * FROM ledger ORDER BY id")]
+    bodies += [evidence.gm_action_body(r) for r in rows("SELECT id, hash FROM gm_actions "
+                                                        "ORDER BY id")]
+    if bodies:
+        evidence.append_many(conn, bodies)
+
+
+KNOWN = (m001_initial.__name__, m002_chain_heads.__name__,
+         m003_evidence_log.__name__)  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 
 

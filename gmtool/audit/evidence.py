@@ -1,0 +1,186 @@
+"""The evidence log, checked: the log is whole, and the store's rows are what it logged.
+
+The log's own checks: indexes without gaps, every leaf the hash of its body, and the
+tree's recorded state (size and root) the tree of those leaves. Then every evidence row
+against its record: a hand, its end, a ledger row, a GM action, a config, a deployment,
+a GM user's role and a player as the store holds them now must equal the body logged
+for them; a row without a record was inserted, a record without its row was deleted.
+Every table's events are covered by batches without gaps or overlaps, each naming the
+hash its last event has (the event chain then covers every event in the batch).
+
+What this cannot see alone is a rewrite of the log itself with every hash recomputed:
+that is what a signed checkpoint kept elsewhere is for (`checkpoint_problems`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from gmtool.audit.chain import Problem
+from gmtool.evidence.merkle import Frontier, leaf_hash
+from gmtool.evidence.note import Checkpoint
+from gmtool.store import evidence
+from gmtool.store.db import Store
+
+_NAMED = {"hand": "hand", "hand_end": "end of hand", "ledger": "ledger row",
+          "gm_action": "GM action", "config": "config", "deployment": "deployment",
+          "gm_user": "GM user", "player": "player"}
+
+
+def _where(kind: str, key, body: dict) -> dict:
+    if kind in ("hand", "hand_end"):
+        return {"hand": key}
+    if kind == "ledger":
+        where = {"player": body.get("player")}
+        if body.get("hand") is not None:
+            where["hand"] = body["hand"]
+        if body.get("gm_action") is not None:
+            where["gm_action"] = body["gm_action"]
+        return where
+    if kind == "gm_action":
+        return {"gm_action": key}
+    if kind == "player":
+        return {"player": key}
+    return {}
+
+
+def _key_of(body: dict):
+    return body.get("name", body.get("id"))
+
+
+class LogCheck:
+    """One pass over the log; keeps the tree it rebuilds (for checkpoints)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.frontier = Frontier()
+        self.roots: dict[int, bytes] = {}  # tree size -> root, for the sizes asked for
+        self.problems: list[Problem] = []
+
+    def run(self, sizes: set[int] = frozenset()) -> list[Problem]:
+        logged: dict[str, dict] = {kind: {} for kind in evidence.LOGGED_ROWS}
+        retired: set[int] = set()
+        batches: dict[str, int] = {}  # table -> last seq logged
+        frontier = self.frontier
+        if 0 in sizes:
+            self.roots[0] = frontier.root()
+        for idx, kind, body, leaf in evidence.records(self.store):
+            if idx != frontier.size:
+                self._add("log_gap", f"log record {frontier.size} is missing (the next is "
+                          f"{idx}): records were deleted")
+                break
+            leaf = bytes(leaf)
+            if leaf_hash(body.encode("utf-8", "surrogateescape")) != leaf:
+                self._add("log_record", f"log record {idx} ({kind}) does not match its hash "
+                          "(edited)")
+            frontier.append(leaf)
+            if frontier.size in sizes:
+                self.roots[frontier.size] = frontier.root()
+            try:
+                record = json.loads(body)
+            except ValueError:
+                self._add("log_record", f"log record {idx} is not JSON")
+                continue
+            if kind == "events":
+                first = batches.get(record.get("table"), 0) + 1
+                if record.get("first") != first:
+                    self._add("log_events", f"log record {idx}: events of table "
+                              f"{record.get('table')} from {first} are not logged in order",
+                              table=record.get("table"))
+                batches[record.get("table")] = record.get("last", 0)
+            elif kind == "retire":
+                retired.update(record.get("ids", ()))
+            elif kind in logged:
+                logged[kind][_key_of(record)] = record
+        size, root = evidence.state(self.store)
+        if (size, root) != (frontier.size, frontier.root()):
+            self._add("log_state", f"the log's recorded state ({size} records) is not the "
+                      f"tree of its {frontier.size} records (the log was edited)")
+        self._check_batches(batches)
+        deployments = set(logged["deployment"])
+        for kind, records in logged.items():
+            self._check_rows(kind, records)  # (takes the records it matches)
+        self._check_active(deployments, retired)
+        missing = evidence.missing_guards(self.store)
+        if missing:
+            self._add("triggers", f"the append-only guards {', '.join(missing)} were dropped: "
+                      "rows of those tables may have been changed or deleted since")
+        return self.problems
+
+    def _add(self, kind: str, detail: str, **where) -> None:
+        self.problems.append(Problem(kind, detail, **where))
+
+    def _check_batches(self, batches: dict[str, int]) -> None:
+        rewritten = set()  # tables reported: after a rewrite every later batch differs too
+        for idx, table, last, logged, digest, hand in evidence.batch_heads(self.store):
+            if digest != logged and table not in rewritten:
+                rewritten.add(table)
+                where = {"hand": hand} if hand is not None else {}
+                self._add("events_rewritten", f"table {table}: the events up to {last} are "
+                          f"not the ones the log holds (log record {idx}): rewritten",
+                          table=table, **where)
+        for table, last in evidence.last_seqs(self.store).items():
+            logged = batches.pop(table, 0)
+            if last > logged:
+                self._add("events_unlogged", f"table {table}: events {logged + 1} to {last} "
+                          "are not in the log (inserted)", table=table)
+            elif last < logged:
+                self._add("events_deleted", f"table {table}: the log holds events up to "
+                          f"{logged}, the store up to {last} (deleted)", table=table)
+        for table, logged in sorted(batches.items()):
+            self._add("events_deleted", f"table {table}: the log holds {logged} events, the "
+                      "store none (deleted)", table=table)
+
+    def _check_rows(self, kind: str, records: dict) -> None:
+        name = _NAMED[kind]
+        for body in evidence.logged_rows(self.store, kind):
+            key = _key_of(body)
+            record = records.pop(key, None)
+            if record is None:
+                self._add("not_logged", f"{name} {key}: not in the evidence log (inserted)",
+                          **_where(kind, key, body))
+            elif record != body:
+                changed = sorted(k for k in body if body.get(k) != record.get(k))
+                self._add("differs_from_log", f"{name} {key}: {', '.join(changed)} differ"
+                          f"{'s' if len(changed) == 1 else ''} from the evidence log (edited)",
+                          **_where(kind, key, record))
+        for key, record in sorted(records.items(), key=lambda item: str(item[0])):
+            self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
+                      "(deleted)", **_where(kind, key, record))
+
+    def _check_active(self, deployments: set[int], retired: set[int]) -> None:
+        expected = deployments - retired
+        active = evidence.active_deployments(self.store)
+        for ident in sorted(active ^ expected):
+            state = "active" if ident in active else "inactive"
+            self._add("differs_from_log", f"deployment {ident}: {state}, which the evidence "
+                      "log does not say (edited)")
+
+
+def checkpoint_problems(check: LogCheck, checkpoints: list[tuple[str, Checkpoint]],
+                        origin: str) -> Iterator[Problem]:
+    """Whether the store's log extends the signed checkpoints (name, checkpoint): same
+    origin, at least as many records, the same root over the first `size` of them. A
+    rewrite is placed between the last checkpoint that still holds and the first that
+    does not; a rollback is reported against the newest checkpoint."""
+    size = check.frontier.size
+    good = None
+    for name, checkpoint in sorted(checkpoints, key=lambda item: item[1].size):
+        if checkpoint.origin != origin:
+            yield Problem("checkpoint", f"{name} is for log {checkpoint.origin}, not this "
+                          f"store's ({origin})")
+            continue
+        if checkpoint.size > size:
+            newest = max(c.size for _, c in checkpoints if c.origin == origin)
+            yield Problem("checkpoint_rollback", f"the store holds {size} evidence records, "
+                          f"but a checkpoint was signed at {newest}: records after {size} were "
+                          "deleted, or an older copy of the store was restored")
+            return
+        if check.roots.get(checkpoint.size) != checkpoint.root:
+            since = f"after record {good[1].size} ({good[0]} still holds)" if good else \
+                "from the first record on"
+            yield Problem("checkpoint_rewrite", f"the log's first {checkpoint.size} records "
+                          f"are not the ones {name} signed: history was rewritten {since}")
+            return
+        good = (name, checkpoint)

@@ -1,0 +1,72 @@
+"""`gmtool checkpoint`: sign the evidence log's state now, or check a store against a
+signed checkpoint (the C2SP tlog-checkpoint format; docs/evidence.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gmtool.cli.common import DB_OPTION, JSON_OPTION, WITNESS_OPTION, emit, open_store
+from gmtool.cli.console import Abort, console
+
+app = typer.Typer(help="Signed checkpoints of the evidence log.", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+
+@app.command()
+def export(
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the checkpoint here."),
+    witness: Optional[str] = WITNESS_OPTION,
+    db: Optional[str] = DB_OPTION,
+) -> None:
+    """Sign the store's evidence log as it is now with the host's key, save it in the
+    witness folder and print it (a signed note any C2SP tool can check)."""
+    from gmtool.house.notary import Notary
+
+    with open_store(db) as store:
+        notary = Notary(store, witness)
+        path = notary.sign()
+    note = path.read_text(encoding="utf-8")
+    if out is not None:
+        try:
+            out.write_text(note, encoding="utf-8")
+        except OSError as error:
+            raise Abort(f"{out}: cannot write it: {error.strerror or error}", code=2) from None
+    console.raw(note)
+    console.diagnostic(f"saved as {path}")
+
+
+@app.command()
+def verify(
+    checkpoint: Path = typer.Argument(..., help="The signed checkpoint file."),
+    key: Optional[Path] = typer.Option(None, "--key", help="The host's verifier key "
+                                       "(default: <db>.checkpoint.pub)."),
+    db: Optional[str] = DB_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Check the checkpoint's signature and that the store's log extends it: exit 1 if
+    history before it was rewritten, truncated or an older copy restored."""
+    from gmtool.audit.evidence import LogCheck, checkpoint_problems
+    from gmtool.cli.checkpoints import signed_checkpoints
+
+    with open_store(db) as store:
+        found, refused, origin = signed_checkpoints(store, checkpoint, key, None)
+        with store.snapshot():
+            log = LogCheck(store)
+            problems = [*refused, *log.run({c.size for _, c in found}),
+                        *checkpoint_problems(log, found, origin)]
+    report = {"checkpoint": str(checkpoint), "size": found[0][1].size if found else None,
+              "records": log.frontier.size, "problems": [p.as_json() for p in problems]}
+    emit(report, as_json, _render)
+    if problems:
+        raise typer.Exit(1)
+
+
+def _render(report: dict) -> None:
+    for problem in report["problems"]:
+        console.line(f"{problem['kind']}: {problem['detail']}")
+    if not report["problems"]:
+        console.line(f"ok: the log ({report['records']} records) extends the checkpoint "
+                     f"signed at {report['size']} ({report['checkpoint']})")

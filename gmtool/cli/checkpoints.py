@@ -1,0 +1,48 @@
+"""The signed checkpoints a command checks a store against: `--checkpoint FILE`, else
+every checkpoint in the witness folder, each opened with the host's verifier key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gmtool.audit.chain import Problem
+from gmtool.cli.console import Abort
+from gmtool.evidence import witness
+from gmtool.evidence.note import Checkpoint
+from gmtool.house.notary import origin_of
+from gmtool.store.db import Store
+
+
+def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
+                       folder: str | None) -> tuple[list[tuple[str, Checkpoint]],
+                                                    list[Problem], str]:
+    """(name, checkpoint) pairs whose signature holds, the problems of those whose
+    signature does not, and the store's origin. A file named on the command line that
+    cannot be read, or a missing key, is a usage error (exit 2)."""
+    origin = origin_of(store)
+    key_file = key or witness.public_key_path(store.path)
+    paths = [checkpoint] if checkpoint else witness.files(witness.witness_dir(store.path,
+                                                                              folder))
+    if checkpoint and not checkpoint.is_file():
+        raise Abort(f"no checkpoint file at {checkpoint}", code=2)
+    if not paths:
+        if key is None and key_file.exists():
+            where = witness.witness_dir(store.path, folder)
+            return [], [Problem("witness_missing", f"the store's host signs checkpoints "
+                                f"({key_file.name} exists) but {where} holds none: pass "
+                                "--witness where they are kept, or they were deleted")], origin
+        return [], [], origin
+    try:
+        verifier = witness.load_verifier(key_file)
+    except OSError as error:
+        raise Abort(f"{error}: pass --key with the host's verifier key", code=2) from None
+    found, problems = [], []
+    for path in paths:
+        try:
+            found.append((path.name, witness.read(path, verifier)))
+        except OSError as error:
+            if checkpoint:
+                raise Abort(str(error), code=2) from None
+            problems.append(Problem("checkpoint_signature", f"{error}: a checkpoint in the "
+                                    "witness that its host did not sign (forged or changed)"))
+    return found, problems, origin

@@ -1,0 +1,1 @@
+"""Evidence: the Merkle log, signed checkpoints and keys (stdlib and `cryptography` only)."""

@@ -1,0 +1,104 @@
+"""Where signed checkpoints and the key that signs them live, beside a store.
+
+The host's checkpoint key is `<db>.checkpoint.key` (a signer key in Go's text form,
+0600) with its verifier key in `<db>.checkpoint.pub`; checkpoints go to a witness folder,
+by default `<db>.witness/`, one file per tree size (`000000001234.checkpoint`), written
+whole or not at all. An operator points the witness at other storage (`--witness`), so a
+copy of the database alone cannot undo what was signed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gmtool.evidence.note import (
+    Checkpoint,
+    NoteError,
+    Signer,
+    Verifier,
+    open_checkpoint,
+)
+
+SUFFIX = ".checkpoint"
+
+
+class WitnessError(OSError):
+    """A key or checkpoint file that is missing, unreadable or malformed."""
+
+
+def key_path(db: Path) -> Path:
+    return db.with_name(db.name + ".checkpoint.key")
+
+
+def public_key_path(db: Path) -> Path:
+    return db.with_name(db.name + ".checkpoint.pub")
+
+
+def witness_dir(db: Path, witness: str | Path | None = None) -> Path:
+    return Path(witness) if witness else db.with_name(db.name + ".witness")
+
+
+def write_private(path: Path, text: str) -> None:
+    """`text` at `path`, readable by its owner only, whole or not at all."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+
+
+def load_signer(db: Path, origin: str) -> Signer:
+    """The host's checkpoint signer for the store at `db`, made on first use."""
+    path = key_path(db)
+    if not path.exists():
+        signer = Signer.generate(origin)
+        write_private(path, signer.text() + "\n")
+        write_private(public_key_path(db), signer.verifier.text() + "\n")
+        return signer
+    try:
+        signer = Signer.parse(path.read_text(encoding="ascii"))
+    except (OSError, UnicodeDecodeError, NoteError) as error:
+        raise WitnessError(f"{path}: not a checkpoint key ({error})") from None
+    if signer.name != origin:
+        raise WitnessError(f"{path} signs for log {signer.name}, not this store's ({origin}); "
+                           "it belongs to another store")
+    return signer
+
+
+def load_verifier(path: Path) -> Verifier:
+    try:
+        return Verifier.parse(path.read_text(encoding="ascii"))
+    except FileNotFoundError:
+        raise WitnessError(f"no verifier key at {path}") from None
+    except (OSError, UnicodeDecodeError, NoteError) as error:
+        raise WitnessError(f"{path}: not a verifier key ({error})") from None
+
+
+def save(folder: Path, note: str, size: int) -> Path:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / f"{size:012d}{SUFFIX}"
+    write_private(path, note)
+    return path
+
+
+def files(folder: Path) -> list[Path]:
+    """The witness's checkpoint files, oldest (smallest tree) first."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIX)
+                  and not p.name.startswith("."))
+
+
+def read(path: Path, verifier: Verifier) -> Checkpoint:
+    try:
+        note = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise WitnessError(f"{path}: cannot read it ({error})") from None
+    try:
+        return open_checkpoint(note, [verifier])
+    except NoteError as error:
+        raise WitnessError(f"{path}: {error}") from None

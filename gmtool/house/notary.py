@@ -1,0 +1,76 @@
+"""The host's notary: signs checkpoints of the evidence log into the witness folder.
+
+A checkpoint is signed when the host starts (after crash recovery), every
+`checkpoint_every` seconds while it plays, and when it stops; a state already signed is
+not signed again. Before any of that, `check_not_behind` refuses a store whose log does
+not extend the witness's latest checkpoint: an older copy restored, or records deleted,
+would otherwise have the host deal hands whose seeds were already revealed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gmtool.evidence import witness
+from gmtool.evidence.note import Checkpoint, sign_checkpoint
+from gmtool.store import evidence
+from gmtool.store.db import Store, StoreError
+
+
+def origin_of(store: Store) -> str:
+    return f"gmtool/{evidence.store_id(store)}"
+
+
+class Notary:
+    def __init__(self, store: Store, folder: str | Path | None = None) -> None:
+        self.store = store
+        self.origin = origin_of(store)
+        self.folder = witness.witness_dir(store.path, folder)
+        try:
+            self.signer = witness.load_signer(store.path, self.origin)
+        except OSError as error:
+            raise StoreError(str(error)) from None
+        self.signed_size: int | None = None
+
+    def latest(self) -> tuple[Path, Checkpoint] | None:
+        found = witness.files(self.folder)
+        if not found:
+            return None
+        try:
+            return found[-1], witness.read(found[-1], self.signer.verifier)
+        except OSError as error:
+            raise StoreError(f"{error}; the host will not start without a readable witness "
+                             "(move the file away only if you know it is not this store's)") \
+                from None
+
+    def check_not_behind(self) -> None:
+        latest = self.latest()
+        if latest is None:
+            return
+        path, checkpoint = latest
+        size, _ = evidence.state(self.store)
+        if checkpoint.size > size:
+            raise StoreError(
+                f"{self.store.path} holds {size} evidence records, but {path} was signed at "
+                f"{checkpoint.size}: this is an older copy of the store, or records were "
+                "deleted. The host will not deal hands again from it; run `gmtool audit` and "
+                "restore the newest copy")
+        if checkpoint.size and evidence.tree(self.store).hash(0, checkpoint.size) \
+                != checkpoint.root:
+            raise StoreError(f"{self.store.path}: its first {checkpoint.size} evidence records "
+                             f"are not the ones {path} signed (history was rewritten); the "
+                             "host will not start on it: run `gmtool audit`")
+
+    def sign(self) -> Path | None:
+        """Sign the log's state now into the witness (unless it is signed already)."""
+        size, root = evidence.state(self.store)
+        if size == self.signed_size:
+            return None
+        note = sign_checkpoint(Checkpoint(self.origin, size, root), self.signer)
+        try:
+            path = witness.save(self.folder, note, size)
+        except OSError as error:
+            raise StoreError(f"{self.folder}: cannot write the checkpoint: "
+                             f"{getattr(error, 'strerror', None) or error}") from None
+        self.signed_size = size
+        return path

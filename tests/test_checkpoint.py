@@ -1,0 +1,167 @@
+"""Signed checkpoints kept outside the database (issue 14): the host signs the evidence
+log into a witness folder; audit proves the store extends what was signed, so a rewrite
+of the whole log with every hash recomputed, a truncation or an older copy restored is
+found, and a host refuses to deal again from a store that is behind its witness."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import copy_db
+from hosting import VirtualHost
+
+from gmtool.canonical import canonical_json
+from gmtool.evidence import witness
+from gmtool.evidence.merkle import Frontier, leaf_hash
+from gmtool.evidence.note import Verifier, open_checkpoint
+from gmtool.house.options import HostOptions
+from gmtool.store.db import StoreError
+
+
+@pytest.fixture
+def hosted(tmp_path: Path, gm, virtual_host) -> Path:
+    """A store a host played on for a while (two game minutes), then stopped."""
+    db = tmp_path / "hosted.db"
+    gm.deploy_all(db)
+    host = virtual_host(db, tables=3, seed="checkpoints", checkpoint_every=20.0)
+    host.advance(120)
+    host.stop()
+    host.close()
+    return db
+
+
+def _audit(gm, db: Path, *args) -> tuple[int, dict]:
+    run = gm("audit", "--db", db, "--json", *args, expect=None)
+    return run.returncode, json.loads(run.stdout)
+
+
+def test_the_host_signs_checkpoints_that_outside_tools_can_open(hosted: Path) -> None:
+    folder = witness.witness_dir(hosted)
+    files = witness.files(folder)
+    assert len(files) >= 3, files  # at start, every 20 s of play, at stop
+    verifier = Verifier.parse(witness.public_key_path(hosted).read_text())
+    sizes = [open_checkpoint(p.read_text(), [verifier]).size for p in files]
+    assert sizes == sorted(sizes) and sizes[-1] > sizes[0]
+    for path in (*files, witness.key_path(hosted), folder):
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path  # the owner's only
+
+
+def test_an_untouched_store_extends_every_checkpoint(hosted: Path, gm) -> None:
+    code, report = _audit(gm, hosted)
+    assert code == 0 and report["problems"] == []
+    newest = witness.files(witness.witness_dir(hosted))[-1]
+    assert report["checkpoint"]["file"] == newest.name
+    assert "extends the checkpoint" in gm("audit", "--db", hosted).stdout
+
+
+def _rewrite_log(db: Path, change) -> None:
+    """Rewrite evidence and the whole log after it with every hash recomputed: leaves,
+    nodes, the tree's state. Without a checkpoint nothing in the file contradicts it."""
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    with conn:
+        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+                                ).fetchall()
+        for trigger in triggers:
+            conn.execute(f"DROP TRIGGER {trigger['name']}")
+        change(conn)
+        frontier = Frontier()
+        conn.execute("DELETE FROM log_nodes")
+        for row in conn.execute("SELECT idx, body FROM log ORDER BY idx").fetchall():
+            leaf = leaf_hash(row["body"].encode())
+            conn.execute("UPDATE log SET leaf = ? WHERE idx = ?", (leaf, row["idx"]))
+            for level, index, digest in frontier.append(leaf):
+                conn.execute("INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)",
+                             (level, index, digest))
+        conn.execute("UPDATE log_state SET size = ?, nodes = ?",
+                     (frontier.size, b"".join(frontier.nodes)))
+        for trigger in triggers:  # and the guards put back, as they were
+            conn.execute(trigger["sql"])
+    conn.close()
+
+
+def _mint_in_row_and_log(conn: sqlite3.Connection) -> None:
+    """Coins minted through an early ledger row, its log record rewritten to match."""
+    row = conn.execute("SELECT * FROM ledger ORDER BY id LIMIT 1").fetchone()
+    conn.execute("UPDATE ledger SET delta = delta + 1000000 WHERE id = ?", (row["id"],))
+    conn.execute("UPDATE players SET coins = coins + 1000000 WHERE name = ?", (row["player"],))
+    for log in conn.execute("SELECT idx, body FROM log WHERE kind = 'ledger'").fetchall():
+        body = json.loads(log["body"])
+        if body["id"] == row["id"]:
+            body["delta"] += 1000000
+            conn.execute("UPDATE log SET body = ? WHERE idx = ?", (canonical_json(body),
+                                                                  log["idx"]))
+
+
+def test_a_consistent_rewrite_of_the_whole_log_is_found_through_a_checkpoint(
+        hosted: Path, gm, tmp_path: Path) -> None:
+    keep = tmp_path / "kept-witness"
+    shutil.copytree(witness.witness_dir(hosted), keep)  # the operator's copy, elsewhere
+    _rewrite_log(hosted, _mint_in_row_and_log)
+    shutil.rmtree(witness.witness_dir(hosted))  # the attacker cleans up beside the store
+    code, report = _audit(gm, hosted)
+    assert code == 1 and [p["kind"] for p in report["problems"]] == ["witness_missing"]
+    code, report = _audit(gm, hosted, "--witness", keep)
+    kinds = [p["kind"] for p in report["problems"]]
+    assert code == 1 and kinds == ["checkpoint_rewrite"], report
+    assert "history was rewritten after record" in report["problems"][0]["detail"]
+
+
+def test_a_truncated_log_is_a_rollback(hosted: Path, gm) -> None:
+    def cut(conn: sqlite3.Connection) -> None:
+        size = conn.execute("SELECT COUNT(*) FROM log").fetchone()[0]
+        conn.execute("DELETE FROM log WHERE idx >= ?", (size - 5,))
+    _rewrite_log(hosted, cut)
+    code, report = _audit(gm, hosted)
+    assert code == 1 and "checkpoint_rollback" in [p["kind"] for p in report["problems"]]
+
+
+def test_an_older_copy_restored_is_found_and_the_host_will_not_deal_from_it(
+        tmp_path: Path, gm, virtual_host) -> None:
+    db = tmp_path / "live.db"
+    gm.deploy_all(db)
+    host = virtual_host(db, tables=2, seed="restore", checkpoint_every=10.0)
+    host.advance(30)
+    host.stop()
+    host.close()
+    backup = copy_db(db, tmp_path / "backup", "live.db")
+    host = virtual_host(db, tables=2, seed="restore", checkpoint_every=10.0)
+    host.advance(60)
+    host.stop()
+    host.close()
+    for suffix in ("", "-wal", "-shm"):  # the backup put back in place
+        target = db.with_name(db.name + suffix)
+        target.unlink(missing_ok=True)
+        source = backup.with_name(backup.name + suffix)
+        if source.exists():
+            shutil.copyfile(source, target)
+    code, report = _audit(gm, db)
+    assert code == 1 and [p["kind"] for p in report["problems"]] == ["checkpoint_rollback"]
+    with pytest.raises(StoreError, match="older copy"):
+        VirtualHost(db, HostOptions(tables=2, seed="restore"))
+    run = gm("house", "run", "--db", db, "--hands", "1", expect=2)
+    assert "older copy" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_changed_checkpoint_in_the_witness_is_reported(hosted: Path, gm) -> None:
+    newest = witness.files(witness.witness_dir(hosted))[-1]
+    lines = newest.read_text().split("\n")
+    lines[1] = str(int(lines[1]) + 1)
+    newest.write_text("\n".join(lines))
+    code, report = _audit(gm, hosted)
+    assert code == 1 and "checkpoint_signature" in [p["kind"] for p in report["problems"]]
+
+
+def test_a_checkpoint_of_another_store_is_not_this_ones(hosted: Path, gm, tmp_path) -> None:
+    other = tmp_path / "other.db"
+    gm("db", "init", "--db", other)
+    gm("checkpoint", "export", "--db", other)
+    theirs = witness.files(witness.witness_dir(other))[-1]
+    code, report = _audit(gm, hosted, "--checkpoint", theirs, "--key",
+                          witness.public_key_path(other))
+    assert code == 1 and [p["kind"] for p in report["problems"]] == ["checkpoint"]
