@@ -51,6 +51,25 @@ def test_first_operator_by_anyone_then_only_operators_add_users(tmp_path: Path, 
     gm("audit", "--db", db)
 
 
+def test_the_last_operator_cannot_be_demoted(tmp_path: Path, gm) -> None:
+    """Demoting the only operator would reopen bootstrap to anyone (issue 14): refused and
+    logged; with a second operator it is allowed."""
+    db = tmp_path / "last.db"
+    gm("db", "init", "--db", db)
+    gm("gm", "users", "add", "alice", "--role", "operator", "--db", db, "--as", "anyone")
+    refused = gm("gm", "users", "add", "alice", "--role", "support", "--db", db, "--as",
+                 "alice", expect=1)
+    assert "last operator" in refused.stderr
+    assert _last_log(gm, db)["outcome"]["ok"] is False
+    gm("gm", "users", "add", "mallory", "--role", "operator", "--db", db, "--as", "mallory",
+       expect=1)  # bootstrap stays closed
+    gm("gm", "users", "add", "bob", "--role", "operator", "--db", db, "--as", "alice")
+    gm("gm", "users", "add", "alice", "--role", "support", "--db", db, "--as", "bob")
+    users = {u["name"]: u["role"] for u in gm.json("gm", "users", "list", "--db", db, "--json")}
+    assert users == {"alice": "support", "bob": "operator"}
+    gm("audit", "--db", db)
+
+
 REFUSED = {  # command -> (the GM log's action, target, reason)
     "kick": (["tables", "kick", "qq-showhand-junior-1", "bot-001", "--reason", "rude"],
              "kick", "qq-showhand-junior-1/bot-001", "rude"),

@@ -247,3 +247,61 @@ def test_audit_finds_a_consistent_rewrite_through_the_evidence_log(host_copy: Pa
     assert run.returncode == 1, f"audit did not notice {kind}: {problems}"
     assert any(all(p.get(k) == v for k, v in wanted.items()) for p in problems), \
         (wanted, problems)
+
+
+# -- coins and seeds that the log records faithfully but that no cause justifies ---------
+
+def test_a_second_opening_balance_is_minted_coins(host_copy: Path, gm) -> None:
+    """Even written through gmtool's own store functions (so the log records it), an
+    opening balance that is not the player's first ledger row is found."""
+    from gmtool.store.db import connect
+    from gmtool.store.ledger import grant
+
+    with connect(host_copy) as store:
+        grant(store, "bot-001", 5_000_000, "opening_balance")
+    run = gm("audit", "--db", host_copy, "--json", expect=1)
+    problems = json.loads(run.stdout)["problems"]
+    assert [(p["kind"], p["player"]) for p in problems] == [("unjustified_coins", "bot-001")]
+
+
+def test_an_adjustment_unlike_its_gm_log_row_is_found(host_copy: Path, gm) -> None:
+    """The ledger row says 1,000,000 where the GM log says 500 (both logged)."""
+    conn = sqlite3.connect(host_copy)
+    conn.row_factory = sqlite3.Row
+    action = conn.execute("SELECT id, target FROM gm_actions WHERE action = 'adjust' ORDER BY "
+                          "id DESC LIMIT 1").fetchone()
+    conn.close()
+    from gmtool.store.db import connect
+    from gmtool.store.ledger import post
+
+    with connect(host_copy) as store, store.write():
+        post(store, [(action["target"], 1_000_000, "gm_adjust")], gm_action_id=action["id"])
+    run = gm("audit", "--db", host_copy, "--json", expect=1)
+    problems = json.loads(run.stdout)["problems"]
+    assert any(p["kind"] == "unjustified_coins" and p.get("gm_action") == action["id"]
+               for p in problems), problems
+
+
+def test_a_seed_not_derived_from_the_host_key_is_found(tmp_path: Path, gm) -> None:
+    from gmtool.engine.deck import commitment
+    from gmtool.house.seeds import hand_seed, load_key
+    from gmtool.store import hands as hand_store
+    from gmtool.store.db import connect
+    from gmtool.store.tables import open_table
+
+    db = tmp_path / "seeds.db"
+    gm.deploy_all(db)
+    with connect(db) as store:
+        key = load_key(db)
+        config = store.one("SELECT config_id FROM configs LIMIT 1")[0]
+        open_table(store, "t-1", "qq-showhand", "junior", "stud5", 1)
+        log = hand_store.TableLog(store, "t-1")
+        for number, seed in ((1, hand_seed(key, "t-1", 1)), (2, b"\x07" * 32),
+                             (3, hand_seed(key, "t-1", 1))):
+            hand = hand_store.begin_hand(store, log, number, config, "junior", "a", None, [],
+                                         commitment(seed), "hmac-sha256-fy-v1", [])
+            hand_store.void_hand(store, log, hand, "test", seed.hex())
+    run = gm("audit", "--db", db, "--json", expect=1)
+    problems = [(p["kind"], p.get("hand")) for p in json.loads(run.stdout)["problems"]]
+    assert ("seed", 2) in problems and ("seed", 3) in problems, problems
+    assert ("seed", 1) not in problems

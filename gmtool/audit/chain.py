@@ -6,6 +6,7 @@ player, GM action) and the kind of problem, so a tampered database is pinpointed
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
@@ -128,3 +129,70 @@ def verify_gm_log(store: Store) -> Iterator[Problem]:
     elif recorded is not None and recorded != (expected - 1, head):
         yield Problem("gm_log_head", "the last GM action does not match the recorded head of "
                       "the log", gm_action=expected - 1)
+
+
+def verify_grants(store: Store) -> Iterator[Problem]:
+    """Every coin that no hand moved is justified: an opening balance is the player's first
+    ledger row and their only one; a GM adjustment is the amount, player and success its
+    GM log row records; and every adjustment the log says was made has its row."""
+    openings: set[str] = set()
+    for row in scan.grants(store):
+        where = {"player": row["player"]}
+        if row["reason"] == "opening_balance":
+            if row["player"] in openings or row["id"] != row["first_id"] or \
+                    row["gm_action_id"] is not None:
+                yield Problem("unjustified_coins", f"ledger row {row['id']}: an opening "
+                              f"balance of {row['delta']} that is not {row['player']}'s first "
+                              "ledger row (minted)", **where)
+            openings.add(row["player"])
+        elif row["reason"] == "gm_adjust" and row["gm_action_id"] is not None:
+            outcome = _json_or_none(row["outcome"])
+            if row["action"] is not None and (
+                    row["action"] != "adjust" or row["target"] != row["player"]
+                    or not isinstance(outcome, dict) or outcome.get("ok") is not True
+                    or outcome.get("delta") != row["delta"]):
+                yield Problem("unjustified_coins", f"ledger row {row['id']}: {row['delta']} "
+                              f"for {row['player']} is not the adjustment GM action "
+                              f"{row['gm_action_id']} records", gm_action=row["gm_action_id"],
+                              **where)
+        elif row["gm_action_id"] is not None:
+            yield Problem("unjustified_coins", f"ledger row {row['id']}: reason "
+                          f"{row['reason']!r} is not a GM adjustment", **where)
+    for row in scan.adjustments_without_row(store):
+        yield Problem("unjustified_coins", f"GM action {row['id']} adjusted {row['target']}'s "
+                      "coins but no ledger row carries it (deleted)", gm_action=row["id"],
+                      player=row["target"])
+
+
+def verify_seeds(store: Store, key: bytes | None) -> Iterator[Problem]:
+    """No two hands share a seed or a (table, number); with the host key, every revealed
+    seed is HMAC(key, "table#number")."""
+    from gmtool.engine.deck import hand_seed
+
+    seeds: dict[str, int] = {}
+    numbers: dict[tuple, int] = {}
+    for row in scan.hand_seeds(store):
+        slot = (row["table_id"], row["number"])
+        if slot in numbers:
+            yield Problem("seed", f"hands {numbers[slot]} and {row['id']} are both "
+                          f"{row['table_id']} #{row['number']}", hand=row["id"])
+        numbers.setdefault(slot, row["id"])
+        seed = row["seed"]
+        if seed is None:
+            continue
+        if seed in seeds:
+            yield Problem("seed", f"hand {row['id']} was dealt from the seed of hand "
+                          f"{seeds[seed]} (a deck dealt twice)", hand=row["id"])
+        seeds.setdefault(seed, row["id"])
+        if key is not None and isinstance(row["number"], int) and isinstance(
+                row["table_id"], str) and seed != hand_seed(key, row["table_id"],
+                                                            row["number"]).hex():
+            yield Problem("seed", f"hand {row['id']}: its seed is not the host key's seed of "
+                          f"{row['table_id']} #{row['number']}", hand=row["id"])
+
+
+def _json_or_none(text):
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None

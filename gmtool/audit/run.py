@@ -23,7 +23,9 @@ from gmtool.audit.chain import (
     heads,
     verify_balances,
     verify_gm_log,
+    verify_grants,
     verify_ledger_links,
+    verify_seeds,
 )
 from gmtool.audit.evidence import LogCheck, checkpoint_problems
 from gmtool.audit.replay import (
@@ -66,9 +68,10 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
               table: str | None = None, player: str | None = None,
               progress: Callable[[int], None] | None = None,
               checkpoints: list[tuple[str, Checkpoint]] = (),
-              origin: str = "") -> AuditReport:
+              origin: str = "", seed_key: bytes | None = None) -> AuditReport:
     """Every check; with `checkpoints` (name, signed checkpoint whose signature the
-    caller verified), also that the log extends each of them."""
+    caller verified), also that the log extends each of them; with the host's
+    `seed_key`, that every seed is the one it derives."""
     check_names(store, table, player)
     with store.snapshot():  # chain heads and rows as of one moment, however busy the host
         auditor = _Auditor(store, progress)
@@ -81,6 +84,10 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
         for problem in verify_gm_log(store):
             auditor.report.add(problem)
         for problem in verify_ledger_links(store):
+            auditor.report.add(problem)
+        for problem in verify_grants(store):
+            auditor.report.add(problem)
+        for problem in verify_seeds(store, seed_key):
             auditor.report.add(problem)
         log = LogCheck(store)
         for problem in log.run({c.size for _, c in checkpoints}):

@@ -24,6 +24,7 @@ from gmtool.cli import (
     players,
     rules,
     tables,
+    verify,
 )
 from gmtool.cli.errors import GmtoolGroup
 
@@ -49,6 +50,7 @@ app.add_typer(players.app, name="players")
 app.command("audit")(audit.audit)
 app.add_typer(gm.app, name="gm")
 app.add_typer(checkpoint.app, name="checkpoint")
+app.command("verify")(verify.verify)
 
 
 def _show_version(value: bool) -> None:

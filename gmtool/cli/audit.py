@@ -36,6 +36,7 @@ def audit(
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
     from gmtool.audit.run import run_audit
     from gmtool.cli.checkpoints import signed_checkpoints
+    from gmtool.house.seeds import existing_key
     from gmtool.store.scan import count_hands
 
     with open_store(db) as store:
@@ -43,7 +44,8 @@ def audit(
         total = count_hands(store, since, until, table, player)
         with console.progress("auditing hands", total=max(total, 1)) as advance:
             report = run_audit(store, since, until, table, player, progress=advance,
-                               checkpoints=checkpoints, origin=origin)
+                               checkpoints=checkpoints, origin=origin,
+                               seed_key=existing_key(store.path))
     for problem in refused:
         report.add(problem)
     emit(report.as_json(), as_json, _render)

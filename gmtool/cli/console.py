@@ -13,11 +13,11 @@ rich markup in it is never interpreted. JSON output stays exact.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import sys
 from typing import Any, Iterable, Sequence, TextIO
 
+from gmtool.canonical import pretty_json
 from gmtool.errors import GmtoolError
 
 
@@ -53,7 +53,7 @@ class Console:
             self.line(text)
 
     def json(self, value: Any) -> None:
-        self.out.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+        self.out.write(pretty_json(value))
 
     def raw(self, text: str) -> None:
         """Text as it is, newlines and tabs kept, other control characters escaped."""

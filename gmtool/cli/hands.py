@@ -15,6 +15,7 @@ from gmtool.cli.common import (
     LIMIT_HELP,
     SINCE_OPTION,
     UNTIL_OPTION,
+    WITNESS_OPTION,
     emit,
     open_store,
     with_store,
@@ -124,14 +125,47 @@ def show(
 def export(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
     output_format: ExportFormat = typer.Option("md", "--format", help="md or json."),
+    witness: Optional[str] = WITNESS_OPTION,
     db: Optional[str] = DB_OPTION,
 ) -> None:
-    """A dispute report for a support ticket (markdown or JSON)."""
-    from gmtool.audit.dispute import hand_report
+    """A dispute report for a support ticket (markdown or JSON). The JSON of an ended hand
+    carries its proof: `gmtool verify REPORT.json --key HOST.pub` checks it offline."""
     from gmtool.cli.render_hands import markdown_report
 
-    emit(with_store(db, hand_report, hand, with_replay=True), output_format.value == "json",
-         lambda report: console.raw(markdown_report(report)))
+    as_json = output_format.value == "json"
+    with open_store(db) as store:
+        report = _report_with_proof(store, hand, witness, as_json)
+    emit(report, as_json, lambda report: console.raw(markdown_report(report)))
+
+
+def _report_with_proof(store, hand: int, witness: Optional[str], proven: bool) -> dict:
+    from gmtool.audit.dispute import hand_report
+    from gmtool.audit.proof import NotCovered, hand_proof
+    from gmtool.evidence import witness as witness_files
+    from gmtool.house.notary import Notary
+
+    report = hand_report(store, hand, with_replay=True)
+    if not proven or report["outcome"] == "running":
+        return report
+    if not witness_files.key_path(store.path).exists():
+        console.warning("this store's host signs no checkpoints (no checkpoint key beside "
+                        "it): the report carries no proof")
+        return report
+    notary = Notary(store, witness)
+    for attempt in range(2):
+        latest = notary.latest()
+        if latest is not None:
+            path, checkpoint = latest
+            try:
+                report["proof"] = hand_proof(store, hand, path.read_text(encoding="utf-8"),
+                                             checkpoint, notary.signer.verifier)
+                return report
+            except NotCovered:
+                pass
+        if attempt == 0:
+            notary.sign()  # the hand is newer than the newest checkpoint: sign one now
+    console.warning("no checkpoint covers this hand: the report carries no proof")
+    return report
 
 
 @app.command()

@@ -51,6 +51,11 @@ class SeedError(UsageError, ValueError):
     """A seed the deck cannot be derived from (empty or not bytes)."""
 
 
+def hand_seed(key: bytes, table_id: str, number: int) -> bytes:
+    """A hand's seed: HMAC-SHA256(host key, "table#number") (house/seeds.py keeps the key)."""
+    return hmac.new(key, f"{table_id}#{number}".encode("utf-8"), hashlib.sha256).digest()
+
+
 def commitment(seed: bytes) -> str:
     """The public commitment to a seed: sha256(seed) as lowercase hex."""
     return hashlib.sha256(_checked(seed)).hexdigest()

@@ -80,7 +80,11 @@ def text(value: str | None, what: str, required: bool = True) -> str | None:
 def add_user(store: Store, actor: str | None, name: str, role: str) -> None:
     name = text(name, "a GM user name")
     authorize(store, actor, "users_add", name)
-    gm.add_user(store, name, role)
+    try:
+        gm.add_user(store, name, role)
+    except Refused as refused:
+        log(store, actor, "users_add", name, None, {**failure(refused), "role": role})
+        raise
     log(store, actor, "users_add", name, None, {"ok": True, "role": role})
 
 

@@ -10,11 +10,11 @@ tests; never use it for real play (anyone who knows the text knows every deck).
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
 import secrets
 from pathlib import Path
 
+from gmtool.engine import deck
 from gmtool.store.db import StoreError
 
 
@@ -45,6 +45,15 @@ def load_key(db_path: Path, demo_seed: str | None = None) -> bytes:
     return key
 
 
+def existing_key(db_path: Path) -> bytes | None:
+    """The host key if its file exists and holds one (audit checks seeds with it)."""
+    try:
+        key = bytes.fromhex(key_path(db_path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return key if len(key) == 32 else None
+
+
 def _create_key(path: Path) -> None:
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -61,5 +70,4 @@ def _create_key(path: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def hand_seed(key: bytes, table_id: str, number: int) -> bytes:
-    return hmac.new(key, f"{table_id}#{number}".encode("utf-8"), hashlib.sha256).digest()
+hand_seed = deck.hand_seed  # the derivation is the engine's: audit checks it too

@@ -244,3 +244,12 @@ def missing_guards(store: Store) -> list[str]:
                                                 "type = 'trigger'")}
     return [f"{table}_no_{change}" for table in GUARDED for change in ("update", "delete")
             if f"{table}_no_{change}" not in present]
+
+
+def events_between(store: Store, table_id: str, first: int, last: int) -> list[dict]:
+    """A table's stored events `first` to `last`, every column but the row id."""
+    cursor = store.conn.execute(
+        "SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM events "
+        "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq", (table_id, first, last))
+    names = [c[0] for c in cursor.description]
+    return [dict(zip(names, row)) for row in cursor]

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
-from gmtool.errors import UsageError
+from gmtool.errors import Refused, UsageError
 from gmtool.store import evidence
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
@@ -49,6 +49,10 @@ def add_user(store: Store, name: str, role: str) -> None:
         before = store.one("SELECT role FROM gm_users WHERE name = ?", (name,))
         if before is not None and before["role"] == role:
             return
+        if before is not None and before["role"] == "operator" and store.one(
+                "SELECT COUNT(*) FROM gm_users WHERE role = 'operator'")[0] == 1:
+            raise Refused(f"{name} is the last operator: make another GM an operator first "
+                          "(without one, anyone could make themself operator)")
         store.conn.execute("INSERT INTO gm_users (name, role, created_at) VALUES (?, ?, ?) "
                            "ON CONFLICT(name) DO UPDATE SET role = excluded.role",
                            (name, role, store.now()))

@@ -147,3 +147,24 @@ def hand_event_rows(store: Store, hand_id: int) -> list[tuple[int, str, str]]:
     """(seq, type, payload) of a hand's events in chain order, the payload as stored."""
     return store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq",
                      (hand_id,))
+
+
+def grants(store: Store) -> Iterator[sqlite3.Row]:
+    """Ledger rows that no hand made (opening balances, GM adjustments, anything else), with
+    the player's first ledger row and the GM action each names."""
+    return _rows(store, "SELECT l.id, l.player, l.delta, l.reason, l.gm_action_id, (SELECT "
+                 "MIN(f.id) FROM ledger f WHERE f.player = l.player) AS first_id, g.action, "
+                 "g.target, g.outcome FROM ledger l LEFT JOIN gm_actions g ON g.id = "
+                 "l.gm_action_id WHERE l.hand_id IS NULL ORDER BY l.id")
+
+
+def adjustments_without_row(store: Store) -> Iterator[sqlite3.Row]:
+    """GM adjustments the log says were made whose ledger row is missing."""
+    return _rows(store, "SELECT g.id, g.target FROM gm_actions g WHERE g.action = 'adjust' AND "
+                 "json_valid(g.outcome) AND json_extract(g.outcome, '$.ok') = 1 AND NOT EXISTS "
+                 "(SELECT 1 FROM ledger l WHERE l.gm_action_id = g.id) ORDER BY g.id")
+
+
+def hand_seeds(store: Store) -> Iterator[sqlite3.Row]:
+    """Every hand's id, table, number and revealed seed (NULL while it runs)."""
+    return _rows(store, "SELECT id, table_id, number, seed FROM hands ORDER BY id")
