@@ -8,10 +8,19 @@ database, a text file) is refused and left as it is.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+from gmtool.evidence import witness
 from gmtool.house.operations import deploy_profile
-from gmtool.store.db import Store, StoreError, connect, demo_store_problem, mark_demo
+from gmtool.store.db import (
+    Store,
+    StoreError,
+    connect,
+    demo_store_problem,
+    ensure_unused,
+    mark_demo,
+)
 
 DEMO_DB = "gmtool-demo.db"
 SHIPPED = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush",
@@ -35,8 +44,12 @@ def fresh_store(path: Path) -> Store:
         if why:
             raise StoreError(f"{path} {why}: the demo only creates a new store or replaces "
                              "its own; choose another --db path (or move the file away)")
-        for suffix in ("", "-wal", "-shm", ".key"):
+        ensure_unused(path)  # no other process may be writing what is about to go
+        for suffix in ("", "-wal", "-shm", ".key", ".checkpoint.key", ".checkpoint.pub"):
             path.with_name(path.name + suffix).unlink(missing_ok=True)
+        old_witness = witness.witness_dir(path)  # the old demo's checkpoints, its own
+        if old_witness.is_dir() and not old_witness.is_symlink():
+            shutil.rmtree(old_witness)
     store = connect(path, create=True)
     mark_demo(store)
     return store

@@ -62,7 +62,7 @@ class Host:
         self.speed = max(options.speed, 0.001)
         self.chaos = options.chaos
         self.notify = notify
-        self.key = seeds.load_key(store.path, options.seed)
+        self._key: bytes | None = None  # made on first use: a refused start leaves no file
         self.notary = Notary(store, options.witness)
         self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
@@ -75,6 +75,13 @@ class Host:
         self._rankings: dict[str, object] = {}
         self._dispatched: set[int] = set()
         self._running_at_stop: set[str] = set()
+
+    @property
+    def key(self) -> bytes:
+        """The host key that derives every seed (house/seeds.py)."""
+        if self._key is None:
+            self._key = seeds.load_key(self.store.path, self.options.seed)
+        return self._key
 
     # -- set-up -----------------------------------------------------------------------
 
@@ -295,9 +302,9 @@ def prepare_host(store: Store, options: HostOptions,
     enrolled, tables opened. The one place a host's start is sequenced."""
     host = Host(store, options, notify=notify, clock=clock)
     host.notary.check_not_behind()
+    plan = plan or host.plan_tables()  # refusals (nothing deployed, no such system) first
     host.recover()
-    host.notary.sign()
-    plan = plan or host.plan_tables()
     host.ensure_bots(plan)
     host.build_tables(plan)
+    host.notary.sign()  # keys and witness files only once the start has succeeded
     return host

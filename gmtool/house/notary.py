@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gmtool.evidence import witness
-from gmtool.evidence.note import Checkpoint, sign_checkpoint
+from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
 from gmtool.store import evidence
 from gmtool.store.db import Store, StoreError
 
@@ -26,11 +26,18 @@ class Notary:
         self.store = store
         self.origin = origin_of(store)
         self.folder = witness.witness_dir(store.path, folder)
-        try:
-            self.signer = witness.load_signer(store.path, self.origin)
-        except OSError as error:
-            raise StoreError(str(error)) from None
+        self._signer: Signer | None = None
         self.signed_size: int | None = None
+
+    @property
+    def signer(self) -> Signer:
+        """The host's checkpoint key, made on first use."""
+        if self._signer is None:
+            try:
+                self._signer = witness.load_signer(self.store.path, self.origin)
+            except OSError as error:
+                raise StoreError(str(error)) from None
+        return self._signer
 
     def latest(self) -> tuple[Path, Checkpoint] | None:
         found = witness.files(self.folder)

@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 import sqlite_utils
 
-from gmtool.errors import NotFound, Unavailable
+from gmtool.errors import NotFound, Unavailable, UsageError
 from gmtool.store.clock import SYSTEM, Clock, now
 
 DEFAULT_DB = "gmtool.db"
@@ -137,6 +137,9 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
         raise StoreError(f"{path} is a folder, not a database file")
     if create and not path.exists():
         _create_private(path)
+    elif not create and write and path.is_file() and path.stat().st_size == 0:
+        raise StoreError(f"{path} is an empty file, not a gmtool database: run `gmtool db "
+                         "init` to make it one (nothing was written)")
     try:
         store = _open_for_writing(path, clock) if write else _open_for_reading(path, clock)
     except sqlite3.DatabaseError as error:
@@ -164,11 +167,19 @@ def _create_private(path: Path) -> None:
             from None
 
 
+MAX_BUSY_TIMEOUT_MS = 3_600_000
+
+
 def _busy_timeout_ms() -> int:
-    try:
-        return max(0, int(os.environ.get("GMTOOL_BUSY_TIMEOUT_MS", BUSY_TIMEOUT_MS)))
-    except ValueError:
+    """$GMTOOL_BUSY_TIMEOUT_MS (whole milliseconds, 0 to an hour), else 10 s."""
+    text = os.environ.get("GMTOOL_BUSY_TIMEOUT_MS")
+    if text is None or not text.strip():
         return BUSY_TIMEOUT_MS
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or int(value) > MAX_BUSY_TIMEOUT_MS:
+        raise UsageError(f"GMTOOL_BUSY_TIMEOUT_MS={text[:40]!r}: give whole milliseconds from "
+                         f"0 to {MAX_BUSY_TIMEOUT_MS}")
+    return int(value)
 
 
 def _open_for_writing(path: Path, clock: Clock) -> Store:
@@ -293,14 +304,28 @@ def demo_store_problem(path: Path) -> str | None:
             if not {"deployments", "gm_users", "hands"} <= tables:
                 return "is not a gmtool store (another application's database)"
             others = conn.execute("SELECT (SELECT COUNT(*) FROM deployments WHERE "
-                                  "deployed_by != 'demo') + (SELECT COUNT(*) FROM gm_users)"
-                                  ).fetchone()[0]
+                                  "deployed_by != 'demo') + (SELECT COUNT(*) FROM gm_users) + "
+                                  "(SELECT COUNT(*) = 0 FROM deployments)").fetchone()[0]
             hands = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
         finally:
             conn.close()
     except sqlite3.DatabaseError:
         return "is not a database"
     return None if not others else f"is a gmtool store that is not the demo's ({hands} hands)"
+
+
+def ensure_unused(path: Path) -> None:
+    """Raise StoreError, saying who, if another process is writing the store at `path`
+    (waits the busy timeout for it first); a store about to be replaced must be idle."""
+    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True,
+                           timeout=_busy_timeout_ms() / 1000)
+    try:
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as error:
+        raise StoreError(_write_failed(path, error)) from None
+    finally:
+        conn.close()
 
 
 def host_lock_path(path: Path) -> Path:
@@ -323,7 +348,8 @@ def lock_holder(path: Path) -> str:
             fcntl.flock(fd, fcntl.LOCK_UN)
         except BlockingIOError:
             pid = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
-            return f"its host (`gmtool house run`, pid {pid})"
+            if pid != str(os.getpid()):
+                return f"its host (`gmtool house run`, pid {pid})"
         finally:
             os.close(fd)
     return "another process writing it (a console command or another program)"

@@ -1,0 +1,105 @@
+"""Stores that a refused command must leave as they were (issue 13, found by an outside
+probe): an empty file given as --db, a store `db init` made given to the demo, a store
+another process is writing, keys a refused host start would leave behind, and the busy
+timeout's own setting."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import clean_env, gmtool_command
+
+CLI_TIMEOUT_S = 300
+
+
+def _run(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*gmtool_command(), *map(str, args)], capture_output=True, text=True,
+                          env=clean_env(**(env or {})), timeout=CLI_TIMEOUT_S, check=False)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("command", [
+    ["players", "adjust", "bot-001", "5", "--reason", "t", "--as", "alice"],
+    ["house", "run", "--hands", "1"],
+    ["gm", "users", "add", "alice", "--role", "operator", "--as", "alice"],
+])
+def test_an_empty_file_given_as_the_store_stays_empty(tmp_path: Path, command) -> None:
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    run = _run(*command, "--db", db)
+    assert run.returncode == 2 and "empty file" in run.stderr, run.stderr
+    assert db.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"]
+
+
+def test_a_refused_host_start_leaves_no_key_or_witness(tmp_path: Path) -> None:
+    db = tmp_path / "fresh.db"
+    assert _run("db", "init", "--db", db).returncode == 0
+    before = sorted(p.name for p in tmp_path.iterdir())
+    run = _run("house", "run", "--db", db, "--system", "nope", "--hands", "1")
+    assert run.returncode == 2, run.stderr
+    run = _run("house", "run", "--db", db, "--hands", "1")  # nothing deployed
+    assert run.returncode == 2, run.stderr
+    after = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".host.lock"))
+    assert after == before
+
+
+def test_the_demo_does_not_replace_a_store_db_init_made(tmp_path: Path) -> None:
+    db = tmp_path / "mine.db"
+    assert _run("db", "init", "--db", db).returncode == 0
+    before = _digest(db)
+    run = _run("demo", "--db", db, "--duration", "1")
+    assert run.returncode == 2 and "not the demo's" in run.stderr, run.stderr
+    assert _digest(db) == before
+
+
+def _holder(db: Path) -> subprocess.Popen:
+    """Another process holding a write transaction on `db` until its stdin closes."""
+    code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute('BEGIN IMMEDIATE'); print('holding', flush=True); sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "holding"  # waits for the event, not a time
+    return holder
+
+
+def test_the_demo_does_not_replace_a_store_another_process_is_writing(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    assert _run("demo", "--db", db, "--duration", "1").returncode == 0
+    holder = _holder(db)
+    try:
+        before = _digest(db)
+        run = _run("demo", "--db", db, "--duration", "1",
+                   env={"GMTOOL_BUSY_TIMEOUT_MS": "300"})
+        assert run.returncode == 2 and "locked" in run.stderr, run.stderr
+        assert _digest(db) == before
+    finally:
+        holder.communicate("")
+
+
+def test_a_blocked_host_does_not_blame_itself(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    assert _run("demo", "--db", db, "--duration", "1").returncode == 0
+    holder = _holder(db)
+    try:
+        run = _run("house", "run", "--db", db, "--hands", "1",
+                   env={"GMTOOL_BUSY_TIMEOUT_MS": "300"})
+    finally:
+        holder.communicate("")
+    assert run.returncode == 2 and "locked" in run.stderr, run.stderr
+    assert "its host" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("value", ["abc", "1e3", "-5", "99999999999999999999"])
+def test_a_bad_busy_timeout_setting_is_refused(tmp_path: Path, value: str) -> None:
+    db = tmp_path / "t.db"
+    run = _run("db", "init", "--db", db, env={"GMTOOL_BUSY_TIMEOUT_MS": value})
+    assert run.returncode == 2 and "GMTOOL_BUSY_TIMEOUT_MS" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
