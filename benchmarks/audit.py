@@ -170,17 +170,17 @@ def play_randomly(hand, rng: random.Random) -> None:
     """Random legal actions until the hand ends, with the host's time and connection news."""
     from gmtool.engine.events import Action
 
-    timeouts = hand.config["timeouts"]
+    timeouts = hand.config.timeouts  # the hand's typed config (engine/spec.py)
     actions = 0
     while not hand.is_over:
         actor = hand.to_act
         roll = rng.random()
         if roll < 0.02:  # the clock runs out (S17)
-            hand.apply(Action("wait", amount=timeouts["action_s"]))
+            hand.apply(Action("wait", amount=timeouts.action_s))
             continue
         if roll < 0.03 and hand.players[actor].connected:  # away, back inside the window
             hand.apply(Action("disconnect", actor))
-            hand.apply(Action("wait", amount=rng.randint(1, timeouts["reconnect_min"] * 30)))
+            hand.apply(Action("wait", amount=rng.randint(1, timeouts.reconnect_min * 30)))
             if not hand.is_over and not hand.players[actor].connected:
                 hand.apply(Action("reconnect", actor))
             continue
