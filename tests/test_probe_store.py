@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import clean_env, gmtool_command
 
 CLI_TIMEOUT_S = 300

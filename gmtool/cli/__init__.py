@@ -7,8 +7,6 @@ imported inside the command that uses it, so `gmtool --help` stays fast.
 
 from __future__ import annotations
 
-import os
-
 import typer
 
 from gmtool import __version__
@@ -66,8 +64,8 @@ def _root(
                                  help="Print the version and exit."),
 ) -> None:
     """GM console and rule-configuration CLI for showhand card games."""
-    if debug:
-        os.environ["GMTOOL_DEBUG"] = "1"
+    # --debug is read where errors become messages (GmtoolGroup.invoke, from ctx.params),
+    # not put into the environment, where it would outlive this invocation.
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ renders it as text.
 from __future__ import annotations
 
 import getpass
+import math
 import os
 from typing import Any, Callable, Optional, TypeVar
 
@@ -41,6 +42,22 @@ SINCE_OPTION = typer.Option(None, "--since", callback=_moment("--since"),
 UNTIL_OPTION = typer.Option(None, "--until", callback=_moment("--until"),
                             help="Started before: the same forms as --since.")
 LIMIT_HELP = "At most this many, newest first; 0 = all."
+MAX_SPEED = 10_000.0  # the fastest time scale a host plays at (house run, demo)
+
+
+def _finite(value: Optional[float]) -> Optional[float]:
+    # typer's float range lets nan through (every comparison with nan is false) and, where a
+    # side has no bound, inf: a host told to play for nan seconds never stops.
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, not {value}.")
+    return value
+
+
+def number_option(default: Optional[float], *flags: str, min: Optional[float] = None,
+                  max: Optional[float] = None, help: str) -> Any:
+    """A float option that refuses nan, inf and anything outside [min, max] with one usage
+    message (exit 2) before the command runs: every float option of the CLI is one of these."""
+    return typer.Option(default, *flags, min=min, max=max, callback=_finite, help=help)
 
 
 def open_store(db: Optional[str], create: bool = False, write: bool = False):

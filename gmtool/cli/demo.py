@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from gmtool.cli.common import MAX_SPEED, number_option
 from gmtool.cli.console import console
 
 NEXT_STEPS = [
@@ -14,6 +15,8 @@ NEXT_STEPS = [
     "gmtool hands show {hand} --db {db}",
     "gmtool hands replay {hand} --db {db}",
     "gmtool audit --db {db}",
+    "gmtool hands export {hand} --format json --db {db} > hand.json && gmtool verify "
+    "hand.json --key {db}.checkpoint.pub",
     "gmtool house run --db {db} --tables 8 --speed 20 --chaos 0.05   "
     "(and in another terminal: gmtool tables watch --db {db})",
     "gmtool rules show rules/qq-showhand.toml",
@@ -24,12 +27,13 @@ NEXT_STEPS = [
 def demo(
     db: Optional[Path] = typer.Option(None, "--db", help="Demo database (default ./gmtool-demo.db;"
                                       " replaced if it exists)."),
-    seconds: float = typer.Option(20.0, "--duration", "--seconds", min=1.0, max=3600.0,
-                                  help="How long tables play (seconds)."),
-    speed: float = typer.Option(60.0, "--speed", min=1.0, help="Time scale of the profiles' "
-                                "limits (60 = a 15 s action limit lasts 0.25 s)."),
-    chaos: float = typer.Option(0.05, "--chaos", min=0.0, max=1.0,
-                                help="Chance per turn of a disconnect, stall or escape."),
+    seconds: float = number_option(20.0, "--duration", "--seconds", min=1.0, max=3600.0,
+                                   help="How long tables play (seconds)."),
+    speed: float = number_option(60.0, "--speed", min=1.0, max=MAX_SPEED,
+                                 help="Time scale of the profiles' limits (60 = a 15 s "
+                                 "action limit lasts 0.25 s)."),
+    chaos: float = number_option(0.05, "--chaos", min=0.0, max=1.0,
+                                 help="Chance per turn of a disconnect, stall or escape."),
     seed: str = typer.Option("demo", "--seed", help="Seed of bots and decks (demo only)."),
 ) -> None:
     """Create a demo store, deploy every shipped profile, host tables of every system, report."""
@@ -56,8 +60,10 @@ def demo(
 
 def _summary(store, path: Path, report) -> None:
     from gmtool.audit.run import run_audit
+    from gmtool.cli.checkpoints import signed_checkpoints
     from gmtool.cli.render_hands import timeline
     from gmtool.engine.events import Event
+    from gmtool.evidence import witness
     from gmtool.store.queries import hand_events, showcase_hand, summary
 
     counts = summary(store)
@@ -71,11 +77,16 @@ def _summary(store, path: Path, report) -> None:
                   for e in hand_events(store, hand_id)]
         console.line(f"\none hand (#{hand_id}):")
         console.lines("  " + line for line in timeline(events))
-    audit = run_audit(store)
-    problems = audit.problems
+    checkpoints, refused, origin = signed_checkpoints(store, None, None, None)
+    audit = run_audit(store, checkpoints=checkpoints, origin=origin)
+    problems = [*audit.problems, *(p.as_json() for p in refused)]
     verdict = "ok" if not problems else f"{len(problems)} problem(s), first: " \
         f"{problems[0]['kind']}: {problems[0]['detail']}"
     console.line(f"\naudit of {audit.hands_checked} hands (chains, deck commitments, replays, "
-                 f"zero-sum settlements, ledgers, GM log): {verdict}")
+                 f"zero-sum settlements, ledgers, seeds, GM log, evidence log): {verdict}")
+    if audit.checkpoint:
+        console.line(f"evidence: {audit.checkpoint['records']} records, signed with "
+                     f"{witness.key_path(path)} (verifier key {witness.public_key_path(path)})"
+                     f" into {witness.witness_dir(path)}/")
     console.line("\nnext, try:")
     console.lines("  " + step.format(db=path, hand=hand_id or 1) for step in NEXT_STEPS)

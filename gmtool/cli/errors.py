@@ -20,6 +20,12 @@ from gmtool.cli.console import console
 from gmtool.errors import GmtoolError
 
 
+def expected(error: Exception) -> bool:
+    """Whether `error` is one gmtool reports to users as it is (with or without --debug): our
+    own errors and a file that cannot be read or written; anything else is internal."""
+    return isinstance(error, (GmtoolError, OSError))
+
+
 def exit_code_for(error: Exception) -> int:
     """Print the one message for `error` and return its exit code."""
     if isinstance(error, GmtoolError):
@@ -51,6 +57,7 @@ class GmtoolGroup(TyperGroup):
         except Exception as error:  # noqa: BLE001 - the one place errors become messages
             if type(error).__module__.split(".")[0] in ("typer", "click"):
                 raise  # usage errors and exits: click reports them itself (exit 2)
-            if os.environ.get("GMTOOL_DEBUG") == "1":
-                raise
+            debug = ctx.params.get("debug") or os.environ.get("GMTOOL_DEBUG") == "1"
+            if debug and not expected(error):
+                raise  # --debug: the traceback of an internal error, never of bad input
             raise typer.Exit(exit_code_for(error)) from None

@@ -17,6 +17,7 @@ from gmtool.cli.common import (
     JSON_OPTION,
     acting_user,
     emit,
+    number_option,
     open_store,
     with_store,
     writing,
@@ -54,8 +55,8 @@ def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
 @app.command()
 def watch(table: Optional[str] = typer.Argument(None, help="One table; default all."),
           db: Optional[str] = DB_OPTION,
-          interval: float = typer.Option(1.0, "--interval", min=0.1, max=3600.0,
-                                         help="Seconds between refreshes."),
+          interval: float = number_option(1.0, "--interval", min=0.1, max=3600.0,
+                                          help="Seconds between refreshes."),
           count: Optional[int] = typer.Option(None, "--count", min=1, max=MAX_COUNT,
                                               help="Stop after N refreshes.")
           ) -> None:
@@ -73,8 +74,8 @@ def watch(table: Optional[str] = typer.Argument(None, help="One table; default a
 def kick(table: str = typer.Argument(..., help="Table id."),
          player: str = typer.Argument(..., help="The player to remove."),
          reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
-         timeout: float = typer.Option(10.0, "--timeout", min=0.1, max=3600.0,
-                                     help="Seconds to wait for the host."),
+         timeout: float = number_option(10.0, "--timeout", min=0.1, max=3600.0,
+                                        help="Seconds to wait for the host."),
          db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
     from gmtool.cli.render_tables import command_lines
@@ -87,8 +88,8 @@ def kick(table: str = typer.Argument(..., help="Table id."),
 @app.command()
 def close(table: str = typer.Argument(..., help="Table id."),
           reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
-          timeout: float = typer.Option(10.0, "--timeout", min=0.1, max=3600.0,
-                                     help="Seconds to wait for the host."),
+          timeout: float = number_option(10.0, "--timeout", min=0.1, max=3600.0,
+                                         help="Seconds to wait for the host."),
           db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Close a table (operators); a running hand is voided with every stake returned."""
     from gmtool.cli.render_tables import command_lines

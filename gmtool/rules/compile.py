@@ -9,7 +9,6 @@ order in the TOML never change it and any change of value always does.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from gmtool.rules.schema import Context, Field
 from gmtool.rules.validate import (
     ProfileFileError,
     context_of,
+    parse_toml,
     read_profile_bytes,
     validate_bytes,
     validate_text,
@@ -48,18 +48,19 @@ def compile_text(text: str, file: str = "<profile>") -> dict:
     findings = validate_text(text, file)
     if any(f.severity == "error" for f in findings):
         raise InvalidProfile(findings)
-    return compile_data(tomllib.loads(text))
+    return compile_data(parse_toml(text))
 
 
 def compile_file(path: str | Path) -> dict:
     """Read, validate and compile one profile file."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ProfileFileError(f"no such profile file: {path}")
-    findings = validate_bytes(read_profile_bytes(path), str(path))
+    raw = read_profile_bytes(path)  # once: a file that changes meanwhile compiles as checked
+    findings = validate_bytes(raw, str(path))
     if any(f.severity == "error" for f in findings):
         raise InvalidProfile(findings)
-    return compile_data(tomllib.loads(path.read_text(encoding="utf-8")))
+    return compile_data(parse_toml(raw.decode("utf-8")))
 
 
 def compile_data(data: dict) -> dict:

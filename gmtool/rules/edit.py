@@ -17,13 +17,23 @@ from typing import Any
 
 from gmtool.errors import Refused, UsageError
 from gmtool.rules.findings import Finding
-from gmtool.rules.validate import ProfileFileError, read_profile_bytes, validate_text
+from gmtool.rules.validate import (
+    TOO_DEEP,
+    ProfileFileError,
+    parse_toml,
+    read_profile_bytes,
+    validate_text,
+)
 
 _PART = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
 
 class KeyPathError(UsageError):
     """A KEY argument that does not name a place in the profile."""
+
+
+class ValueTextError(UsageError):
+    """A VALUE argument that is more than one TOML value (a value, a new line, `foo = 1`)."""
 
 
 class InvalidEdit(Refused):
@@ -46,11 +56,19 @@ class Edit:
 
 
 def parse_value(text: str) -> Any:
-    """A VALUE argument as TOML (`600`, `true`, `[1, 5]`, `"x"`), else as a plain string."""
+    """A VALUE argument as one TOML value (`600`, `true`, `[1, 5]`, `"x"`), else, if it is
+    one line, as a plain string. Nothing but a comment may follow the value: `20`, a new
+    line and `foo = 1` would otherwise set 20 and silently drop the rest."""
     try:
-        return tomllib.loads(f"value = {text}")["value"]
+        parsed = parse_toml(f"value = {text}")
     except tomllib.TOMLDecodeError:
-        return text
+        if "\n" not in text and "\r" not in text:
+            return text
+        parsed = {}
+    if list(parsed) != ["value"]:
+        raise ValueTextError(f"{text!r} is not one TOML value (nothing but a comment may "
+                             "follow the value); nothing was changed")
+    return parsed["value"]
 
 
 def split_key(key: str) -> list[str | int]:
@@ -68,8 +86,16 @@ def split_key(key: str) -> list[str | int]:
 def set_value(text: str, key: str, value_text: str, file: str = "<profile>") -> Edit:
     """Set KEY to VALUE in the profile text; raises InvalidEdit if the result is invalid."""
     import tomlkit
+    from tomlkit.exceptions import ParseError
 
-    document = tomlkit.parse(text)
+    try:  # tomlkit refuses some text tomllib reads: nesting beyond 100 levels
+        document = tomlkit.parse(text)
+    except ParseError as error:
+        message = re.sub(r" at line \d+ col \d+$", "", str(error))
+        raise InvalidEdit([Finding(file, error.line, error.col, "", "toml-syntax", message)]) \
+            from None
+    except RecursionError:
+        raise InvalidEdit([Finding(file, 1, 1, "", "toml-syntax", TOO_DEEP)]) from None
     parts = split_key(key)
     container: Any = document
     for depth, part in enumerate(parts[:-1]):
@@ -84,8 +110,11 @@ def set_value(text: str, key: str, value_text: str, file: str = "<profile>") -> 
         if not hasattr(container, "get"):
             raise KeyPathError(f"{key}: {'.'.join(map(str, parts[:-1]))} is not a table")
         old = container.get(last)
-    container[last] = value
-    new_text = tomlkit.dumps(document)
+    try:  # tomlkit writes a value nested hundreds of levels deep recursively too
+        container[last] = value
+        new_text = tomlkit.dumps(document)
+    except RecursionError:
+        raise ValueTextError(f"{key}: the value is {TOO_DEEP}; nothing was changed") from None
     findings = validate_text(new_text, file)
     errors = [f for f in findings if f.severity == "error"]
     if errors:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import stat
 import tomllib
 from pathlib import Path as FsPath
 from typing import Any
@@ -21,6 +22,7 @@ from gmtool.rules.schema import Context, Field
 from gmtool.rules.source import Path, Position, SourceMap
 
 _TOML_ERROR_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+TOO_DEEP = "nested too deeply to read (arrays or tables inside one another, hundreds of levels)"
 
 
 class ProfileFileError(UsageError):
@@ -91,6 +93,15 @@ class Collector:
             Finding(self.file, line, column, display_path(path, self.data), code, message))
 
 
+def parse_toml(text: str) -> dict:
+    """`tomllib.loads`, where text nested deeper than Python's stack is a TOMLDecodeError too,
+    so every reader of profiles and scenarios reports it as it reports any syntax error."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError(TOO_DEEP) from None
+
+
 def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
     """A TOML syntax error as a finding at the line and column tomllib names."""
     message = str(error)
@@ -104,7 +115,7 @@ def validate_text(text: str, file: str = "<profile>", data: dict | None = None) 
     """Every finding for one profile text (`data` = the text already parsed), by position."""
     if data is None:
         try:
-            data = tomllib.loads(text)
+            data = parse_toml(text)
         except tomllib.TOMLDecodeError as error:
             return [parse_error_finding(file, error)]
     collector = Collector(file, data, text)
@@ -232,13 +243,15 @@ def _unknown_key_message(key: str, spec: Field, path: Path, ctx: Context) -> str
 
 
 def candidate_files(paths: list[str]) -> list[FsPath]:
-    """The .toml files under the given files and folders."""
+    """The .toml files under the given files and folders; a named path that is neither a
+    regular file nor a folder (a named pipe, say) is a ProfileFileError."""
     found: list[FsPath] = []
     for name in paths:
         path = FsPath(name)
         if path.is_dir():
             found.extend(sorted(path.rglob("*.toml")))
-        elif path.is_file():
+        elif path.exists():
+            require_regular_file(path)
             found.append(path)
         else:
             raise ProfileFileError(f"no such file or folder: {name}")
@@ -250,8 +263,21 @@ def is_scenario_data(data: dict) -> bool:
     return isinstance(data.get("profile"), str)
 
 
+def require_regular_file(path: FsPath) -> None:
+    """ProfileFileError unless `path` is a regular file: opening a named pipe waits for a
+    writer forever, and a device may never end, so neither is ever opened."""
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        kinds = {stat.S_ISDIR: "a folder", stat.S_ISFIFO: "a named pipe",
+                 stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device"}
+        kind = next((words for is_kind, words in kinds.items() if is_kind(mode)), "a special file")
+        raise ProfileFileError(f"{path}: not a regular file ({kind})")
+
+
 def read_profile_bytes(path: FsPath) -> bytes:
+    """The contents of a profile or scenario file; ProfileFileError if it cannot be read."""
     try:
+        require_regular_file(path)
         return path.read_bytes()
     except OSError as error:
         raise ProfileFileError(f"{path}: {error.strerror or error}") from None
@@ -277,16 +303,15 @@ def validate_paths(paths: list[str]) -> Report:
     when named directly, so a pre-commit hook may pass every changed .toml file. Every
     file gets its own findings: one that cannot be read, or is nested too deeply to read,
     is a finding of its own and the run goes on. Raises ProfileFileError only for a path
-    named on the command line that does not exist.
+    named on the command line that does not exist or is neither a file nor a folder.
     """
     findings: list[Finding] = []
     checked = 0
     for path in candidate_files(paths):
         try:
             found = _validate_file(path)
-        except RecursionError:
-            found = [Finding(str(path), 1, 1, "", "toml-syntax", "nested too deeply to read "
-                             "(arrays or tables inside one another, hundreds of levels)")]
+        except RecursionError:  # parse_toml reports deep nesting; this guards what follows
+            found = [Finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
         except ProfileFileError as error:
             found = [Finding(str(path), 1, 1, "", "unreadable", str(error))]
         if found is not None:
@@ -300,7 +325,7 @@ def _validate_file(path: FsPath) -> list[Finding] | None:
     raw = read_profile_bytes(path)
     try:
         text = raw.decode("utf-8")
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return validate_bytes(raw, str(path))
     if is_scenario_data(data):

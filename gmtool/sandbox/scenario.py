@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gmtool.bounds import MAX_COINS, MAX_SECONDS
 from gmtool.errors import UsageError
 
 _KEYS = {"profile", "tier", "seed", "players", "actions", "expect", "banker", "ante",
@@ -60,15 +61,18 @@ class Scenario:
 
 
 def load_scenario(path: Path) -> Scenario:
-    """Read and check the shape of a scenario file."""
+    """Read and check the shape of a scenario file; every number in it within its bound
+    (gmtool/bounds.py), as a profile's are."""
+    from gmtool.rules.validate import ProfileFileError, parse_toml, read_profile_bytes
+
+    if not path.exists():
+        raise ScenarioError(f"no such scenario file: {path}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(f"no such scenario file: {path}") from None
+        data = parse_toml(read_profile_bytes(path).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ScenarioError(f"{path}: not valid TOML: {error}") from None
-    except OSError as error:
-        raise ScenarioError(f"{path}: {error.strerror or error}") from None
+    except ProfileFileError as error:
+        raise ScenarioError(str(error)) from None
     if isinstance(data.get("profile"), dict):
         raise ScenarioError(f"{path} is a rule profile, not a scenario: check it with `gmtool "
                             "rules validate`, and test it with scenario files that name it "
@@ -86,8 +90,8 @@ def load_scenario(path: Path) -> Scenario:
             raise ScenarioError(f"{path}: players[{index}] must be {{ name = \"...\", "
                                 "coins = N, cards = \"...\" }}")
         coins = player.get("coins")
-        if coins is not None and (not isinstance(coins, int) or isinstance(coins, bool)):
-            raise ScenarioError(f"{path}: players[{index}].coins must be a whole number")
+        if coins is not None:
+            _bounded(coins, f"players[{index}].coins", path, 0, MAX_COINS)
         cards = player.get("cards", ())
         if isinstance(cards, str):
             cards = (cards,) if cards.strip() else ()
@@ -98,6 +102,10 @@ def load_scenario(path: Path) -> Scenario:
     actions = _list(data, "actions", path, required=False)
     if not all(isinstance(a, str) for a in actions):
         raise ScenarioError(f"{path}: actions must be strings like \"ann bet 100\"")
+    for action in actions:
+        _check_action(action, path)
+    if data.get("ante") is not None:
+        _bounded(data["ante"], "ante", path, 0, MAX_COINS)
     expect = data.get("expect", {})
     if not isinstance(expect, dict) or set(expect) - EXPECT_KEYS:
         raise ScenarioError(f"{path}: unknown [expect] key(s) "
@@ -108,6 +116,12 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"{path}: 'set' must be a table of profile keys and values, as "
                             "`gmtool rules set` takes them: set = {{ \"betting.raise_chips\" "
                             "= [50, 100] }}")
+    for key in ("tier", "seed", "banker", "title", "description"):
+        if key in data and not isinstance(data[key], str):
+            raise ScenarioError(f"{path}: '{key}' must be text (\"...\")")
+    if not isinstance(data.get("rules", []), list) or not all(
+            isinstance(rule, str) for rule in data.get("rules", [])):
+        raise ScenarioError(f"{path}: 'rules' must be an array of rule ids like [\"S19\"]")
     has_cards = any(p.cards for p in players)
     if has_cards and "seed" in data:
         raise ScenarioError(f"{path}: give either a seed or every player's cards, not both")
@@ -119,6 +133,30 @@ def load_scenario(path: Path) -> Scenario:
         seed=data.get("seed"), banker=data.get("banker"), ante=data.get("ante"),
         title=str(data.get("title", "")), rules=list(data.get("rules", [])), edits=edits,
     )
+
+
+def _bounded(value: Any, what: str, path: Path, low: int, high: int) -> None:
+    """ScenarioError unless `value` is a whole number from `low` to `high`."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ScenarioError(f"{path}: {what} must be a whole number")
+    if not low <= value <= high:
+        raise ScenarioError(f"{path}: {what} must be at least {low} and at most {high}, "
+                            f"not {value}")
+
+
+def _check_action(text: str, path: Path) -> None:
+    """A scenario line as the engine reads it, its number bounded: an amount of coins by
+    MAX_COINS, a wait by MAX_SECONDS. Below zero is left to the engine, which refuses it
+    under a rule a scenario may test (G1: time only moves forward)."""
+    from gmtool.engine.events import Action, ActionSyntaxError
+
+    try:
+        action = Action.parse(text)
+    except ActionSyntaxError as error:
+        raise ScenarioError(f"{path}: {error}") from None
+    if action.amount is not None:
+        high = MAX_SECONDS if action.verb == "wait" else MAX_COINS
+        _bounded(action.amount, repr(text), path, -high, high)
 
 
 def _list(data: dict, key: str, path: Path, required: bool = True) -> list:
@@ -144,9 +182,14 @@ def scenario_files(paths: list[str]) -> list[Path]:
 def _is_scenario(path: Path) -> bool:
     """A scenario names its profile as a string; a file that cannot be read at all is kept,
     so `rules test` reports it as a failure instead of skipping it silently."""
-    from gmtool.rules.validate import is_scenario_data
+    from gmtool.rules.validate import (
+        ProfileFileError,
+        is_scenario_data,
+        parse_toml,
+        read_profile_bytes,
+    )
 
     try:
-        return is_scenario_data(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return is_scenario_data(parse_toml(read_profile_bytes(path).decode("utf-8")))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ProfileFileError):
         return True

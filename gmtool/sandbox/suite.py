@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gmtool.sandbox.scenario import ScenarioError, load_scenario, scenario_files
+from gmtool.errors import GmtoolError
+from gmtool.sandbox.scenario import load_scenario, scenario_files
 
 
 @dataclass(frozen=True)
@@ -20,9 +21,8 @@ class ScenarioResult:
 
 
 def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
-    """Run each scenario; a scenario that cannot even be read is a failure, not a crash."""
-    from gmtool.engine.errors import IllegalAction, SetupError
-    from gmtool.rules.compile import InvalidProfile
+    """Run each scenario; a scenario that cannot even be read (or names a profile that
+    cannot) is a failure, not a crash."""
     from gmtool.sandbox.expect import check
     from gmtool.sandbox.run import play
 
@@ -32,7 +32,7 @@ def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
             scenario = load_scenario(path)
             failures = tuple(check(play(scenario)))
             rules = tuple(scenario.rules)
-        except (ScenarioError, InvalidProfile, IllegalAction, SetupError) as error:
+        except GmtoolError as error:  # scenario, profile or refused action: this file only
             failures, rules = (str(error),), ()
         except Exception as error:  # noqa: BLE001 - a bug must not cost the other files
             failures, rules = (f"gmtool could not run this scenario (internal error: "
