@@ -201,7 +201,14 @@ def _ladder(values: Mapping | None) -> Ladder | None:
 
 def engine_config(config: Mapping | EngineConfig) -> EngineConfig:
     """The typed form of `config` (built once per config id and content); a typed one as
-    it is. Drivers may pass either: the host and audit keep compiled dicts by id."""
+    it is. Drivers may pass either: the host and audit keep compiled dicts by id. A
+    compiled dict is never changed once made (its id is its content's hash), so the
+    same dict object is answered from a cache without comparing it again."""
+    if type(config) is EngineConfig:  # the common case, before the slower ABC check
+        return config
+    seen = _BY_OBJECT.get(id(config))
+    if seen is not None and seen[0] is config:  # this very dict again: no comparison
+        return seen[1]
     if not isinstance(config, Mapping):
         return config
     config_id = config.get("config_id")
@@ -212,7 +219,11 @@ def engine_config(config: Mapping | EngineConfig) -> EngineConfig:
         cached = _BY_ID[config_id] = EngineConfig.of(config)
         if len(_BY_ID) > 256:
             _BY_ID.pop(next(iter(_BY_ID)))
+    _BY_OBJECT[id(config)] = (config, cached)  # (the dict is kept, so its id stays its own)
+    if len(_BY_OBJECT) > 256:
+        _BY_OBJECT.pop(next(iter(_BY_OBJECT)))
     return cached
 
 
 _BY_ID: dict[str, EngineConfig] = {}
+_BY_OBJECT: dict[int, tuple[Mapping, EngineConfig]] = {}  # id(compiled dict) -> (it, typed)
