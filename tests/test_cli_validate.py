@@ -245,9 +245,11 @@ def test_several_paths_are_reported_together() -> None:
     assert {Path(i["file"]).name for i in report["warnings"]} == {"seed-ratio.toml"}
 
 
-def test_an_empty_folder_checks_nothing_and_passes(tmp_path: Path) -> None:
+def test_an_empty_folder_is_not_a_pass(tmp_path: Path) -> None:
+    """Nothing to check is a usage error (a CI job pointed at the wrong folder must not
+    go green), not "0 profile(s) checked: ok"."""
     run = validate(str(tmp_path))
-    assert (run.code, run.out) == (0, "0 profile(s) checked: 0 error(s), 0 warning(s): ok\n")
+    assert run.code == 2 and "no .toml file" in run.err, run
 
 
 # -- the real console script -------------------------------------------------------------

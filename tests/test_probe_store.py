@@ -102,3 +102,56 @@ def test_a_bad_busy_timeout_setting_is_refused(tmp_path: Path, value: str) -> No
     run = _run("db", "init", "--db", db, env={"GMTOOL_BUSY_TIMEOUT_MS": value})
     assert run.returncode == 2 and "GMTOOL_BUSY_TIMEOUT_MS" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_nothing_to_check_is_not_ok(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for args in (["rules", "validate", empty], ["rules", "validate", ""]):
+        run = _run(*args)
+        assert run.returncode == 2 and "ok" not in run.stdout, (args, run.stdout, run.stderr)
+
+
+def test_a_blank_db_path_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    run = subprocess.run([*gmtool_command(), "db", "init", "--db", ""], cwd=tmp_path,
+                         capture_output=True, text=True, env=clean_env(),
+                         timeout=CLI_TIMEOUT_S, check=False)
+    assert run.returncode == 2 and "blank" in run.stderr, run.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("amount", ["１００", "1_000", "1e3", "0x10", " 5"])
+def test_an_amount_is_ascii_digits(tmp_path: Path, amount: str) -> None:
+    db = tmp_path / "demo.db"
+    assert _run("demo", "--db", db, "--duration", "1").returncode == 0
+    _run("gm", "users", "add", "alice", "--role", "operator", "--db", db, "--as", "alice")
+    before = _digest(db)
+    run = _run("players", "adjust", "bot-001", amount, "--reason", "t", "--db", db,
+               "--as", "alice")
+    assert run.returncode == 2 and "not a valid amount" in run.stderr, run.stderr
+    assert _digest(db) == before
+
+
+def test_the_demo_keeps_a_demo_store_that_gms_have_worked_in(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    assert _run("demo", "--db", db, "--duration", "1").returncode == 0
+    assert _run("gm", "users", "add", "alice", "--role", "operator", "--db", db,
+                "--as", "alice").returncode == 0
+    before = _digest(db)
+    run = _run("demo", "--db", db, "--duration", "1")
+    assert run.returncode == 2 and "GM users" in run.stderr, run.stderr
+    assert _digest(db) == before
+
+
+def test_verify_never_opens_a_named_pipe_and_reads_deep_json(tmp_path: Path) -> None:
+    import os
+
+    pipe = tmp_path / "report.json"
+    os.mkfifo(pipe)
+    for args in (["verify", pipe], ["verify", pipe, "--key", pipe]):
+        run = _run(*args)  # a regression hangs here, and the timeout fails it
+        assert run.returncode == 2 and "not a regular file" in run.stderr, run.stderr
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    run = _run("verify", deep)
+    assert run.returncode == 2 and "internal error" not in run.stderr, run.stderr

@@ -57,8 +57,8 @@ def verify_report(text: str, verifier: Verifier) -> list[str]:
     """What is wrong with an exported report (empty: it proves itself)."""
     try:
         report = json.loads(text)
-    except ValueError:
-        return ["the report is not JSON"]
+    except (ValueError, RecursionError):
+        return ["the report is not JSON (or nested too deeply to read)"]
     if not isinstance(report, dict) or not isinstance(report.get("proof"), dict):
         return ["the report carries no proof (export it with `gmtool hands export HAND "
                 "--format json` from a store whose host signs checkpoints)"]

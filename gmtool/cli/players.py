@@ -75,13 +75,25 @@ def _render_player(player: dict) -> None:
 
 @app.command(context_settings={"ignore_unknown_options": True})
 def adjust(name: str = typer.Argument(..., help="Player name."),
-           delta: int = typer.Argument(..., min=-MAX_COINS, max=MAX_COINS,
-                                       help="Coins to add (negative to remove)."),
+           delta: str = typer.Argument(..., help="Coins to add (negative to remove): digits "
+                                       f"0-9 with an optional sign, at most {MAX_COINS:,}."),
            reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
            db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
     from gmtool.house.gm_ops import adjust as adjust_coins
 
+    delta = _amount(delta)
     outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)
     console.success(f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins "
                     f"({delta:+d}, {reason})")
+
+
+def _amount(text: str) -> int:
+    """A coin amount as a GM types it: ASCII digits with an optional sign, within the bound
+    (no full-width digits, underscores or exponents, which int() would take)."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 13 \
+            or abs(int(text)) > MAX_COINS:
+        raise typer.BadParameter(f"{text!r} is not a valid amount of coins: digits 0-9 with an "
+                                 f"optional sign, at most {MAX_COINS:,}", param_hint="DELTA")
+    return int(text)

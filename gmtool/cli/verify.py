@@ -28,10 +28,9 @@ def verify(
     from gmtool.evidence.note import NoteError, Verifier
 
     try:
-        text = report.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise Abort(f"{report}: cannot read it ({getattr(error, 'strerror', None) or error})",
-                    code=2) from None
+        text = witness.read_text(report)
+    except OSError as error:
+        raise Abort(str(error), code=2) from None
     if key is not None:
         try:
             verifier = witness.load_verifier(key)
@@ -40,7 +39,7 @@ def verify(
     else:
         try:
             verifier = Verifier.parse(json.loads(text)["proof"]["verifier_key"])
-        except (ValueError, KeyError, TypeError, NoteError):
+        except (ValueError, KeyError, TypeError, NoteError, RecursionError):
             raise Abort(f"{report}: no verifier key in the report: pass --key", code=2) \
                 from None
         console.warning(f"checked against the key inside the report ({verifier.name}); pass "

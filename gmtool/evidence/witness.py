@@ -10,6 +10,7 @@ copy of the database alone cannot undo what was signed.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from gmtool.evidence.note import (
@@ -39,6 +40,20 @@ def witness_dir(db: Path, witness: str | Path | None = None) -> Path:
     return Path(witness) if witness else db.with_name(db.name + ".witness")
 
 
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """A regular file's text; a named pipe or device is never opened (it could wait for a
+    writer forever): WitnessError, as for a file that cannot be read."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise WitnessError(f"{path}: not a regular file")
+        return path.read_text(encoding=encoding)
+    except WitnessError:
+        raise
+    except (OSError, UnicodeDecodeError) as error:
+        raise WitnessError(f"{path}: cannot read it "
+                           f"({getattr(error, 'strerror', None) or error})") from None
+
+
 def write_private(path: Path, text: str) -> None:
     """`text` at `path`, readable by its owner only, whole or not at all."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -60,8 +75,8 @@ def load_signer(db: Path, origin: str) -> Signer:
         write_private(public_key_path(db), signer.verifier.text() + "\n")
         return signer
     try:
-        signer = Signer.parse(path.read_text(encoding="ascii"))
-    except (OSError, UnicodeDecodeError, NoteError) as error:
+        signer = Signer.parse(read_text(path, "ascii"))
+    except (OSError, NoteError) as error:
         raise WitnessError(f"{path}: not a checkpoint key ({error})") from None
     if signer.name != origin:
         raise WitnessError(f"{path} signs for log {signer.name}, not this store's ({origin}); "
@@ -70,11 +85,11 @@ def load_signer(db: Path, origin: str) -> Signer:
 
 
 def load_verifier(path: Path) -> Verifier:
+    if not path.exists():
+        raise WitnessError(f"no verifier key at {path}")
     try:
-        return Verifier.parse(path.read_text(encoding="ascii"))
-    except FileNotFoundError:
-        raise WitnessError(f"no verifier key at {path}") from None
-    except (OSError, UnicodeDecodeError, NoteError) as error:
+        return Verifier.parse(read_text(path, "ascii"))
+    except (OSError, NoteError) as error:
         raise WitnessError(f"{path}: not a verifier key ({error})") from None
 
 
@@ -94,10 +109,7 @@ def files(folder: Path) -> list[Path]:
 
 
 def read(path: Path, verifier: Verifier) -> Checkpoint:
-    try:
-        note = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise WitnessError(f"{path}: cannot read it ({error})") from None
+    note = read_text(path)
     try:
         return open_checkpoint(note, [verifier])
     except NoteError as error:

@@ -174,19 +174,33 @@ def _queue(store: Store, actor: str | None, kind: str, table_id: str, player: st
 def _answer(store: Store, command_id: int) -> dict | None:
     """The host's recorded outcome, or None while the command is pending."""
     current = gm.command(store, command_id)
-    if current["status"] == "pending":
+    if current["status"] in ("pending", "taken"):
         return None
     return current["outcome"] or {"ok": current["status"] == "done"}
+
+
+def _answer_of_taken(store: Store, command_id: int, timeout: float) -> dict:
+    """The outcome of a command a host has taken: it answers in the same step it acts,
+    so wait for that (up to `timeout` more); a host that died meanwhile leaves it unknown."""
+    deadline = time.monotonic() + timeout
+    while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    if outcome is not None:
+        return outcome
+    return failure(Unavailable(f"the host took command {command_id} but has not said what "
+                               "came of it (it may have stopped); see `gmtool tables show` "
+                               "and the GM log before sending it again"))
 
 
 def _conclude(store: Store, actor: str | None, kind: str, table_id: str, player: str | None,
               reason: str | None, command_id: int, timeout: float,
               outcome: dict | None) -> dict:
-    if outcome is None:
-        gm.expire(store, command_id)
+    if outcome is None and gm.expire(store, command_id):
         outcome = failure(Unavailable(
             f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "
-            f"{table_id}?); the command was withdrawn"))
+            f"{table_id}?); the command was withdrawn: it will not be carried out"))
+    elif outcome is None:  # a host took it as the console gave up: its answer decides
+        outcome = _answer_of_taken(store, command_id, timeout)
     target = f"{table_id}/{player}" if player else table_id
     outcome = {**outcome, "command": command_id}
     log(store, actor, kind, target, reason, outcome)

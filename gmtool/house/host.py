@@ -169,6 +169,9 @@ class Host:
         if self.options.hands is not None and self.report.hands >= self.options.hands:
             self.stopping = True
 
+    def claim(self, command: dict) -> bool:
+        return gm.claim(self.store, command["id"])
+
     def acknowledge(self, command: dict, outcome: dict) -> None:
         gm.acknowledge(self.store, command["id"], outcome.get("ok", False), outcome)
         self.report.commands += 1

@@ -66,6 +66,9 @@ class TableHost(Protocol):
 
     def hand_settled(self, table: HostedTable, settlement: dict) -> None: ...
 
+    def claim(self, command: dict) -> bool:
+        """Take a command before carrying it out: False if the console withdrew it."""
+
     def acknowledge(self, command: dict, outcome: dict) -> None: ...
 
     def notify(self, message: str) -> None: ...
@@ -230,6 +233,8 @@ class HostedTable:
     async def handle_commands(self) -> None:
         while not self.commands.empty():
             command = self.commands.get_nowait()
+            if not self.host.claim(command):
+                continue  # the console gave up on it and told the GM so: never carried out
             try:
                 outcome = self.execute(command)
             except GmtoolError as error:  # refused or impossible: recorded as the outcome

@@ -247,9 +247,15 @@ def candidate_files(paths: list[str]) -> list[FsPath]:
     regular file nor a folder (a named pipe, say) is a ProfileFileError."""
     found: list[FsPath] = []
     for name in paths:
+        if not name.strip():
+            raise ProfileFileError("a blank path names no file or folder")
         path = FsPath(name)
         if path.is_dir():
-            found.extend(sorted(path.rglob("*.toml")))
+            inside = sorted(path.rglob("*.toml"))
+            if not inside:
+                raise ProfileFileError(f"{name}: no .toml file in this folder, nothing to "
+                                       "check")
+            found.extend(inside)
         elif path.exists():
             require_regular_file(path)
             found.append(path)

@@ -43,7 +43,10 @@ class NoSuchRecord(StoreError, NotFound):
 
 
 def resolve_path(db: str | None) -> Path:
-    """`--db`, else `$GMTOOL_DB`, else `./gmtool.db`."""
+    """`--db`, else `$GMTOOL_DB`, else `./gmtool.db`; a blank `--db` is refused (an empty
+    `$GMTOOL_DB` counts as unset, as shells have it)."""
+    if db is not None and not db.strip():
+        raise UsageError("--db is blank: name the database file")
     return Path(db or os.environ.get("GMTOOL_DB") or DEFAULT_DB)
 
 
@@ -298,7 +301,11 @@ def demo_store_problem(path: Path) -> str | None:
         conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
         try:
             if conn.execute("PRAGMA user_version").fetchone()[0] == DEMO_MARK:
-                return None
+                added = conn.execute("SELECT (SELECT COUNT(*) FROM gm_users) + (SELECT "
+                                     "COUNT(*) FROM gm_actions WHERE action NOT IN "
+                                     "('deploy'))").fetchone()[0]
+                return None if not added else ("is a demo store that GM users have since "
+                                               "worked in (users, adjustments, commands)")
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE "
                                                  "type = 'table'")}
             if not {"deployments", "gm_users", "hands"} <= tables:

@@ -91,6 +91,14 @@ def pending_commands(store: Store) -> list[dict]:
                                        "ORDER BY id")]
 
 
+def claim(store: Store, command_id: int) -> bool:
+    """The host takes a pending command before carrying it out; False if the console
+    withdrew it first (then it must never be carried out)."""
+    with store.write():
+        return store.conn.execute("UPDATE gm_commands SET status = 'taken' WHERE id = ? AND "
+                                  "status = 'pending'", (command_id,)).rowcount == 1
+
+
 def acknowledge(store: Store, command_id: int, ok: bool, outcome: dict) -> None:
     with store.write():
         store.conn.execute("UPDATE gm_commands SET status = ?, acked_at = ?, outcome = ? "
@@ -98,11 +106,12 @@ def acknowledge(store: Store, command_id: int, ok: bool, outcome: dict) -> None:
                                             canonical_json(outcome), command_id))
 
 
-def expire(store: Store, command_id: int) -> None:
-    """Withdraw a command the console stopped waiting for (if no host took it yet)."""
+def expire(store: Store, command_id: int) -> bool:
+    """Withdraw a command the console stopped waiting for: True if no host had taken it
+    (it never will); False if a host took it (its outcome is coming)."""
     with store.write():
-        store.conn.execute("UPDATE gm_commands SET status = 'expired' WHERE id = ? AND "
-                           "status = 'pending'", (command_id,))
+        return store.conn.execute("UPDATE gm_commands SET status = 'expired' WHERE id = ? AND "
+                                  "status = 'pending'", (command_id,)).rowcount == 1
 
 
 def command(store: Store, command_id: int) -> dict:
