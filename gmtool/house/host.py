@@ -309,5 +309,6 @@ def prepare_host(store: Store, options: HostOptions,
     host.recover()
     host.ensure_bots(plan)
     host.build_tables(plan)
+    host.key  # noqa: B018 - a damaged key file refuses the start here, not at a first hand
     host.notary.sign()  # keys and witness files only once the start has succeeded
     return host
