@@ -16,6 +16,7 @@ consistent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 from pathlib import Path
@@ -124,8 +125,9 @@ class Store:
         return self.conn.execute(sql, params).fetchall()
 
 
-def _lenient_text(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
+# Every text value a snapshot reads goes through this: a C-level partial, not a Python
+# function (a call per value made the audit 4% slower in instructions).
+_lenient_text = functools.partial(str, encoding="utf-8", errors="surrogateescape")
 
 
 def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
