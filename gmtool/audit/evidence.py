@@ -14,7 +14,7 @@ that is what a signed checkpoint kept elsewhere is for (`checkpoint_problems`).
 
 from __future__ import annotations
 
-import json
+import orjson
 from typing import Iterator
 
 from gmtool.audit.chain import Problem
@@ -78,7 +78,7 @@ class LogCheck:
             if frontier.size in sizes:
                 self.roots[frontier.size] = frontier.root()
             try:
-                record = json.loads(body)
+                record = orjson.loads(body)
             except ValueError:
                 self._add("log_record", f"log record {idx} is not JSON")
                 continue
