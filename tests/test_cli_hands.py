@@ -218,6 +218,10 @@ def test_rules_test_exits_2_on_a_missing_path(tmp_path) -> None:
 
 
 def test_rules_test_exits_2_when_no_scenario_is_found(tmp_path) -> None:
+    run = gmtool("rules", "test", tmp_path)  # no .toml file at all
+    assert run.code == 2
+    assert "nothing to check" in run.err
+    (tmp_path / "only-a-profile.toml").write_bytes((RULES / "qq-showhand.toml").read_bytes())
     run = gmtool("rules", "test", tmp_path)
     assert run.code == 2
     assert "no scenario files found" in run.err
