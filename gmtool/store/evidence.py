@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence.merkle import Frontier, Tree, leaf_hash
-from gmtool.store.db import Store
+
+if TYPE_CHECKING:
+    from gmtool.store.db import Store
 
 KINDS = ("events", "hand", "hand_end", "ledger", "gm_action", "config", "deployment",
          "retire", "gm_user", "player")
