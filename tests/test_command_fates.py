@@ -11,12 +11,17 @@ from gmtool.store import gm as gm_store
 OPERATOR = "boss"
 
 
-def test_a_withdrawn_command_is_never_carried_out(tmp_path: Path, gm, virtual_host) -> None:
+def _hosting(tmp_path: Path, gm, virtual_host):
+    """A host playing two tables, and (table, player) of a running hand."""
     db = tmp_path / "fates.db"
     gm.deploy_all(db)
     gm.add_roles(db)
     host = virtual_host(db, tables=2, seed="fates")
-    table_id, player = host.run_until(host.running_players, what="a running hand")[0]
+    return host, host.run_until(host.running_players, what="a running hand")[0]
+
+
+def test_a_withdrawn_command_is_never_carried_out(tmp_path: Path, gm, virtual_host) -> None:
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     store = host.store
     command_id = gm_store.enqueue(store, "kick", table_id, player, "late kick", OPERATOR)
     command = gm_store.command(store, command_id)
@@ -33,11 +38,7 @@ def test_a_withdrawn_command_is_never_carried_out(tmp_path: Path, gm, virtual_ho
 
 
 def test_a_taken_command_is_not_withdrawn(tmp_path: Path, gm, virtual_host) -> None:
-    db = tmp_path / "taken.db"
-    gm.deploy_all(db)
-    gm.add_roles(db)
-    host = virtual_host(db, tables=2, seed="taken")
-    table_id, player = host.run_until(host.running_players, what="a running hand")[0]
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     store = host.store
     command_id = gm_store.enqueue(store, "kick", table_id, player, "taken", OPERATOR)
     assert gm_store.claim(store, command_id) is True  # a host took it

@@ -68,9 +68,6 @@ class Frontier:
             root = node_hash(node, root)
         return root
 
-    def copy(self) -> Frontier:
-        return Frontier(self.size, self.nodes)
-
 
 def root_of(leaves: Sequence[bytes]) -> bytes:
     frontier = Frontier()

@@ -14,7 +14,6 @@ audit can rebuild it from the row and compare.
 
 from __future__ import annotations
 
-import json
 import secrets
 import sqlite3
 from typing import TYPE_CHECKING, Iterator, Mapping
@@ -24,10 +23,6 @@ from gmtool.evidence.merkle import Frontier, Tree, leaf_hash
 
 if TYPE_CHECKING:
     from gmtool.store.db import Store
-
-KINDS = ("events", "hand", "hand_end", "ledger", "gm_action", "config", "deployment",
-         "retire", "gm_user", "player")
-
 
 def events_body(table_id: str, first: int, last: int, head: str) -> dict:
     """A batch of one table's events: its last hash commits to every event up to `last`."""
@@ -186,10 +181,6 @@ def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
         (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0))
     return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()}
             for r in rows]
-
-
-def parse(body: str) -> dict:
-    return json.loads(body)
 
 
 def batch_heads(store: Store) -> Iterator:
