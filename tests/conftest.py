@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import clean_env, gmtool_command
+from helpers import clean_env, gmtool_command, public_key
 from hosting import VIRTUAL_EPOCH, VirtualHost
 
 from gmtool.errors import GmtoolError, Refused
@@ -63,16 +63,19 @@ class Gmtool:
         """The clean environment plus `extra` (e.g. GMTOOL_USER="sue")."""
         return clean_env(**extra)
 
-    def deploy_all(self, db: Path, by: str = "deployer") -> None:
-        """A new store with all five shipped profiles deployed (each deploy is GM-logged)."""
-        self("db", "init", "--db", db)
+    def deploy_all(self, db: Path, by: str = OPERATOR) -> None:
+        """A new store whose first operator is `by` (`db init`), with all five shipped
+        profiles deployed by them (each deploy signed and GM-logged)."""
+        self("db", "init", "--db", db, "--as", by)
         for profile in PROFILES:
             self("deploy", RULES / f"{profile}.toml", "--db", db, "--as", by)
 
     def add_roles(self, db: Path) -> None:
-        """`boss` (operator, the bootstrap: added by anyone) and `sue` (support)."""
-        self("gm", "users", "add", OPERATOR, "--role", "operator", "--db", db, "--as", OPERATOR)
-        self("gm", "users", "add", SUPPORT, "--role", "support", "--db", db, "--as", OPERATOR)
+        """`boss` (operator: the bootstrap, unless `deploy_all` made them already) and `sue`
+        (support), each with their key."""
+        self("db", "init", "--db", db, "--as", OPERATOR)
+        self("gm", "users", "add", SUPPORT, "--role", "support", "--key", public_key(SUPPORT),
+             "--db", db, "--as", OPERATOR)
 
     def running_players(self, db: Path) -> list[tuple[str, str]]:
         """(table, player) for every player still in a running hand, from `tables list`."""

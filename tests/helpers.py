@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+import tempfile
 from pathlib import Path
 
 
@@ -14,12 +15,38 @@ def gmtool_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
 
 
+# Throwaway GM keys for the test run: one folder, a key for every GM name the tests use
+# (the console finds them through GMTOOL_KEYS, as a GM's own config folder).
+KEYS = Path(tempfile.mkdtemp(prefix="gmtool-test-keys-"))
+GM_NAMES = ("boss", "sue", "deployer", "alice", "bob", "carl", "dora", "mallory", "anyone",
+            "eve", "op", "ops", "support", "demo", "tester", "stranger")
+
+
+def gm_identity(name: str):
+    """GM `name` with their throwaway key (made on first use), for in-process calls."""
+    from gmtool.evidence.gm_keys import load_key, new_key
+    from gmtool.evidence.request import Gm
+
+    return Gm(name, load_key(name, KEYS) or new_key(name, KEYS)[0])
+
+
+for _name in GM_NAMES:
+    gm_identity(_name)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without gmtool settings, plus `extra` (e.g. GMTOOL_USER)."""
+    """The environment without gmtool settings but with the test GM keys, plus `extra`
+    (e.g. GMTOOL_USER)."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_USER")}
+           if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_USER", "GMTOOL_WITNESS")}
+    env["GMTOOL_KEYS"] = str(KEYS)
     env.update(extra)
     return env
+
+
+def public_key(name: str) -> str:
+    """GM `name`'s verifier key, as `gmtool gm keys new` prints it."""
+    return gm_identity(name).signer.verifier.text()
 
 
 def query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:

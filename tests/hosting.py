@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from helpers import gm_identity
+
 from gmtool.house.clock import Stepper
 from gmtool.house.gm_ops import send_command_async
 from gmtool.house.host import HostOptions, HostReport, prepare_host
@@ -65,8 +67,8 @@ class VirtualHost:
                 reason: str | None = None, timeout: float = 10.0) -> dict:
         """A GM command as the console sends it (queued, acknowledged by the host, logged);
         the host plays meanwhile. The outcome, or the console's exception."""
-        return self.stepper.run(send_command_async(self.store, actor, kind, table_id, player,
-                                                   reason, timeout))
+        return self.stepper.run(send_command_async(self.store, gm_identity(actor), kind,
+                                                   table_id, player, reason, timeout))
 
     def stop(self) -> HostReport:
         """The host's clean stop (as SIGTERM does): running hands finish or are voided."""

@@ -1,47 +1,115 @@
-"""A GM command has exactly one fate (issue 14): a command the console withdrew is never
-carried out, even if a host had already picked it up; a command a host took is never
-reported to the GM as withdrawn."""
+"""A GM command has exactly one fate, logged (issue 14): its signed request is logged when
+it is made; a command the console withdrew is never carried out, even if a host had
+already picked it up; a command a host took is never reported to the GM as withdrawn; a
+command whose request does not verify is refused by the host; a command a killed host had
+taken is logged as interrupted by the next host; a console that dies while waiting
+leaves a command whose fate the host still logs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from helpers import gm_identity, query
+
+from gmtool.house.gm_ops import sign_request
 from gmtool.store import gm as gm_store
 
 OPERATOR = "boss"
 
 
-def _hosting(tmp_path: Path, gm, virtual_host):
+def _hosting(tmp_path: Path, gm, virtual_host, **options):
     """A host playing two tables, and (table, player) of a running hand."""
     db = tmp_path / "fates.db"
     gm.deploy_all(db)
     gm.add_roles(db)
-    host = virtual_host(db, tables=2, seed="fates")
+    host = virtual_host(db, tables=2, seed="fates", **options)
     return host, host.run_until(host.running_players, what="a running hand")[0]
+
+
+def _queue(store, table_id: str, player: str, reason: str, by: str = OPERATOR) -> int:
+    """A kick queued as the console queues it: with `by`'s signed request."""
+    request = sign_request(store, gm_identity(by), "kick", f"{table_id}/{player}", reason, {})
+    return gm_store.enqueue(store, "kick", table_id, player, reason, by, request)
+
+
+def _fates(db: Path, command_id: int) -> list[dict]:
+    """The GM actions that log the command's fate."""
+    rows = query(db, "SELECT outcome FROM gm_actions")
+    return [o for o in (json.loads(r["outcome"]) for r in rows) if o.get("command") == command_id]
 
 
 def test_a_withdrawn_command_is_never_carried_out(tmp_path: Path, gm, virtual_host) -> None:
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     store = host.store
-    command_id = gm_store.enqueue(store, "kick", table_id, player, "late kick", OPERATOR)
+    command_id = _queue(store, table_id, player, "late kick")
     command = gm_store.command(store, command_id)
     table = host.host.tables[table_id]
     # The host has picked the command up (it is in the table's queue) when the console,
     # tired of waiting, withdraws it; the table then reaches its queue.
     table.commands.put_nowait(command)
-    assert gm_store.expire(store, command_id) is True
+    assert gm_store.expire(store, command_id, {"ok": False, "error": "withdrawn"}) is True
     table.wake.set()
     host.advance(2)
     assert gm_store.command(store, command_id)["status"] == "expired"
-    assert gm_store.command(store, command_id)["outcome"] is None
     assert player in host.host.tables[table_id].seated  # still there: not kicked
+    assert [f["error"] for f in _fates(Path(store.path), command_id)] == ["withdrawn"]
 
 
 def test_a_taken_command_is_not_withdrawn(tmp_path: Path, gm, virtual_host) -> None:
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     store = host.store
-    command_id = gm_store.enqueue(store, "kick", table_id, player, "taken", OPERATOR)
-    assert gm_store.claim(store, command_id) is True  # a host took it
-    assert gm_store.expire(store, command_id) is False  # the console may not withdraw it
+    command_id = _queue(store, table_id, player, "taken")
+    assert gm_store.claim(store, command_id, lambda command: None) is True  # a host took it
+    assert gm_store.expire(store, command_id, {"ok": False}) is False  # not withdrawn now
     assert gm_store.command(store, command_id)["status"] == "taken"
-    assert gm_store.claim(store, command_id) is False  # and no second host takes it again
+    assert gm_store.claim(store, command_id, lambda command: None) is False  # taken once
+
+
+def test_a_command_whose_console_died_is_carried_out_and_its_fate_logged(
+        tmp_path: Path, gm, virtual_host) -> None:
+    """The request is logged when it is made: with nobody waiting for the answer, the host
+    carries the command out and logs what came of it."""
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
+    command_id = _queue(host.store, table_id, player, "console killed")
+    host.run_until(lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+                   what="the host's answer")
+    assert gm_store.command(host.store, command_id)["status"] == "done"
+    fates = _fates(Path(host.store.path), command_id)
+    assert len(fates) == 1 and fates[0]["ok"] and fates[0]["kicked"] == player
+
+
+def test_a_command_without_a_valid_signature_is_refused_by_the_host(
+        tmp_path: Path, gm, virtual_host) -> None:
+    """A command row written into the store by hand (no request, or one signed by a key
+    nobody registered) is refused by the host, which logs the refusal; nobody is kicked."""
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
+    store = host.store
+    unsigned = gm_store.enqueue(store, "kick", table_id, player, "inserted", OPERATOR, None)
+    forged = _queue(store, table_id, player, "forged", by="mallory")
+    with store.write():  # mallory's request, claimed to be the operator's
+        store.conn.execute("UPDATE gm_commands SET issued_by = ? WHERE id = ?",
+                           (OPERATOR, forged))
+    host.run_until(lambda: all(gm_store.command(store, c)["status"] != "pending"
+                               for c in (unsigned, forged)), what="the host's answers")
+    for command_id in (unsigned, forged):
+        assert gm_store.command(store, command_id)["status"] == "failed"
+        (fate,) = _fates(Path(store.path), command_id)
+        assert fate["ok"] is False and "request" in fate["refused"], fate
+    assert player in host.host.tables[table_id].seated or not host.running_players()
+
+
+def test_a_command_a_killed_host_had_taken_is_logged_as_interrupted(
+        tmp_path: Path, gm, virtual_host) -> None:
+    """A host that took a command and died before answering leaves it 'taken'; the next
+    host logs it as interrupted before it plays, so it has a fate and is never redone."""
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
+    store = host.store
+    command_id = _queue(store, table_id, player, "host dies")
+    assert gm_store.claim(store, command_id, lambda command: None)
+    host.stop()
+    virtual_host(Path(store.path), tables=2, seed="fates-2")
+    assert gm_store.command(store, command_id)["status"] == "interrupted"
+    (fate,) = _fates(Path(store.path), command_id)
+    assert fate["ok"] is False and "stopped while carrying" in fate["error"]
+    gm("audit", "--db", store.path)

@@ -24,9 +24,11 @@ import signal
 import subprocess
 from pathlib import Path
 
+from helpers import clean_env as shared_env
+from helpers import gm_identity, gmtool_command
+
 from gmtool.audit.chain import verify_balances, verify_event_chains, verify_gm_log
 from gmtool.store.db import connect
-from helpers import clean_env as shared_env, gmtool_command
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -100,7 +102,7 @@ def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path, launch_host) ->
 
     with connect(db) as store:
         for profile in SHIPPED:
-            deploy_profile(store, RULES / f"{profile}.toml", None, "tester")
+            deploy_profile(store, RULES / f"{profile}.toml", None, gm_identity("tester"))
 
     moments = random.Random(KILL_SEED)
     recovered_total = 0
@@ -186,7 +188,7 @@ def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path,
 
     with connect(db) as store:
         for profile in ("qq-showhand", "lequ-showhand"):
-            deploy_profile(store, RULES / f"{profile}.toml", None, "tester")
+            deploy_profile(store, RULES / f"{profile}.toml", None, gm_identity("tester"))
     first = launch_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "10",
                         "--grace", "0", "--seed", "first")
     try:

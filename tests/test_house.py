@@ -26,12 +26,12 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from helpers import clean_env, query
+from helpers import clean_env, gm_identity, query
 from hosting import VirtualHost, hand_events
 
 from gmtool.audit.chain import verify_balances, verify_event_chains
 from gmtool.errors import NotFound
-from gmtool.house.gm_ops import CommandFailed, add_user
+from gmtool.house.gm_ops import CommandFailed, bootstrap
 from gmtool.house.host import COMMAND_POLL_S
 from gmtool.house.operations import deploy_profile
 from gmtool.rules.edit import set_in_file
@@ -59,9 +59,9 @@ def new_store(tmp_path: Path, profiles=SHIPPED, operator: bool = True) -> Path:
     db = tmp_path / "house.db"
     with connect(db, create=True) as store:
         for profile in profiles:
-            deploy_profile(store, RULES / f"{profile}.toml", None, "deployer")
+            deploy_profile(store, RULES / f"{profile}.toml", None, gm_identity("deployer"))
         if operator:
-            add_user(store, None, OPERATOR, "operator")
+            bootstrap(store, gm_identity(OPERATOR))
     return db
 
 
@@ -303,7 +303,7 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(tmp_path: Path,
     # host's virtual clock so that its timestamps compare
     with connect(db, clock=host.clock) as other:
         command_id = gm_store.enqueue(other, "kick", "no-such-table", "bot-001",
-                                      "test kick", "tester")
+                                      "test kick", "tester", None)
 
     def answered() -> dict | None:
         command = gm_store.command(store, command_id)
@@ -327,7 +327,7 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(tmp_path: Path,
         host.command(OPERATOR, "kick", "no-such-table", "bot-001", "test kick")
     assert store.one("SELECT COUNT(*) FROM gm_commands")[0] == queued
     logged = rows(store, "SELECT target, outcome FROM gm_actions ORDER BY id DESC LIMIT 1")[0]
-    assert logged["target"] == "no-such-table" and not json.loads(logged["outcome"])["ok"]
+    assert logged["target"] == "no-such-table/bot-001" and not json.loads(logged["outcome"])["ok"]
     # none of this disturbed the host: its tables play on
     played = last_hand_id(store)
     host.run_until(lambda: store.one("SELECT 1 FROM hands WHERE id > ? AND outcome = "
@@ -451,7 +451,7 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
     before = last_hand_id(store)
     new = {}
     for path in changed:
-        result = deploy_profile(store, path, None, OPERATOR)
+        result = deploy_profile(store, path, None, gm_identity(OPERATOR))
         new[result["profile"]] = result["config_id"]
     assert set(new) == set(profiles) and all(new[p] != old[p] for p in profiles)
     (deployed_at,) = {r[0] for r in store.all("SELECT deployed_at FROM deployments WHERE "
@@ -511,7 +511,7 @@ def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path,
                        what=f"the table in phase {phase} (attempt {attempt})")
         path, config_id = versions[attempt % 2]
         before = last_hand_id(store)
-        deploy_profile(store, path, None, OPERATOR)
+        deploy_profile(store, path, None, gm_identity(OPERATOR))
         boundaries.append((before, config_id))
         hand = host.run_until(lambda before=before: store.one(
             "SELECT id, config_id FROM hands WHERE table_id = ? AND id > ? ORDER BY id "

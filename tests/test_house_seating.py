@@ -13,6 +13,8 @@ import asyncio
 import json
 from pathlib import Path
 
+from helpers import gm_identity
+
 from gmtool.house.host import Host, HostOptions
 from gmtool.house.operations import deploy_profile
 from gmtool.rules.edit import set_values
@@ -25,7 +27,7 @@ SUIHUA = RULES / "suihua-three-card.toml"
 
 def suihua_host(tmp_path: Path, hands: int | None, messages: list[str]) -> Host:
     store = connect(tmp_path / "seating.db", create=True)
-    deploy_profile(store, SUIHUA, None, "tester")
+    deploy_profile(store, SUIHUA, None, gm_identity("tester"))
     with store.write():  # broke bots: 0 and 4 coins, below the 5-chip room's ante
         ledger.ensure_player(store, "bot-001", "bot")
         ledger.ensure_player(store, "bot-002", "bot")
@@ -61,7 +63,7 @@ def test_q6_a_room_closed_by_a_deployment_leaves_the_table_waiting(tmp_path: Pat
                         {"profile.version": 2, "tiers[0].enabled": False})
     closed_path = tmp_path / "suihua-closed.toml"
     closed_path.write_text(closed, encoding="utf-8")
-    deploy_profile(host.store, closed_path, None, "tester")
+    deploy_profile(host.store, closed_path, None, gm_identity("tester"))
     table = next(iter(host.tables.values()))
     asyncio.run(table.run_once())
     assert not table.closed and table.seated == [] and table.state is None

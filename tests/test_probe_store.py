@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import clean_env, gmtool_command
+from helpers import clean_env, gmtool_command, public_key
 
 CLI_TIMEOUT_S = 300
 
@@ -124,10 +124,10 @@ def test_a_blank_db_path_is_refused_and_creates_nothing(tmp_path: Path) -> None:
 def test_an_amount_is_ascii_digits(tmp_path: Path, amount: str) -> None:
     db = tmp_path / "demo.db"
     assert _run("demo", "--db", db, "--duration", "1").returncode == 0
-    _run("gm", "users", "add", "alice", "--role", "operator", "--db", db, "--as", "alice")
+    demo_gm = {"GMTOOL_KEYS": str(tmp_path / "demo.db.gm-keys")}  # the demo's operator
     before = _digest(db)
     run = _run("players", "adjust", "bot-001", amount, "--reason", "t", "--db", db,
-               "--as", "alice")
+               "--as", "demo", env=demo_gm)
     assert run.returncode == 2 and "not a valid amount" in run.stderr, run.stderr
     assert _digest(db) == before
 
@@ -135,8 +135,9 @@ def test_an_amount_is_ascii_digits(tmp_path: Path, amount: str) -> None:
 def test_the_demo_keeps_a_demo_store_that_gms_have_worked_in(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     assert _run("demo", "--db", db, "--duration", "1").returncode == 0
-    assert _run("gm", "users", "add", "alice", "--role", "operator", "--db", db,
-                "--as", "alice").returncode == 0
+    assert _run("gm", "users", "add", "alice", "--role", "operator", "--key",
+                public_key("alice"), "--db", db, "--as", "demo",
+                env={"GMTOOL_KEYS": str(tmp_path / "demo.db.gm-keys")}).returncode == 0
     before = _digest(db)
     run = _run("demo", "--db", db, "--duration", "1")
     assert run.returncode == 2 and "GM users" in run.stderr, run.stderr

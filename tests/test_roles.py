@@ -1,7 +1,7 @@
 """Roles (issue 6): operators act, support reads; every attempt is in the GM log.
 
-`gm users add`: the first operator may be added by anyone, afterwards only operators add
-users. Support may read, replay and audit, but not kick, close, adjust or deploy: each
+`db init` registers the first operator with their key, afterwards only operators add
+users, each request signed by the GM's own key. Support may read, replay and audit, but not kick, close, adjust or deploy: each
 refusal exits 1 and is itself logged (who, what, target, outcome). The acting user comes
 from `--as`, else $GMTOOL_USER. An adjustment is one ledger row tied to its GM action and
 never makes a balance negative. The GM log is hash-chained and audit verifies it.
@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import public_key
 from helpers import query as _query
 
 from gmtool.cli.render_tables import command_lines
@@ -26,45 +27,66 @@ def _last_log(gm, db: Path) -> dict:
     return gm.json("gm", "log", "--db", db, "--json")[-1]
 
 
-def test_first_operator_by_anyone_then_only_operators_add_users(tmp_path: Path, gm) -> None:
+def _add(gm, db: Path, name: str, role: str, by: str, expect: int = 0):
+    return gm("gm", "users", "add", name, "--role", role, "--key", public_key(name), "--db", db,
+              "--as", by, expect=expect)
+
+
+def test_db_init_registers_the_first_operator_then_only_operators_add_users(
+        tmp_path: Path, gm) -> None:
+    """Bootstrap happens once (issue 14): `db init` registers the first operator's key; a
+    second `db init` by someone else changes nothing; afterwards only an operator's signed
+    request adds users, and each refusal is logged with the request."""
     db = tmp_path / "roles.db"
-    gm("db", "init", "--db", db)
-    gm("gm", "users", "add", "alice", "--role", "operator", "--db", db, "--as", "anyone")
-    refused = gm("gm", "users", "add", "bob", "--role", "support", "--db", db, "--as",
-                 "mallory", expect=1)
+    gm("db", "init", "--db", db, "--as", "alice")
+    gm("db", "init", "--db", db, "--as", "mallory")  # bootstrap is closed: nothing changes
+    refused = _add(gm, db, "bob", "support", "mallory", expect=1)
     assert "refused" in refused.stderr and "mallory" in refused.stderr
     log = _last_log(gm, db)
     assert (log["actor"], log["action"], log["target"]) == ("mallory", "users_add", "bob")
     assert log["outcome"]["ok"] is False and "not a GM user" in log["outcome"]["refused"]
-    gm("gm", "users", "add", "bob", "--role", "support", "--db", db, "--as", "alice")
-    gm("gm", "users", "add", "carl", "--role", "operator", "--db", db, "--as", "bob", expect=1)
+    _add(gm, db, "bob", "support", "alice")
+    _add(gm, db, "carl", "operator", "bob", expect=1)
     assert _last_log(gm, db)["outcome"]["refused"].startswith("'bob' is support")
-    gm("gm", "users", "add", "dora", "--role", "admin", "--db", db, "--as", "alice", expect=2)
-    users = {u["name"]: u["role"] for u in gm.json("gm", "users", "list", "--db", db, "--json")}
-    assert users == {"alice": "operator", "bob": "support"}
+    _add(gm, db, "dora", "admin", "alice", expect=2)
+    users = {u["name"]: (u["role"], u["key"])
+             for u in gm.json("gm", "users", "list", "--db", db, "--json")}
+    assert users == {"alice": ("operator", public_key("alice")),
+                     "bob": ("support", public_key("bob"))}
     actions = [(r["actor"], r["action"], r["target"], r["outcome"].get("ok"))
                for r in gm.json("gm", "log", "--db", db, "--json")]
-    assert actions[:4] == [("anyone", "users_add", "alice", True),
+    assert actions[:4] == [("alice", "users_add", "alice", True),
                            ("mallory", "users_add", "bob", False),
                            ("alice", "users_add", "bob", True),
                            ("bob", "users_add", "carl", False)]
     gm("audit", "--db", db)
 
 
+def test_a_new_gm_needs_a_key_and_keys_name_their_gm(tmp_path: Path, gm) -> None:
+    """`gm users add` of a new GM without --key, or with someone else's key or a malformed
+    one, is a usage error (exit 2) that registers nothing."""
+    db = tmp_path / "keys.db"
+    gm("db", "init", "--db", db, "--as", "alice")
+    assert "has no key" in gm("gm", "users", "add", "bob", "--role", "support", "--db", db,
+                              "--as", "alice", expect=2).stderr
+    assert "not bob's" in gm("gm", "users", "add", "bob", "--role", "support", "--key",
+                             public_key("carl"), "--db", db, "--as", "alice", expect=2).stderr
+    gm("gm", "users", "add", "bob", "--role", "support", "--key", "bob+00+AAAA", "--db", db,
+       "--as", "alice", expect=2)
+    assert [u["name"] for u in gm.json("gm", "users", "list", "--db", db, "--json")] == ["alice"]
+
+
 def test_the_last_operator_cannot_be_demoted(tmp_path: Path, gm) -> None:
-    """Demoting the only operator would reopen bootstrap to anyone (issue 14): refused and
+    """Demoting the only operator would leave nobody who can act (issue 14): refused and
     logged; with a second operator it is allowed."""
     db = tmp_path / "last.db"
-    gm("db", "init", "--db", db)
-    gm("gm", "users", "add", "alice", "--role", "operator", "--db", db, "--as", "anyone")
-    refused = gm("gm", "users", "add", "alice", "--role", "support", "--db", db, "--as",
-                 "alice", expect=1)
+    gm("db", "init", "--db", db, "--as", "alice")
+    refused = _add(gm, db, "alice", "support", "alice", expect=1)
     assert "last operator" in refused.stderr
     assert _last_log(gm, db)["outcome"]["ok"] is False
-    gm("gm", "users", "add", "mallory", "--role", "operator", "--db", db, "--as", "mallory",
-       expect=1)  # bootstrap stays closed
-    gm("gm", "users", "add", "bob", "--role", "operator", "--db", db, "--as", "alice")
-    gm("gm", "users", "add", "alice", "--role", "support", "--db", db, "--as", "bob")
+    _add(gm, db, "mallory", "operator", "mallory", expect=1)  # no self-made operator
+    _add(gm, db, "bob", "operator", "alice")
+    _add(gm, db, "alice", "support", "bob")
     users = {u["name"]: u["role"] for u in gm.json("gm", "users", "list", "--db", db, "--json")}
     assert users == {"alice": "support", "bob": "operator"}
     gm("audit", "--db", db)

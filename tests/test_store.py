@@ -15,13 +15,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import clean_env as shared_env
+from helpers import gmtool_command, public_key
 
 from gmtool.audit.chain import verify_balances, verify_event_chains
-from gmtool.store import configs, hands as hand_store, ledger
+from gmtool.store import configs, ledger
+from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, StoreError, connect, resolve_path
 from gmtool.store.schema import APPEND_ONLY, KNOWN, SCHEMA_VERSION
-from helpers import clean_env as shared_env, gmtool_command
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -478,6 +480,8 @@ def test_deploy_history_rollback(deployed_db: Path, tmp_path: Path) -> None:
     first = gmtool("deploy", QQ, "--db", db)
     assert "deployed qq-showhand v1" in first.stdout
     changed = _changed_qq(tmp_path)
+    gmtool("gm", "users", "add", "alice", "--role", "operator", "--key", public_key("alice"),
+           "--db", db)  # tester, the first operator (`db init`), registers alice
     gmtool("deploy", changed, "--db", db, "--as", "alice")
     rows = _history(db)
     assert [(r["profile_id"], r["active"], r["deployed_by"]) for r in rows] == [

@@ -208,8 +208,8 @@ def delete_last_event_of_a_table(conn: sqlite3.Connection) -> Expect:
     """The tail of a table's chain (its last hand's settlement) is cut off."""
     last = conn.execute(
         "SELECT e.id, e.hand_id, e.table_id FROM events e WHERE e.seq = (SELECT MAX(seq) FROM "
-        "events WHERE table_id = e.table_id) AND e.type = 'settlement' AND e.table_id LIKE "
-        "'qq-%' ORDER BY e.id LIMIT 1").fetchone()
+        "events WHERE table_id = e.table_id) AND e.type = 'settlement' ORDER BY "
+        "e.table_id LIKE 'qq-%' DESC, e.id LIMIT 1").fetchone()
     conn.execute("DROP TRIGGER events_no_delete")
     conn.execute("DELETE FROM events WHERE id = ?", (last["id"],))
     return Expect([{"hand": last["hand_id"]}], [{"hand": last["hand_id"]},

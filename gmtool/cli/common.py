@@ -22,7 +22,8 @@ DB_OPTION = typer.Option(None, "--db", help="Database file (default: $GMTOOL_DB,
 WITNESS_OPTION = typer.Option(None, "--witness", envvar="GMTOOL_WITNESS",
                               help="Folder of signed checkpoints (default: <db>.witness/ "
                               "beside the store; put it on other storage).")
-AS_OPTION = typer.Option(None, "--as", help="Acting GM user (default: $GMTOOL_USER).")
+AS_OPTION = typer.Option(None, "--as", help="Acting GM user, whose key signs the request "
+                         "(default: $GMTOOL_USER, else your login name).")
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON (the contract for scripts) "
                            "instead of text.")
 
@@ -88,8 +89,8 @@ def emit(value: Any, as_json: bool, render: Callable[[Any], None]) -> None:
         render(value)
 
 
-def acting_user(name: Optional[str]) -> str:
-    """`--as`, else $GMTOOL_USER, else the login name (recorded, never trusted for roles)."""
+def acting_name(name: Optional[str]) -> str:
+    """`--as`, else $GMTOOL_USER, else the login name."""
     if name:
         return name
     if os.environ.get("GMTOOL_USER"):
@@ -98,3 +99,18 @@ def acting_user(name: Optional[str]) -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+
+
+def acting_user(name: Optional[str]):
+    """The acting GM (`acting_name`) with their private key where they have one here: the
+    name selects the key; only the signature, checked against the key an operator
+    registered for that name, proves anything."""
+    from gmtool.errors import UsageError
+    from gmtool.evidence.gm_keys import load_key
+    from gmtool.evidence.request import Gm
+
+    name = acting_name(name)
+    try:
+        return Gm(name, load_key(name))
+    except UsageError:
+        return Gm(name)  # a name no key can have: refused (and logged) as it stands

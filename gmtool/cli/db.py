@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from gmtool.cli.common import DB_OPTION, open_store
+from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
 from gmtool.cli.console import console
 
 app = typer.Typer(help="Create or upgrade the SQLite store.", no_args_is_help=True,
@@ -14,9 +14,25 @@ app = typer.Typer(help="Create or upgrade the SQLite store.", no_args_is_help=Tr
 
 
 @app.command()
-def init(db: Optional[str] = DB_OPTION) -> None:
-    """Create the database (or bring an older one up to date); safe to run twice."""
+def init(db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+    """Create the database (or bring an older one up to date) and register you (--as) as
+    its first operator with your GM key, made now if you have none; safe to run twice:
+    the first operator is registered once."""
+    from gmtool.evidence.gm_keys import new_key
+    from gmtool.house.gm_ops import bootstrap
+    from gmtool.store.gm import has_keys
     from gmtool.store.schema import SCHEMA_VERSION
 
+    gm = acting_user(as_user)
     with open_store(db, create=True) as store:
         console.success(f"{store.path}: gmtool store ready (schema version {SCHEMA_VERSION})")
+        if has_keys(store):
+            return
+        if gm.signer is None:
+            signer, path = new_key(gm.name)
+            gm = type(gm)(gm.name, signer)
+            console.line(f"made your GM key: {path} (public key {signer.verifier.text()})")
+        if bootstrap(store, gm):
+            console.line(f"{gm.name} is the store's first operator (key "
+                         f"{gm.signer.verifier.text()}); register other GMs with `gmtool gm "
+                         "users add NAME --role ROLE --key KEY`")

@@ -45,7 +45,8 @@ def demo(
 
     path = db or Path(demo_setup.DEMO_DB)
     with HostLock(path), demo_setup.fresh_store(path) as store:
-        deployed = demo_setup.deploy_shipped(store)
+        operator = demo_setup.demo_operator(store)
+        deployed = demo_setup.deploy_shipped(store, operator)
         console.line(f"{path}: deployed {len(deployed)} profiles: "
                      + ", ".join(d["profile"] for d in deployed))
         plan = demo_setup.demo_table_plan(store)
@@ -64,6 +65,7 @@ def _summary(store, path: Path, report) -> None:
     from gmtool.cli.render_hands import timeline
     from gmtool.engine.events import Event
     from gmtool.evidence import witness
+    from gmtool.house import demo as demo_setup
     from gmtool.store.queries import hand_events, showcase_hand, summary
 
     counts = summary(store)
@@ -88,5 +90,8 @@ def _summary(store, path: Path, report) -> None:
         console.line(f"evidence: {audit.checkpoint['records']} records, signed with "
                      f"{witness.key_path(path)} (verifier key {witness.public_key_path(path)})"
                      f" into {witness.witness_dir(path)}/")
+    keys = demo_setup.gm_key_dir(path)
+    console.line(f"GM: 'demo', the store's operator, signs with {keys}/demo.key; act as it "
+                 f"with GMTOOL_KEYS={keys} gmtool ... --as demo")
     console.line("\nnext, try:")
     console.lines("  " + step.format(db=path, hand=hand_id or 1) for step in NEXT_STEPS)

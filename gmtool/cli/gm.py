@@ -11,6 +11,7 @@ from gmtool.cli.common import (
     AS_OPTION,
     DB_OPTION,
     JSON_OPTION,
+    acting_name,
     acting_user,
     emit,
     with_store,
@@ -22,18 +23,63 @@ app = typer.Typer(help="GM users (roles) and the GM action log.", no_args_is_hel
                   rich_markup_mode=None)
 users = typer.Typer(help="GM users: operators act, support reads.", no_args_is_help=True,
                     rich_markup_mode=None)
+keys = typer.Typer(help="Your GM keys: each GM signs what they do with their own key.",
+                   no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(users, name="users")
+app.add_typer(keys, name="keys")
+
+
+@keys.command("new")
+def keys_new(name: Optional[str] = typer.Argument(None, help="Your GM user name (default: "
+                                                  "$GMTOOL_USER, else your login name)."),
+             replace: bool = typer.Option(False, "--replace", help="Replace a key you have "
+                                          "(an operator must register the new one)."),
+             as_json: bool = JSON_OPTION) -> None:
+    """Make your key pair: the private key stays in your config folder (0600); give the
+    public key this prints to an operator, who registers it with your role."""
+    from gmtool.evidence.gm_keys import new_key
+
+    signer, path = new_key(acting_name(name), replace=replace)
+    public = signer.verifier.text()
+    emit({"name": signer.name, "key": public, "private_key_file": str(path)}, as_json,
+         lambda _: console.lines([
+             f"private key: {path} (readable by you only; keep it, never share it)",
+             f"public key:  {public}",
+             f"an operator registers it: gmtool gm users add {signer.name} --role ROLE "
+             f"--key {public}"]))
+
+
+@keys.command("show")
+def keys_show(name: Optional[str] = typer.Argument(None, help="Your GM user name (default: "
+                                                   "$GMTOOL_USER, else your login name)."),
+              as_json: bool = JSON_OPTION) -> None:
+    """Your public key (the one to register), from the private key in your config folder."""
+    from gmtool.cli.console import Abort
+    from gmtool.evidence.gm_keys import key_path, load_key
+
+    name = acting_name(name)
+    signer = load_key(name)
+    if signer is None:
+        raise Abort(f"no GM key for {name} at {key_path(name)}: make one with `gmtool gm "
+                    f"keys new {name}`")
+    public = signer.verifier.text()
+    emit({"name": name, "key": public, "private_key_file": str(key_path(name))}, as_json,
+         lambda _: console.line(public))
 
 
 @users.command("add")
 def users_add(name: str = typer.Argument(..., help="User name."),
               role: str = typer.Option(..., "--role", help="operator or support."),
+              key: Optional[str] = typer.Option(None, "--key", help="The GM's public key "
+                                                "(`gmtool gm keys new` printed it); needed "
+                                                "for a new GM."),
               db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
-    """Add (or change the role of) a GM user; the first operator may be added by anyone."""
+    """Register a GM user with their key and role, or change a GM's role or key (operators,
+    signed with your key). The first operator is registered by `gmtool db init`."""
     from gmtool.house.gm_ops import add_user
 
-    writing(db, add_user, acting_user(as_user), name, role)
-    console.success(f"{name} is now {role}")
+    changed = writing(db, add_user, acting_user(as_user), name, role, key)
+    console.success(f"{name} is now {role}" + ("" if changed else " (unchanged)"))
 
 
 @users.command("list")
@@ -43,8 +89,9 @@ def users_list(db: Optional[str] = DB_OPTION,
     from gmtool.store.gm import users
 
     emit(with_store(db, users), as_json, lambda rows: console.table(
-        "GM users", ["name", "role", "since"],
-        [(r["name"], r["role"], r["created_at"][:19]) for r in rows]))
+        "GM users", ["name", "role", "key", "since"],
+        [(r["name"], r["role"], r["key"] or "none: cannot act", r["created_at"][:19])
+         for r in rows], keep=("name", "role"), drop=("since",)))
 
 
 @app.command()

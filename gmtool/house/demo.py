@@ -12,6 +12,9 @@ import shutil
 from pathlib import Path
 
 from gmtool.evidence import witness
+from gmtool.evidence.gm_keys import new_key
+from gmtool.evidence.request import Gm
+from gmtool.house.gm_ops import bootstrap
 from gmtool.house.operations import deploy_profile
 from gmtool.store.db import (
     Store,
@@ -47,15 +50,28 @@ def fresh_store(path: Path) -> Store:
         ensure_unused(path)  # no other process may be writing what is about to go
         for suffix in ("", "-wal", "-shm", ".key", ".checkpoint.key", ".checkpoint.pub"):
             path.with_name(path.name + suffix).unlink(missing_ok=True)
-        old_witness = witness.witness_dir(path)  # the old demo's checkpoints, its own
-        if old_witness.is_dir() and not old_witness.is_symlink():
-            shutil.rmtree(old_witness)
+        for old in (witness.witness_dir(path), gm_key_dir(path)):  # the old demo's own
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
     store = connect(path, create=True)
     mark_demo(store)
     return store
 
 
-def deploy_shipped(store: Store, by: str = "demo") -> list[dict]:
+def gm_key_dir(path: Path) -> Path:
+    """The demo GM's key folder, beside the demo store (a real GM's is their own)."""
+    return path.with_name(path.name + ".gm-keys")
+
+
+def demo_operator(store: Store, name: str = "demo") -> Gm:
+    """The demo's GM: a key made in the demo's own folder, registered as first operator."""
+    signer, _ = new_key(name, gm_key_dir(Path(store.path)), replace=True)
+    gm = Gm(name, signer)
+    bootstrap(store, gm)
+    return gm
+
+
+def deploy_shipped(store: Store, by: Gm) -> list[dict]:
     folder = rules_dir()
     return [deploy_profile(store, folder / f"{name}.toml", None, by) for name in SHIPPED]
 

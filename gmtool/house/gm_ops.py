@@ -3,9 +3,11 @@
 Roles (issue: GM console): support may read, replay and audit; only operators may kick,
 close tables, adjust coins, deploy and roll back, and manage GM users. Reading needs no
 role (whoever can open the database file can read it; file permissions guard that).
-Bootstrap: while no operator exists, the first `gm users add NAME --role operator` is
-allowed to anyone; after that every privileged action needs an operator, and a refusal
-is itself logged.
+Every privileged action is a request the GM signs with their own key (evidence/request.py);
+it is carried out only when the signature holds for the key an operator registered for
+that GM, who must be an operator, and it is logged with the action. Bootstrap: `gmtool db
+init` registers the first operator's key, once; after that only operators register GMs
+and their keys. A refusal is itself logged.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ import time
 
 from gmtool.bounds import MAX_BALANCE
 from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable, UsageError
-from gmtool.store import gm, ledger
+from gmtool.evidence import request as requests
+from gmtool.evidence.gm_keys import key_dir
+from gmtool.evidence.note import NoteError, Verifier
+from gmtool.evidence.request import Gm
+from gmtool.store import evidence, gm, ledger
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
@@ -35,29 +41,49 @@ def failure(error: GmtoolError) -> dict:
     return {"ok": False, "error": str(error), "exit_code": error.exit_code}
 
 
-def authorize(store: Store, actor: str | None, action: str, target: str | None,
-              reason: str | None = None) -> None:
-    """Raise Refused (after logging the refusal) unless `actor` may perform `action`."""
+def authorize(store: Store, actor: Gm, action: str, target: str | None,
+              reason: str | None = None, args: dict | None = None) -> str | None:
+    """The GM's signed request for `action`, once it shows they may perform it; Refused
+    (after logging the refusal, with the request) otherwise. Reading needs no request.
+
+    A fresh store with no operator yet is being set up by whoever holds the file: deploy
+    and rollback then need no key (signed all the same where the GM has one); the first
+    operator is registered by `gmtool db init`, never by `gm users add`.
+    """
     if action not in PRIVILEGED:
-        return
-    role = gm.role_of(store, actor)
-    if role == "operator":
-        return
-    if action == "users_add" and not gm.has_operator(store):
-        return  # bootstrap: the first operator
-    if action in ("deploy", "rollback") and not gm.has_operator(store):
-        return  # no GM users yet: a fresh store is set up by whoever holds the file
-    why = (f"{actor!r} is {role}" if role else f"{actor!r} is not a GM user") + \
-        f"; only operators may {action.replace('_', ' ')}"
+        return None
+    if not gm.has_operator(store):
+        if action in ("deploy", "rollback"):
+            return sign_request(store, actor, action, target, reason, args or {}) \
+                if actor.signer else None
+        if action == "users_add":
+            raise UsageError("this store has no operator yet: `gmtool db init --as NAME` "
+                             "registers the first one, with NAME's key")
+    request = sign_request(store, actor, action, target, reason, args or {})
+    why = gm.request_problem(store, request, actor.name, action, target, reason, args or {})
+    if why is None:
+        return request
     with store.write():
-        gm.log_action(store, actor, action, target, reason, {"ok": False, "refused": why})
+        gm.log_action(store, actor.name, action, target, reason,
+                      {"ok": False, "refused": why}, request)
     raise Refused(f"refused: {why} (logged)")
 
 
+def sign_request(store: Store, actor: Gm, action: str, target: str | None,
+                 reason: str | None, args: dict) -> str:
+    """`actor`'s signed request; UsageError when they have no key here."""
+    if actor.signer is None:
+        raise UsageError(f"no GM key for {actor.name} in {key_dir()}: make one with `gmtool gm "
+                         f"keys new {actor.name}` and have an operator register it (or pick "
+                         "your key with --as)")
+    return requests.make(actor, evidence.store_id(store), action, target, reason, args,
+                         store.now())
+
+
 def log(store: Store, actor: str | None, action: str, target: str | None,
-        reason: str | None, outcome: dict) -> int:
+        reason: str | None, outcome: dict, request: str | None = None) -> int:
     with store.write():
-        return gm.log_action(store, actor, action, target, reason, outcome)
+        return gm.log_action(store, actor, action, target, reason, outcome, request)
 
 
 MAX_TEXT = 500  # the longest name or reason a GM may give
@@ -77,18 +103,61 @@ def text(value: str | None, what: str, required: bool = True) -> str | None:
     return value.strip()
 
 
-def add_user(store: Store, actor: str | None, name: str, role: str) -> None:
+def add_user(store: Store, actor: Gm, name: str, role: str, key: str | None = None) -> bool:
+    """Register GM `name` with `role` and, for a new GM, their verifier `key` (`gmtool gm keys
+    new` prints it); False when nothing changed."""
     name = text(name, "a GM user name")
-    authorize(store, actor, "users_add", name)
+    if role not in gm.ROLES:
+        raise UsageError(f"unknown role {role!r}; use {' or '.join(gm.ROLES)}")
+    key = verifier_key(name, key) if key is not None else None
+    args = {"role": role, "key": key}
+    request = authorize(store, actor, "users_add", name, None, args)
+    if key is None and gm.registered_key(store, name) is None:
+        raise UsageError(f"{name} has no key yet: give theirs with --key (they make it with "
+                         f"`gmtool gm keys new {name}`)")
     try:
-        gm.add_user(store, name, role)
+        with store.write():
+            changed = gm.add_user(store, name, role, key)
+            if changed:
+                gm.log_action(store, actor.name, "users_add", name, None,
+                              {"ok": True, **args}, request)
     except Refused as refused:
-        log(store, actor, "users_add", name, None, {**failure(refused), "role": role})
+        log(store, actor.name, "users_add", name, None, {**failure(refused), **args}, request)
         raise
-    log(store, actor, "users_add", name, None, {"ok": True, "role": role})
+    return changed
 
 
-def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str) -> dict:
+def verifier_key(name: str, text_: str) -> str:
+    """The verifier key `text_` in its canonical text, once it is an Ed25519 key named `name`."""
+    try:
+        verifier = Verifier.parse(text_)
+    except NoteError as error:
+        raise UsageError(f"--key: {error} (give the line `gmtool gm keys new {name}` "
+                         "printed)") from None
+    if verifier.name != name:
+        raise UsageError(f"--key is {verifier.name}'s key, not {name}'s")
+    return verifier.text()
+
+
+def bootstrap(store: Store, actor: Gm) -> bool:
+    """Register `actor` as the store's first operator, with their key: once, while no GM
+    user has a key (a new store, or one from before GM keys). False when that is done."""
+    if actor.signer is None:
+        raise UsageError(f"no GM key for {actor.name}")
+    key = actor.signer.verifier.text()
+    args = {"role": "operator", "key": key, "bootstrap": True}
+    with store.write(durable=True):
+        if gm.has_keys(store):
+            return False
+        request = requests.make(actor, evidence.store_id(store), "users_add", actor.name,
+                                None, args, store.now())
+        gm.add_user(store, actor.name, "operator", key)
+        gm.log_action(store, actor.name, "users_add", actor.name, None, {"ok": True, **args},
+                      request)
+    return True
+
+
+def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dict:
     """A GM coin adjustment: one ledger row tied to the GM action that made it.
 
     A balance is never negative, now or when a hand settles: a deduction from a player
@@ -99,7 +168,7 @@ def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str
     reason = text(reason, "the reason")
     if delta == 0:
         raise UsageError("an adjustment of 0 changes nothing")
-    authorize(store, actor, "adjust", player, reason)
+    request = authorize(store, actor, "adjust", player, reason, {"delta": delta})
     error: GmtoolError | None = None
     with store.write(durable=True):
         held = ledger.coins_or_none(store, player)
@@ -118,8 +187,8 @@ def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str
                             f"hold ({MAX_BALANCE})")
         outcome = failure(error) if error else {"ok": True, "coins_before": held,
                                                 "coins": held + delta}
-        action_id = gm.log_action(store, actor, "adjust", player, reason,
-                                  {**outcome, "delta": delta})
+        action_id = gm.log_action(store, actor.name, "adjust", player, reason,
+                                  {**outcome, "delta": delta}, request)
         if error is None:
             ledger.post(store, [(player, delta, "gm_adjust")], gm_action_id=action_id)
     if error is not None:
@@ -130,9 +199,9 @@ def adjust(store: Store, actor: str | None, player: str, delta: int, reason: str
 POLL_S = 0.05  # how often the console looks for the host's answer
 
 
-def send_command(store: Store, actor: str | None, kind: str, table_id: str,
+def send_command(store: Store, actor: Gm, kind: str, table_id: str,
                  player: str | None, reason: str | None, timeout: float = 10.0) -> dict:
-    """Queue a kick/close for the host, wait for its acknowledgement, log the outcome.
+    """Queue a kick/close for the host (its signed request logged), wait for its fate.
 
     Returns the host's outcome; raises (after logging) when there is no such table, no
     host answered in time, or the host refused or could not carry out the command.
@@ -142,10 +211,10 @@ def send_command(store: Store, actor: str | None, kind: str, table_id: str,
     deadline = time.monotonic() + timeout
     while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
         time.sleep(POLL_S)
-    return _conclude(store, actor, kind, table_id, player, reason, command_id, timeout, outcome)
+    return _conclude(store, table_id, command_id, timeout, outcome)
 
 
-async def send_command_async(store: Store, actor: str | None, kind: str, table_id: str,
+async def send_command_async(store: Store, actor: Gm, kind: str, table_id: str,
                              player: str | None, reason: str | None,
                              timeout: float = 10.0) -> dict:
     """`send_command` for a caller on the host's own event loop (in-process tests and
@@ -158,17 +227,26 @@ async def send_command_async(store: Store, actor: str | None, kind: str, table_i
     deadline = loop.time() + timeout
     while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:
         await asyncio.sleep(POLL_S)
-    return _conclude(store, actor, kind, table_id, player, reason, command_id, timeout, outcome)
+    return _conclude(store, table_id, command_id, timeout, outcome)
 
 
-def _queue(store: Store, actor: str | None, kind: str, table_id: str, player: str | None,
+def _queue(store: Store, actor: Gm, kind: str, table_id: str, player: str | None,
            reason: str | None) -> int:
-    authorize(store, actor, kind, f"{table_id}/{player}" if player else table_id, reason)
+    target = f"{table_id}/{player}" if player else table_id
+    request = authorize(store, actor, kind, target, reason)
     if not table_store.exists(store, table_id):
         error = NotFound(f"no table {table_id!r} (see `gmtool tables list`)")
-        log(store, actor, kind, table_id, reason, failure(error))
+        log(store, actor.name, kind, target, reason, failure(error), request)
         raise error
-    return gm.enqueue(store, kind, table_id, player, reason, actor)
+    return gm.enqueue(store, kind, table_id, player, reason, actor.name, request)
+
+
+def refusal(store: Store, command: dict) -> dict | None:
+    """The host's check before it claims a command: its signed request must hold for an
+    operator's registered key and ask for exactly this command; else the refusal."""
+    why = gm.request_problem(store, command["request"], command["issued_by"], command["kind"],
+                             gm.command_target(command), command["reason"], {})
+    return None if why is None else {**failure(Refused(f"refused: {why}")), "refused": why}
 
 
 def _answer(store: Store, command_id: int) -> dict | None:
@@ -192,18 +270,17 @@ def _answer_of_taken(store: Store, command_id: int, timeout: float) -> dict:
                                "and the GM log before sending it again"))
 
 
-def _conclude(store: Store, actor: str | None, kind: str, table_id: str, player: str | None,
-              reason: str | None, command_id: int, timeout: float,
+def _conclude(store: Store, table_id: str, command_id: int, timeout: float,
               outcome: dict | None) -> dict:
-    if outcome is None and gm.expire(store, command_id):
-        outcome = failure(Unavailable(
+    """The command's fate as the GM is told it; whoever decided it (the host, or the
+    console withdrawing it here) logged it with the command."""
+    if outcome is None:
+        withdrawn = failure(Unavailable(
             f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "
             f"{table_id}?); the command was withdrawn: it will not be carried out"))
-    elif outcome is None:  # a host took it as the console gave up: its answer decides
-        outcome = _answer_of_taken(store, command_id, timeout)
-    target = f"{table_id}/{player}" if player else table_id
+        outcome = withdrawn if gm.expire(store, command_id, withdrawn) else \
+            _answer_of_taken(store, command_id, timeout)  # a host took it as we gave up
     outcome = {**outcome, "command": command_id}
-    log(store, actor, kind, target, reason, outcome)
     if not outcome.get("ok"):
         raise CommandFailed(str(outcome.get("error", outcome)), outcome.get("exit_code", 2))
     return outcome

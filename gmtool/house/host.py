@@ -12,6 +12,7 @@ import asyncio
 import os
 import random
 import signal
+from functools import partial
 from typing import Callable
 
 from gmtool.engine.config import ranking_for
@@ -19,7 +20,7 @@ from gmtool.engine.games import game_of
 from gmtool.engine.spec import engine_config
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
-from gmtool.house.gm_ops import failure
+from gmtool.house.gm_ops import failure, refusal
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
@@ -100,6 +101,12 @@ class Host:
                                  "the host stopped without finishing this hand")
             voided.append(row["id"])
         self.report.recovered = voided
+        interrupted = gm.interrupt_taken(self.store, failure(Unavailable(
+            "the host stopped while carrying this command out: see the table's events for "
+            "how far it got before sending it again")))
+        if interrupted:
+            self.notify(f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "
+                        "the host that stopped are logged as interrupted")
         if voided:
             self.notify(f"recovered: {len(voided)} unfinished hand(s) voided, every stake "
                         f"returned: {', '.join(map(str, voided))}")
@@ -170,7 +177,7 @@ class Host:
             self.stopping = True
 
     def claim(self, command: dict) -> bool:
-        return gm.claim(self.store, command["id"])
+        return gm.claim(self.store, command["id"], partial(refusal, self.store))
 
     def acknowledge(self, command: dict, outcome: dict) -> None:
         gm.acknowledge(self.store, command["id"], outcome.get("ok", False), outcome)

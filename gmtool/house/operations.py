@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gmtool.errors import Refused, UsageError
+from gmtool.evidence.request import Gm
 from gmtool.house import gm_ops
 from gmtool.store import configs
 from gmtool.store.db import Store
@@ -58,21 +59,22 @@ def plan_deployment(store: Store, path: Path, rooms: list[str] | None) -> dict:
             "rooms": rooms, "changes": changes, "warnings": warnings, "compiled": compiled}
 
 
-def deploy_profile(store: Store, path: Path, rooms: list[str] | None, by: str) -> dict:
+def deploy_profile(store: Store, path: Path, rooms: list[str] | None, by: Gm) -> dict:
     """Validate and compile the profile file, store it and make it active (tables switch
     at their next hand, G5). Deploying what is already live in every room changes nothing
     (no new deployment row). The result carries the plan's changes and warnings."""
     plan = plan_deployment(store, path, rooms)
     compiled = plan.pop("compiled")
     profile_id = plan["profile"]
-    gm_ops.authorize(store, by, "deploy", profile_id)
+    request = gm_ops.authorize(store, by, "deploy", profile_id, None,
+                               {"config": plan["config_id"], "rooms": rooms})
     if not plan["changes"]:
         return {**plan, "deployment": None, "unchanged": True}
     text = path.read_text(encoding="utf-8")
-    deployment = configs.deploy(store, compiled, text, rooms, by)
+    deployment = configs.deploy(store, compiled, text, rooms, by.name)
     result = {**plan, "deployment": deployment, "unchanged": False}
-    gm_ops.log(store, by, "deploy", profile_id, None,
-               {"ok": True, **{k: v for k, v in result.items() if k != "warnings"}})
+    gm_ops.log(store, by.name, "deploy", profile_id, None,
+               {"ok": True, **{k: v for k, v in result.items() if k != "warnings"}}, request)
     return result
 
 
@@ -103,10 +105,10 @@ def refuse_scenario(path: Path) -> None:
                          "`gmtool rules test`")
 
 
-def rollback_profile(store: Store, profile: str, by: str) -> dict:
+def rollback_profile(store: Store, profile: str, by: Gm) -> dict:
     """Undo the newest deployment of a profile, given by its id or by its file."""
     profile_id = profile_id_of(profile)
-    gm_ops.authorize(store, by, "rollback", profile_id)
-    result = configs.rollback(store, profile_id, by)
-    gm_ops.log(store, by, "rollback", profile_id, None, {"ok": True, **result})
+    request = gm_ops.authorize(store, by, "rollback", profile_id)
+    result = configs.rollback(store, profile_id, by.name)
+    gm_ops.log(store, by.name, "rollback", profile_id, None, {"ok": True, **result}, request)
     return result

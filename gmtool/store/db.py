@@ -303,9 +303,10 @@ def demo_store_problem(path: Path) -> str | None:
         conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
         try:
             if conn.execute("PRAGMA user_version").fetchone()[0] == DEMO_MARK:
-                added = conn.execute("SELECT (SELECT COUNT(*) FROM gm_users) + (SELECT "
-                                     "COUNT(*) FROM gm_actions WHERE action NOT IN "
-                                     "('deploy'))").fetchone()[0]
+                added = conn.execute(  # beyond the demo's own operator and deployments
+                    "SELECT (SELECT COUNT(*) FROM gm_users WHERE name != 'demo') + (SELECT "
+                    "COUNT(*) FROM gm_actions WHERE action != 'deploy' AND NOT (id = 1 AND "
+                    "action = 'users_add' AND actor = 'demo'))").fetchone()[0]
                 return None if not added else ("is a demo store that GM users have since "
                                                "worked in (users, adjustments, commands)")
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE "

@@ -69,8 +69,20 @@ def retire_body(ids: list[int], at: str) -> dict:
 
 
 def gm_user_body(row: Mapping) -> dict:
-    return {"kind": "gm_user", "name": row["name"], "role": row["role"],
+    """A GM user's role and registered verifier key (users from before keys have none)."""
+    body = {"kind": "gm_user", "name": row["name"], "role": row["role"],
             "at": row["created_at"]}
+    if row.get("key") is not None:
+        body["key"] = row["key"]
+    return body
+
+
+def gm_request_body(row: Mapping) -> dict:
+    """A GM command for the host as it was asked for, with the GM's signed request (the
+    outcome follows as a GM action)."""
+    return {"kind": "gm_request", "id": row["id"], "command": row["kind"],
+            "table": row["table_id"], "player": row["player"], "reason": row["reason"],
+            "by": row["issued_by"], "at": row["issued_at"], "request": row["request"]}
 
 
 def player_body(row: Mapping) -> dict:
@@ -211,6 +223,7 @@ LOGGED_ROWS = {
     "config": ("SELECT config_id FROM configs", config_body),
     "deployment": ("SELECT * FROM deployments", deployment_body),
     "gm_user": ("SELECT * FROM gm_users", gm_user_body),
+    "gm_request": ("SELECT * FROM gm_commands", gm_request_body),
     "player": ("SELECT * FROM players", player_body),
 }
 
@@ -246,3 +259,9 @@ def events_between(store: Store, table_id: str, first: int, last: int) -> list[d
         "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq", (table_id, first, last))
     names = [c[0] for c in cursor.description]
     return [dict(zip(names, row)) for row in cursor]
+
+
+def gm_records(store: Store) -> Iterator:
+    """(idx, kind, body) of the GM records (users, actions, command requests) in log order."""
+    return store.conn.execute("SELECT idx, kind, body FROM log WHERE kind IN ('gm_user', "
+                              "'gm_action', 'gm_request') ORDER BY idx")

@@ -149,8 +149,26 @@ def m003_evidence_log(db: Database) -> None:
         evidence.append_many(conn, bodies)
 
 
+@migrations()
+def m004_gm_keys(db: Database) -> None:
+    """GM keys and signed requests: each GM user's registered verifier key, the signed
+    request behind each GM action and command, and commands in the evidence log (those
+    already made are logged now, without a request)."""
+    from gmtool.store import evidence
+
+    db.execute("ALTER TABLE gm_users ADD COLUMN key TEXT")
+    db.execute("ALTER TABLE gm_actions ADD COLUMN request TEXT")
+    db.execute("ALTER TABLE gm_commands ADD COLUMN request TEXT")
+    db.execute("CREATE UNIQUE INDEX gm_commands_request ON gm_commands (request)")
+    cursor = db.conn.execute("SELECT * FROM gm_commands ORDER BY id")
+    names = [c[0] for c in cursor.description]
+    bodies = [evidence.gm_request_body(dict(zip(names, row))) for row in cursor]
+    if bodies:
+        evidence.append_many(db.conn, bodies)
+
+
 KNOWN = (m001_initial.__name__, m002_chain_heads.__name__,
-         m003_evidence_log.__name__)  # every migration above, in order
+         m003_evidence_log.__name__, m004_gm_keys.__name__)  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 
 

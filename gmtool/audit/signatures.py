@@ -1,0 +1,190 @@
+"""Every GM action was asked for by a GM whose key allowed it, as the log had it then.
+
+The evidence log holds, in order, each GM user's role and registered key, each GM
+action and each command's request. Walking them in that order rebuilds who was an
+operator with which key at every moment, so each action is checked against the keys and
+roles of its time, not today's:
+
+- an action that did something (kick, close, adjust, deploy, rollback, users add) carries
+  the request of an operator, signed by their registered key, naming this store and asking
+  for exactly what was done (the amount of an adjustment, the role and key given, the
+  config deployed); a kick or close points at its command, whose request must hold;
+- every command's request holds (the console never queues one that does not);
+- a GM user's role or key changes only with a signed `users add` right after it, and
+  the first key is registered once (bootstrap), by its own holder, while no GM had a key;
+- no signed request is used twice.
+
+Before any GM had a key (stores from before GM keys, and a fresh store being set up)
+actions were not signed: they are accepted as they were.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import orjson
+
+from gmtool.audit.chain import Problem
+from gmtool.evidence import request as requests
+from gmtool.store import evidence, gm
+
+PRIVILEGED = {"kick", "close", "adjust", "deploy", "rollback", "users_add"}
+COMMANDS = {"kick", "close"}
+
+
+def verify_signatures(store) -> Iterator[Problem]:
+    store_id = evidence.store_id(store)
+    actions = gm.actions_by_id(store)
+    users: dict[str, tuple[str, str | None]] = {}  # name -> (role, key) as logged so far
+    good_requests: set[int] = set()  # commands whose request held
+    seen: set[str] = set()  # request notes used
+    change = None  # a GM user change waiting for the users_add that made it
+    for idx, kind, body in evidence.gm_records(store):
+        try:
+            record = orjson.loads(body)
+        except ValueError:
+            continue  # the log check reports it
+        keyed = any(key for _, key in users.values())
+        if change is not None and not (kind == "gm_action" and _users_add_of(
+                actions.get(record.get("id")), change[0])):
+            yield _unsigned_change(change)
+            change = None
+        if kind == "gm_user":
+            if keyed or record.get("key"):  # before GM keys, a change carries no signature
+                change = (record.get("name"), record.get("role"), record.get("key"),
+                          dict(users), keyed)
+            users[record.get("name")] = (record.get("role"), record.get("key"))
+        elif kind == "gm_request":
+            if keyed and (why := _command_problem(record, users, store_id, seen)):
+                yield Problem("gm_signature", f"GM command {record.get('id')} "
+                              f"({record.get('command')} {record.get('table')}): {why} "
+                              "(forged)", gm_action=None)
+            elif keyed:
+                good_requests.add(record.get("id"))
+        elif kind == "gm_action":
+            row = actions.get(record.get("id"))
+            if row is None:
+                continue  # the log check reports the missing row
+            if change is not None:
+                problem = _user_change_problem(row, change, store_id, seen)
+                change = None
+                if problem:
+                    yield problem
+                continue
+            if keyed and (why := _action_problem(row, users, store_id, good_requests, seen)):
+                yield Problem("gm_signature", f"GM action {row['id']} ({row['actor']} "
+                              f"{row['action']} {row['target']}): {why}", gm_action=row["id"])
+    if change is not None:
+        yield _unsigned_change(change)
+    yield from _command_fates(store, actions)
+
+
+def _command_fates(store, actions: dict[int, dict]) -> Iterator[Problem]:
+    """Every command has exactly one fate, logged, and its status says the same: a command
+    with a logged fate that is pending again (revived by hand) would be carried out twice."""
+    fates: dict[int, list[int]] = {}
+    for row in actions.values():
+        command = _outcome(row).get("command") if row["action"] in COMMANDS else None
+        if command is not None:
+            fates.setdefault(command, []).append(row["id"])
+    for command, (status, fate) in sorted(gm.command_states(store).items()):
+        logged = fates.get(command, [])
+        if len(logged) > 1:
+            yield Problem("gm_command", f"GM command {command} has {len(logged)} logged fates "
+                          f"(GM actions {', '.join(map(str, logged))})", gm_action=logged[-1])
+        elif logged and status in ("pending", "taken"):
+            yield Problem("gm_command", f"GM command {command} is {status} again after its fate "
+                          f"was logged (GM action {logged[0]}): revived by hand",
+                          gm_action=logged[0])
+        elif not logged and status not in ("pending", "taken"):
+            yield Problem("gm_command", f"GM command {command} is {status}, but no GM action "
+                          "logs that fate" + (f" (GM action {fate} did)" if fate else ""),
+                          gm_action=fate)
+
+
+def _outcome(row: dict) -> dict:
+    try:
+        outcome = orjson.loads(row["outcome"]) if row["outcome"] else {}
+    except (ValueError, TypeError):
+        return {}
+    return outcome if isinstance(outcome, dict) else {}
+
+
+def _users_add_of(row: dict | None, name: str) -> bool:
+    return row is not None and row["action"] == "users_add" and row["target"] == name
+
+
+def _unsigned_change(change: tuple) -> Problem:
+    name, role, key, _, _ = change
+    return Problem("gm_signature", f"GM user {name} became {role}" + (
+        f" with key {key}" if key else "") + " without a signed `users add` (inserted)")
+
+
+def _once(note: str | None, seen: set[str]) -> str | None:
+    if note is None:
+        return None
+    if note in seen:
+        return "its signed request was already used (replayed)"
+    seen.add(note)
+    return None
+
+
+def _action_problem(row: dict, users: dict, store_id: str, good_requests: set[int],
+                    seen: set[str]) -> str | None:
+    """Why a GM action that did something was not an operator's signed request."""
+    outcome = _outcome(row)
+    if row["action"] not in PRIVILEGED or not outcome.get("ok"):
+        return None  # refusals and failures did nothing; reading needs no signature
+    if row["action"] in COMMANDS:
+        command = outcome.get("command")
+        return None if command in good_requests else \
+            f"carried out command {command}, which no valid signed request asked for"
+    role, key = users.get(row["actor"], (None, None))
+    args = None
+    if row["action"] == "adjust":
+        args = {"delta": outcome.get("delta")}
+    elif row["action"] == "deploy":
+        args = {"config": outcome.get("config_id"), "rooms": outcome.get("rooms")}
+    return _once(row["request"], seen) or requests.problem(
+        row["request"], row["actor"], role, key, store_id, row["action"], row["target"],
+        row["reason"], args)
+
+
+def _command_problem(record: dict, users: dict, store_id: str, seen: set[str]) -> str | None:
+    role, key = users.get(record.get("by"), (None, None))
+    target = f"{record.get('table')}/{record.get('player')}" if record.get("player") else \
+        record.get("table")
+    return _once(record.get("request"), seen) or requests.problem(
+        record.get("request"), record.get("by"), role, key, store_id, record.get("command"),
+        target, record.get("reason"), {})
+
+
+def _user_change_problem(row: dict, change: tuple, store_id: str,
+                         seen: set[str]) -> Problem | None:
+    """The users_add right after a GM user's change must be a signed request for exactly
+    that change: by an operator of the time before it, or the one bootstrap."""
+    name, role, key, before, keyed = change
+    outcome = _outcome(row)
+    where = f"GM action {row['id']} ({row['actor']} users_add {name})"
+    if not outcome.get("ok") or outcome.get("role") != role or \
+            (key is not None and outcome.get("key") not in (None, key)):
+        return Problem("gm_signature", f"{where}: GM user {name} became {role} but the action "
+                       "does not say so (edited or inserted)", gm_action=row["id"])
+    if not keyed:
+        if key is None:
+            return None  # before GM keys
+        if not outcome.get("bootstrap") or row["actor"] != name:
+            return Problem("gm_signature", f"{where}: the first key was not registered by "
+                           "its own holder (bootstrap)", gm_action=row["id"])
+        before = {name: ("operator", key)}  # the bootstrap request is signed by that key
+    elif outcome.get("bootstrap"):
+        return Problem("gm_signature", f"{where}: a second bootstrap, while GMs had keys "
+                       "(a self-made operator)", gm_action=row["id"])
+    who_role, who_key = before.get(row["actor"], (None, None))
+    args = {"role": role, "key": outcome.get("key")}
+    if outcome.get("bootstrap"):
+        args["bootstrap"] = True
+    why = _once(row["request"], seen) or requests.problem(
+        row["request"], row["actor"], who_role, who_key, store_id, "users_add", name, None,
+        args)
+    return Problem("gm_signature", f"{where}: {why}", gm_action=row["id"]) if why else None
