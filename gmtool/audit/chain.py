@@ -93,26 +93,28 @@ def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem
                           f"sums to {row['ledger']}", player=row["name"])
 
 
-def verify_ledger_links(store: Store) -> Iterator[Problem]:
-    """Every ledger row points at a hand or GM action that exists: a coin movement whose
-    cause was deleted (say, the last GM action with its chain head rewound) is found."""
-    for row in scan.ledger_without_gm_action(store):
+def verify_ledger_links(store: Store, from_id: int = 1) -> Iterator[Problem]:
+    """Every ledger row (from id `from_id` on) points at a hand or GM action that exists: a
+    coin movement whose cause was deleted (say, the last GM action with its chain head
+    rewound) is found."""
+    for row in scan.ledger_without_gm_action(store, from_id):
         yield Problem("gm_log_missing", f"ledger row {row['id']} ({row['player']}) was made by "
                       f"GM action {row['gm_action_id']}, which is not in the GM log",
                       player=row["player"], gm_action=row["gm_action_id"])
-    for row in scan.ledger_without_hand(store):
+    for row in scan.ledger_without_hand(store, from_id):
         yield Problem("ledger_orphan", f"ledger row {row['id']} ({row['player']}) belongs to "
                       f"hand {row['hand_id']}, which does not exist", hand=row["hand_id"],
                       player=row["player"])
-    for row in scan.ledger_without_cause(store):
+    for row in scan.ledger_without_cause(store, from_id):
         yield Problem("ledger_orphan", f"ledger row {row['id']} ({row['player']}) has no cause "
                       "(no hand, no GM action)", player=row["player"])
 
 
-def verify_gm_log(store: Store) -> Iterator[Problem]:
-    """The GM action log's chain: ids without gaps, each hash and each link."""
-    head, expected = ZERO_HASH, 1
-    for row in scan.gm_actions(store):
+def verify_gm_log(store: Store, after: tuple[int, str] = (0, ZERO_HASH)) -> Iterator[Problem]:
+    """The GM action log's chain: ids without gaps, each hash and each link; from the
+    action after `after` (id, hash: where an audit from a checkpoint takes the chain up)."""
+    expected, head = after[0] + 1, after[1]
+    for row in scan.gm_actions(store, expected):
         if row["id"] != expected:
             yield Problem("gm_log_gap", f"GM action {expected} is missing", gm_action=expected)
         if row["prev_hash"] != head:
@@ -131,12 +133,14 @@ def verify_gm_log(store: Store) -> Iterator[Problem]:
                       "the log", gm_action=expected - 1)
 
 
-def verify_grants(store: Store) -> Iterator[Problem]:
+def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1
+                  ) -> Iterator[Problem]:
     """Every coin that no hand moved is justified: an opening balance is the player's first
     ledger row and their only one; a GM adjustment is the amount, player and success its
-    GM log row records; and every adjustment the log says was made has its row."""
+    GM log row records; and every adjustment the log says was made has its row (ledger
+    rows and GM actions from the ids given on)."""
     openings: set[str] = set()
-    for row in scan.grants(store):
+    for row in scan.grants(store, from_ledger):
         where = {"player": row["player"]}
         if row["reason"] == "opening_balance":
             if row["player"] in openings or row["id"] != row["first_id"] or \
@@ -158,20 +162,26 @@ def verify_grants(store: Store) -> Iterator[Problem]:
         elif row["gm_action_id"] is not None:
             yield Problem("unjustified_coins", f"ledger row {row['id']}: reason "
                           f"{row['reason']!r} is not a GM adjustment", **where)
-    for row in scan.adjustments_without_row(store):
+    for row in scan.adjustments_without_row(store, from_gm_action, from_ledger):
         yield Problem("unjustified_coins", f"GM action {row['id']} adjusted {row['target']}'s "
                       "coins but no ledger row carries it (deleted)", gm_action=row["id"],
                       player=row["target"])
 
 
-def verify_seeds(store: Store, key: bytes | None) -> Iterator[Problem]:
+def verify_seeds(store: Store, key: bytes | None,
+                 hands: tuple[int, list[int]] | None = None) -> Iterator[Problem]:
     """No two hands share a seed or a (table, number); with the host key, every revealed
-    seed is HMAC(key, "table#number")."""
+    seed is HMAC(key, "table#number"). With `hands` (first id, other ids): only those
+    hands, against every hand they share a slot with, and without the key a seed."""
     from gmtool.engine.deck import hand_seed
 
     seeds: dict[str, int] = {}
     numbers: dict[tuple, int] = {}
-    for row in scan.hand_seeds(store):
+    # From a checkpoint with the key: a seed that is its slot's HMAC cannot be another
+    # slot's, and slots are found through their index, so no pass over older hands' seeds.
+    rows = scan.hand_seeds(store) if hands is None else \
+        scan.hand_seeds_around(store, *hands, by_seed=key is None)
+    for row in rows:
         slot = (row["table_id"], row["number"])
         if slot in numbers:
             yield Problem("seed", f"hands {numbers[slot]} and {row['id']} are both "

@@ -1,4 +1,5 @@
-"""`gmtool audit`: chains, commitments, replays, zero-sum settlements, ledgers, GM log."""
+"""`gmtool audit`: chains, commitments, replays, zero-sum settlements, ledgers, GM log;
+whole, or from a signed checkpoint on, in one process or several."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from gmtool.cli.common import (
     emit,
     open_store,
 )
-from gmtool.cli.console import console
+from gmtool.cli.console import Abort, console
+
+MAX_JOBS = 64  # as gmtool.audit.jobs.MAX_JOBS (not imported: `gmtool --help` stays light)
 
 
 def audit(
@@ -29,23 +32,38 @@ def audit(
         "every checkpoint in the witness folder)."),
     key: Optional[Path] = typer.Option(None, "--key", help="The host's verifier key "
                                        "(default: <db>.checkpoint.pub)."),
+    from_checkpoint: Optional[str] = typer.Option(
+        None, "--from-checkpoint", metavar="FILE", help="Audit only what the log recorded "
+        "after this signed checkpoint (a file, or the name of one in the witness folder): "
+        "the one the last clean audit reported. It trusts that audit; a full audit finds "
+        "edits to what came before (docs/evidence.md)."),
+    jobs: int = typer.Option(1, "--jobs", min=1, max=MAX_JOBS, help="Audit tables in this "
+                             f"many processes at once (1 to {MAX_JOBS}); the report is the "
+                             "same."),
     witness: Optional[str] = WITNESS_OPTION,
     db: Optional[str] = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
     from gmtool.audit.run import run_audit
-    from gmtool.cli.checkpoints import signed_checkpoints
+    from gmtool.cli.checkpoints import base_checkpoint, signed_checkpoints
     from gmtool.house.seeds import existing_key
+    from gmtool.store.log_range import hands_after
     from gmtool.store.scan import count_hands
 
+    if from_checkpoint is not None and (since or until or table or player):
+        raise Abort("--from-checkpoint audits everything after the checkpoint: leave out "
+                    "--since, --until, --table and --player", code=2)
     with open_store(db) as store:
         checkpoints, refused, origin = signed_checkpoints(store, checkpoint, key, witness)
-        total = count_hands(store, since, until, table, player)
+        base = None if from_checkpoint is None else \
+            base_checkpoint(store, from_checkpoint, key, witness)
+        total = count_hands(store, since, until, table, player) if base is None else \
+            hands_after(store, base[1].size)
         with console.progress("auditing hands", total=max(total, 1)) as advance:
             report = run_audit(store, since, until, table, player, progress=advance,
                                checkpoints=checkpoints, origin=origin,
-                               seed_key=existing_key(store.path))
+                               seed_key=existing_key(store.path), jobs=jobs, base=base)
     for problem in refused:
         report.add(problem)
     emit(report.as_json(), as_json, _render)
@@ -64,4 +82,6 @@ def _render(report: dict) -> None:
         signed = report["checkpoint"]
         verdict += (f"; the log ({signed['records']} records) extends the checkpoint signed "
                     f"at {signed['size']} ({signed['file']})")
-    console.line(f"{report['hands_checked']} hand(s) checked: {verdict}")
+    after = report.get("incremental")
+    since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
+    console.line(f"{report['hands_checked']} hand(s) checked{since}: {verdict}")

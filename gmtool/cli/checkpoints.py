@@ -1,5 +1,6 @@
 """The signed checkpoints a command checks a store against: `--checkpoint FILE`, else
-every checkpoint in the witness folder, each opened with the host's verifier key."""
+every checkpoint in the witness folder, each opened with the host's verifier key; and
+the one an audit takes up from (`--from-checkpoint`)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,26 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
             problems.append(Problem("checkpoint_signature", f"{error}: a checkpoint in the "
                                     "witness that its host did not sign (forged or changed)"))
     return found, problems, origin
+
+
+def base_checkpoint(store: Store, given: str, key: Path | None,
+                    folder: str | None) -> tuple[str, Checkpoint]:
+    """(name, checkpoint) of the checkpoint an audit takes up from: a file, or the name of
+    one in the witness folder (as an audit report names it), whose signature holds. Any
+    other file is a usage error (exit 2): an audit never builds on what it cannot trust."""
+    where = witness.witness_dir(store.path, folder)
+    path = Path(given)
+    if not given.strip():
+        raise Abort("--from-checkpoint is blank: name the checkpoint a clean audit covered",
+                    code=2)
+    if not path.is_file() and Path(given).name == given and (where / given).is_file():
+        path = where / given
+    if not path.is_file():
+        raise Abort(f"no checkpoint file at {given} (nor in the witness folder {where})",
+                    code=2)
+    key_file = key or witness.public_key_path(store.path)
+    try:
+        return path.name, witness.read(path, witness.load_verifier(key_file))
+    except OSError as error:
+        raise Abort(f"{error}: an audit from a checkpoint needs one its host signed "
+                    "(pass --key with the host's verifier key)", code=2) from None

@@ -16,6 +16,7 @@ import hashlib
 from typing import Callable, Iterable, Sequence
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
+_sha256 = hashlib.sha256
 
 
 def leaf_hash(data: bytes) -> bytes:
@@ -56,9 +57,19 @@ class Frontier:
         self.size += 1
         return made
 
+    def push(self, leaf: bytes) -> None:
+        """`append` without reporting the nodes it makes, for a check that needs only the
+        roots (the audit pushes every leaf of the log: a call and a list fewer a leaf)."""
+        nodes, node, index = self.nodes, leaf, self.size
+        while index & 1:
+            node = _sha256(b"\x01" + nodes.pop() + node).digest()
+            index >>= 1
+        nodes.append(node)
+        self.size += 1
+
     def extend(self, leaves: Iterable[bytes]) -> None:
         for leaf in leaves:
-            self.append(leaf)
+            self.push(leaf)
 
     def root(self) -> bytes:
         if not self.nodes:
@@ -67,6 +78,23 @@ class Frontier:
         for node in reversed(self.nodes[:-1]):
             root = node_hash(node, root)
         return root
+
+
+def frontier_positions(size: int) -> list[tuple[int, int]]:
+    """(level, index) of the roots of the complete subtrees of a tree of `size` leaves,
+    largest first: the nodes a `Frontier` of that size holds (level 0 is a leaf). A store
+    that keeps its complete nodes can rebuild the frontier at any earlier size from them,
+    and a signed root of that size then proves the rebuilt frontier authentic.
+
+    >>> frontier_positions(6)
+    [(2, 0), (1, 2)]
+    """
+    positions, start = [], 0
+    for level in range(size.bit_length() - 1, -1, -1):
+        if size >> level & 1:
+            positions.append((level, start >> level))
+            start += 1 << level
+    return positions
 
 
 def root_of(leaves: Sequence[bytes]) -> bytes:

@@ -7,6 +7,7 @@ nothing here loads a whole table. The hand filter is `queries.hand_filter`'s.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Iterator
 
@@ -59,24 +60,39 @@ def audit_tables(store: Store, since=None, until=None, table=None, player=None) 
 
 
 def table_hands(store: Store, table_id: str, since=None, until=None, table=None,
-                player=None) -> sqlite3.Cursor:
-    """A table's hand rows in id order: `HAND_COLUMNS` plus whether the filter selects it."""
+                player=None, from_hand: int = 0) -> sqlite3.Cursor:
+    """A table's hand rows in id order (from id `from_hand` on): `HAND_COLUMNS` plus whether
+    the filter selects it."""
     where, params = hand_filter(since, until, table, player)
     selected = f"({where[7:]})" if where else "1"
     return _tuples(store, f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
-                   "table_id = ? ORDER BY id", [*params, table_id])
+                   "table_id = ? AND id >= ? ORDER BY id", [*params, table_id, from_hand])
 
 
-def table_ledger(store: Store, table_id: str) -> sqlite3.Cursor:
-    """(hand_id, player, delta, reason) of a table's hands, in hand order."""
+def table_ledger(store: Store, table_id: str, from_hand: int = 0) -> sqlite3.Cursor:
+    """(hand_id, player, delta, reason) of a table's hands (from id `from_hand` on), in hand
+    order."""
     return _tuples(store, "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
-                   "ledger l ON l.hand_id = h.id WHERE h.table_id = ? ORDER BY h.id", [table_id])
+                   "ledger l ON l.hand_id = h.id WHERE h.table_id = ? AND h.id >= ? ORDER BY "
+                   "h.id", [table_id, from_hand])
 
 
-def table_events(store: Store, table_id: str) -> sqlite3.Cursor:
-    """(hand_id, seq, type, payload, created_at, hash) of a table's chain, in chain order."""
+def table_events(store: Store, table_id: str, from_seq: int = 1) -> sqlite3.Cursor:
+    """(hand_id, seq, type, payload, created_at, hash) of a table's chain from `from_seq`
+    on, in chain order."""
     return _tuples(store, "SELECT hand_id, seq, type, payload, created_at, hash FROM events "
-                   "WHERE table_id = ? ORDER BY seq", [table_id])
+                   "WHERE table_id = ? AND seq >= ? ORDER BY seq", [table_id, from_seq])
+
+
+def chain_head(store: Store, name: str) -> tuple[int, str] | None:
+    """The recorded last link (seq, hash) of one chain (`events:TABLE`, `gm_actions`)."""
+    row = store.one("SELECT seq, hash FROM chain_heads WHERE name = ?", (name,))
+    return (row[0], row[1]) if row else None
+
+
+def table_sizes(store: Store) -> dict[str, int]:
+    """Each table's recorded number of events (its chain head's seq): how long its pass is."""
+    return {name: seq for name, (seq, _) in chain_heads(store, "events:").items()}
 
 
 def prev_hash(store: Store, table_id: str, seq: int) -> str:
@@ -94,45 +110,52 @@ def all_events(store: Store, table_id: str | None = None) -> Iterator[sqlite3.Ro
 
 
 def balances(store: Store, player: str | None = None) -> Iterator[dict]:
-    """(name, coins, ledger): each player's cached balance beside their ledger's sum. A sum
-    beyond 64 bits (only an edited store holds one) is added up in Python instead."""
-    where, params = (" WHERE p.name = ?", (player,)) if player else ("", ())
+    """(name, coins, ledger): each player's cached balance beside their ledger's sum, in
+    name order. The ledger is summed in one pass over its rows (not through the index on
+    player, which would visit them in random order); a sum beyond 64 bits (only an edited
+    store holds one) is added up in Python instead."""
+    where, params = (" WHERE player = ?", (player,)) if player else ("", ())
     try:
-        rows = list(_rows(store, "SELECT p.name, p.coins, COALESCE(SUM(l.delta), 0) AS ledger "
-                          f"FROM players p LEFT JOIN ledger l ON l.player = p.name{where} "
-                          "GROUP BY p.name ORDER BY p.name", params))
+        sums = dict(store.conn.execute(f"SELECT player, SUM(delta) FROM ledger NOT INDEXED"
+                                       f"{where} GROUP BY player", params))
     except sqlite3.OperationalError:  # integer overflow
-        sums: dict[str, int] = {}
-        for name, delta in _tuples(store, "SELECT player, delta FROM ledger"):
+        sums = {}
+        for name, delta in _tuples(store, f"SELECT player, delta FROM ledger NOT INDEXED"
+                                   f"{where}", params):
             sums[name] = sums.get(name, 0) + (delta if type(delta) is int else 0)
-        rows = [{"name": r["name"], "coins": r["coins"], "ledger": sums.get(r["name"], 0)}
-                for r in _rows(store, f"SELECT p.name, p.coins FROM players p{where} ORDER BY "
-                               "p.name", params)]
-    return iter(rows)
+    where = " WHERE name = ?" if player else ""
+    return iter([{"name": name, "coins": coins, "ledger": sums.get(name, 0)} for name, coins
+                 in _tuples(store, f"SELECT name, coins FROM players{where} ORDER BY name",
+                            params)])
 
 
-def ledger_without_gm_action(store: Store) -> Iterator[sqlite3.Row]:
+# The ledger and GM log checks below read rows from an id on (1: all of them; an audit
+# from a checkpoint: those written after it).
+
+def ledger_without_gm_action(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows naming a GM action that is not in the GM log."""
-    return _rows(store, "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE "
-                 "l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g WHERE "
-                 "g.id = l.gm_action_id) ORDER BY l.id")
+    return _rows(store, "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE l.id >= ? "
+                 "AND l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g "
+                 "WHERE g.id = l.gm_action_id) ORDER BY l.id", (from_id,))
 
 
-def ledger_without_hand(store: Store) -> Iterator[sqlite3.Row]:
+def ledger_without_hand(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows naming a hand that does not exist."""
-    return _rows(store, "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.hand_id IS NOT "
-                 "NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = l.hand_id) ORDER BY l.id")
+    return _rows(store, "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.id >= ? AND "
+                 "l.hand_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = "
+                 "l.hand_id) ORDER BY l.id", (from_id,))
 
 
-def ledger_without_cause(store: Store) -> Iterator[sqlite3.Row]:
+def ledger_without_cause(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows with neither a hand nor a GM action, other than opening balances."""
-    return _rows(store, "SELECT id, player FROM ledger WHERE hand_id IS NULL AND gm_action_id "
-                 "IS NULL AND reason NOT IN ('opening_balance') ORDER BY id")
+    return _rows(store, "SELECT id, player FROM ledger WHERE id >= ? AND hand_id IS NULL AND "
+                 "gm_action_id IS NULL AND reason NOT IN ('opening_balance') ORDER BY id",
+                 (from_id,))
 
 
-def gm_actions(store: Store) -> Iterator[sqlite3.Row]:
+def gm_actions(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """The GM log in id order, every column."""
-    return _rows(store, "SELECT * FROM gm_actions ORDER BY id")
+    return _rows(store, "SELECT * FROM gm_actions WHERE id >= ? ORDER BY id", (from_id,))
 
 
 def hand_row(store: Store, hand_id: int) -> dict:
@@ -149,22 +172,50 @@ def hand_event_rows(store: Store, hand_id: int) -> list[tuple[int, str, str]]:
                      (hand_id,))
 
 
-def grants(store: Store) -> Iterator[sqlite3.Row]:
+def grants(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows that no hand made (opening balances, GM adjustments, anything else), with
     the player's first ledger row and the GM action each names."""
     return _rows(store, "SELECT l.id, l.player, l.delta, l.reason, l.gm_action_id, (SELECT "
                  "MIN(f.id) FROM ledger f WHERE f.player = l.player) AS first_id, g.action, "
                  "g.target, g.outcome FROM ledger l LEFT JOIN gm_actions g ON g.id = "
-                 "l.gm_action_id WHERE l.hand_id IS NULL ORDER BY l.id")
+                 "l.gm_action_id WHERE l.hand_id IS NULL AND l.id >= ? ORDER BY l.id",
+                 (from_id,))
 
 
-def adjustments_without_row(store: Store) -> Iterator[sqlite3.Row]:
-    """GM adjustments the log says were made whose ledger row is missing."""
-    return _rows(store, "SELECT g.id, g.target FROM gm_actions g WHERE g.action = 'adjust' AND "
-                 "json_valid(g.outcome) AND json_extract(g.outcome, '$.ok') = 1 AND NOT EXISTS "
-                 "(SELECT 1 FROM ledger l WHERE l.gm_action_id = g.id) ORDER BY g.id")
+def adjustments_without_row(store: Store, from_id: int = 1,
+                            from_ledger: int = 1) -> Iterator[sqlite3.Row]:
+    """GM adjustments (from id `from_id` on) the log says were made whose ledger row (from
+    id `from_ledger` on: an adjustment's row is written with it) is missing."""
+    # (the ledger's GM actions as one set, built in one pass: the ledger has no index on them)
+    return _rows(store, "SELECT g.id, g.target FROM gm_actions g WHERE g.id >= ? AND g.action "
+                 "= 'adjust' AND json_valid(g.outcome) AND json_extract(g.outcome, '$.ok') = 1 "
+                 "AND g.id NOT IN (SELECT gm_action_id FROM ledger WHERE id >= ? AND "
+                 "gm_action_id >= ?) ORDER BY g.id", (from_id, from_ledger, from_id))
 
 
 def hand_seeds(store: Store) -> Iterator[sqlite3.Row]:
     """Every hand's id, table, number and revealed seed (NULL while it runs)."""
     return _rows(store, "SELECT id, table_id, number, seed FROM hands ORDER BY id")
+
+
+def hand_seeds_around(store: Store, from_id: int, ids: list[int],
+                      by_seed: bool = True) -> list[sqlite3.Row]:
+    """id, table, number and seed of the hands from `from_id` on and of `ids`, and of every
+    other hand that shares a (table, number) with one of them (through its index) or, with
+    `by_seed`, a seed (one pass over the hands before `from_id`), in id order."""
+    rows = store.all("SELECT id, table_id, number, seed FROM hands WHERE id >= ? UNION ALL "
+                     "SELECT id, table_id, number, seed FROM hands WHERE id IN (SELECT value "
+                     "FROM json_each(?)) AND id < ?",
+                     (from_id, json.dumps(sorted(set(ids))), from_id))
+    found = {r["id"]: r for r in rows}
+    if rows and by_seed:
+        seeds = json.dumps([r["seed"] for r in rows if isinstance(r["seed"], str)])
+        for row in store.all("SELECT id, table_id, number, seed FROM hands WHERE id < ? AND "
+                             "seed IN (SELECT value FROM json_each(?))", (from_id, seeds)):
+            found.setdefault(row["id"], row)
+    for row in rows:
+        for other in store.all("SELECT id, table_id, number, seed FROM hands WHERE table_id = "
+                               "? AND number = ? AND id != ?", (row["table_id"], row["number"],
+                                                                 row["id"])):
+            found.setdefault(other["id"], other)
+    return sorted(found.values(), key=lambda r: r["id"])

@@ -1,0 +1,171 @@
+"""Reads for an audit from a signed checkpoint: the log's tree at the checkpoint's size,
+and the rows written after it, found through the indexes (no scan of what came before).
+
+Rows are written in the same transaction as their log records and their ids grow with
+the log (nothing is ever deleted), so "written after record N" is "id from the first id
+a record from N on names". A table's events after N are those from the first sequence
+number its first batch from N on logs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from gmtool.evidence.merkle import frontier_positions
+from gmtool.store.evidence import (
+    gm_action_body,
+    hand_body,
+    hand_end_body,
+    ledger_body,
+)
+
+if TYPE_CHECKING:
+    from gmtool.store.db import Store
+
+# The kinds whose rows have growing integer ids, and the table and body of each.
+RANGED = {"hand": ("hands", hand_body), "ledger": ("ledger", ledger_body),
+          "gm_action": ("gm_actions", gm_action_body)}
+
+
+def size(store: Store) -> int:
+    """How many records the log table holds (its last index + 1)."""
+    last = store.one("SELECT MAX(idx) FROM log")[0]
+    return 0 if last is None else last + 1
+
+
+def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
+    """The stored roots of the complete subtrees of the log's first `tree_size` records
+    (`frontier_positions`), each None where the store has none."""
+    nodes = []
+    for level, index in frontier_positions(tree_size):
+        row = store.one("SELECT leaf FROM log WHERE idx = ?", (index,)) if level == 0 else \
+            store.one("SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index))
+        nodes.append(bytes(row[0]) if row is not None and isinstance(row[0], bytes) else None)
+    return nodes
+
+
+def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] | None:
+    """(last seq, logged head) of the table's last batch of events logged before record
+    `lo`, or None."""
+    row = store.one("SELECT json_extract(body, '$.last'), json_extract(body, '$.head') FROM "
+                    "log WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY nkey DESC "
+                    "LIMIT 1", (table_id, lo))
+    return (row[0], row[1]) if row is not None else None
+
+
+def batch_heads_from(store: Store, lo: int) -> Iterator[tuple]:
+    """(log index, table, first seq, last seq, logged head, the hash event `last` has now
+    (None if it is gone)) of every batch of events logged from record `lo` on."""
+    return store.conn.execute(
+        "SELECT l.idx, l.tkey, l.nkey, json_extract(l.body, '$.last'), json_extract(l.body, "
+        "'$.head'), e.hash FROM log l LEFT JOIN events e ON e.table_id = l.tkey AND e.seq = "
+        "json_extract(l.body, '$.last') WHERE l.idx >= ? AND l.kind = 'events' ORDER BY "
+        "l.idx", (lo,))
+
+
+def batch_hand(store: Store, table_id: str, first: int, last: int) -> int | None:
+    """The hand of a batch's events (or of the event after it), to name in a finding."""
+    row = store.one("SELECT COALESCE((SELECT MAX(hand_id) FROM events WHERE table_id = ? AND "
+                    "seq BETWEEN ? AND ?), (SELECT hand_id FROM events WHERE table_id = ? AND "
+                    "seq > ? ORDER BY seq LIMIT 1))", (table_id, first, last, table_id, last))
+    return row[0]
+
+
+def event_hash(store: Store, table_id: str, seq: int) -> str | None:
+    row = store.one("SELECT hash FROM events WHERE table_id = ? AND seq = ?", (table_id, seq))
+    return row[0] if row else None
+
+
+def last_seq(store: Store, table_id: str) -> int:
+    return store.one("SELECT MAX(seq) FROM events WHERE table_id = ?", (table_id,))[0] or 0
+
+
+def event_tables(store: Store) -> list[str]:
+    """Every table that has events, found by stepping through the index on (table, seq)
+    one table at a time (a seek each, not a pass over every event)."""
+    tables, table = [], store.one("SELECT MIN(table_id) FROM events")[0]
+    while table is not None:
+        tables.append(table)
+        table = store.one("SELECT MIN(table_id) FROM events WHERE table_id > ?", (table,))[0]
+    return tables
+
+
+def last_seqs(store: Store) -> dict[str, int]:
+    """Each table's last event (a seek per table)."""
+    return {table: last_seq(store, table) for table in event_tables(store)}
+
+
+def hand_before(store: Store, table_id: str, seq: int) -> int | None:
+    """The hand of the table's last event before `seq` that belongs to a hand."""
+    row = store.one("SELECT hand_id FROM events WHERE table_id = ? AND seq < ? AND hand_id IS "
+                    "NOT NULL ORDER BY seq DESC LIMIT 1", (table_id, seq))
+    return row[0] if row else None
+
+
+def hand_seqs(store: Store, hand_id: int) -> tuple[int | None, int | None]:
+    """(first, last) seq of a hand's events."""
+    row = store.one("SELECT MIN(seq), MAX(seq) FROM events WHERE hand_id = ?", (hand_id,))
+    return row[0], row[1]
+
+
+def last_hand_before(store: Store, table_id: str, hand_id: int) -> int | None:
+    """The table's last hand with an id below `hand_id` (the one that may have been running
+    when the hands from `hand_id` on began)."""
+    row = store.one("SELECT id FROM hands WHERE table_id = ? AND id < ? ORDER BY number DESC "
+                    "LIMIT 1", (table_id, hand_id))
+    return row[0] if row else None
+
+
+def max_logged_id(store: Store, kind: str) -> int:
+    """The largest row id any record of `kind` names (0 if none)."""
+    return store.one("SELECT MAX(nkey) FROM log WHERE kind = ? AND tkey IS NULL",
+                     (kind,))[0] or 0
+
+
+def record_index(store: Store, kind: str, key: int) -> int | None:
+    """The index of the last record of `kind` naming row `key`, or None."""
+    row = store.one("SELECT MAX(idx) FROM log WHERE kind = ? AND tkey IS NULL AND nkey = ?",
+                    (kind, key))
+    return row[0] if row else None
+
+
+def logged_body(store: Store, kind: str, key: int) -> str | None:
+    """The body of the last record of `kind` naming row `key`, or None."""
+    row = store.one("SELECT body FROM log WHERE kind = ? AND tkey IS NULL AND nkey = ? ORDER "
+                    "BY idx DESC LIMIT 1", (kind, key))
+    return row[0] if row else None
+
+
+def records_of_kinds(store: Store, kinds: Iterable[str]) -> Iterator[tuple[int, str, str]]:
+    """(idx, kind, body) of every record of these kinds, in log order (through the index
+    on kind: for the small tables an incremental audit still checks whole)."""
+    kinds = list(kinds)
+    return store.conn.execute(f"SELECT idx, kind, body FROM log WHERE kind IN "
+                              f"({', '.join('?' * len(kinds))}) ORDER BY idx", kinds)
+
+
+def rows_from(store: Store, kind: str, first_id: int) -> Iterator[dict]:
+    """The bodies of the rows of a `RANGED` kind with ids from `first_id` on, as they are now."""
+    table, body_of = RANGED[kind]
+    cursor = store.conn.execute(f"SELECT * FROM {table} WHERE id >= ? ORDER BY id", (first_id,))
+    names = [c[0] for c in cursor.description]
+    for row in cursor:
+        yield body_of(dict(zip(names, row)))
+
+
+def ended_hands(store: Store, first_id: int, ids: Iterable[int]) -> Iterator[dict]:
+    """`hand_end` bodies of the ended hands with ids from `first_id` on or among `ids`."""
+    cursor = store.conn.execute(
+        "SELECT * FROM hands WHERE id IN (SELECT value FROM json_each(?)) AND id < ? AND "
+        "outcome != 'running' UNION ALL SELECT * FROM hands WHERE id >= ? AND outcome != "
+        "'running' ORDER BY id", (json.dumps(sorted(set(ids))), first_id, first_id))
+    names = [c[0] for c in cursor.description]
+    for row in cursor:
+        yield hand_end_body(dict(zip(names, row)))
+
+
+def hands_after(store: Store, lo: int) -> int:
+    """How many hands began from log record `lo` on (for a progress bar)."""
+    return store.one("SELECT COUNT(*) FROM hands WHERE id >= (SELECT MIN(nkey) FROM log WHERE "
+                     "idx >= ? AND kind = 'hand')", (lo,))[0]
