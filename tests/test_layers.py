@@ -25,7 +25,9 @@ ALLOWED = {
     "house": ({"house", "store", "engine", "rules", "evidence"}, set()),
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
-    "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox", "evidence"},
+    "simulate": ({"simulate", "engine", "rules"}, {"matplotlib"}),  # what-if: bots, no store
+    "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox", "evidence",
+             "simulate"},
             {"typer", "rich", "click"}),
 }
 SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use

@@ -1,4 +1,4 @@
-"""`gmtool rules`: validate, compile, show, diff, set, schema and odds of rule profiles."""
+"""`gmtool rules`: validate, compile, show, diff, set, schema, odds and simulate rule profiles."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import typer
 from gmtool.cli.common import JSON_OPTION, emit
 from gmtool.cli.console import Abort, console
 from gmtool.cli.reporters import REPORTERS, ReportFormat
+from gmtool.cli.simulate import simulate
 
-app = typer.Typer(help="Validate, compile, inspect, compare and edit rule profiles.",
+app = typer.Typer(help="Validate, compile, inspect, compare, edit and simulate rule profiles.",
                   no_args_is_help=True, rich_markup_mode=None)
 
 @app.command()
@@ -164,3 +165,6 @@ def odds(
                   [(c["rank"], c["name"], f"{c['count']:,}", f"{c['probability']:.6f}")
                    for c in categories], right_align=(0, 2, 3))
     console.lines(f"note: {note}" for note in notes)
+
+
+app.command("simulate")(simulate)  # gmtool/cli/simulate.py: bots play the profile (what-if)

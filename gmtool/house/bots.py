@@ -1,9 +1,11 @@
-"""Bots that stand in for players: a few playing styles, and chaos for testing recovery.
+"""Bots that stand in for players: the named policies, and chaos for testing recovery.
 
-A bot only ever chooses among the engine's legal actions (it cannot cheat, and it
-decides nothing about the rules); its style weights the verbs. With chaos, a bot
-sometimes stalls until its clock runs out, disconnects for a while (inside or past the
-reconnect window) or leaves in the middle of a hand.
+A bot plays one of the policies of `engine/policies` (the same the what-if simulator
+`gmtool rules simulate` uses): it only ever chooses among the engine's legal actions (it
+cannot cheat, and it decides nothing about the rules), driven by the strength of the
+cards it can see (`engine/strength`). With chaos, a bot sometimes stalls until its clock
+runs out, disconnects for a while (inside or past the reconnect window) or leaves in the
+middle of a hand.
 """
 
 from __future__ import annotations
@@ -12,21 +14,12 @@ import random
 from dataclasses import dataclass
 
 from gmtool.engine.events import Action
-from gmtool.engine.hand import Legal
+from gmtool.engine.hand import Hand, Legal
+from gmtool.engine.policies import POLICIES, Policy, decide, policy_named
+from gmtool.engine.strength import strength
+from gmtool.errors import GmtoolError
 
-# Relative weight of each verb per style; unknown verbs weigh 1.
-STYLES: dict[str, dict[str, float]] = {
-    "cautious": {"fold": 3, "check": 6, "call": 4, "bet": 1, "raise": 0.3, "allin": 0.1,
-                 "follow": 3, "look": 3, "pass": 2, "buy": 1, "open": 4},
-    "loose": {"fold": 1, "check": 4, "call": 6, "bet": 2, "raise": 1, "allin": 0.3,
-              "follow": 4, "look": 1, "pass": 1, "buy": 1, "open": 3},
-    "aggressive": {"fold": 0.5, "check": 2, "call": 3, "bet": 4, "raise": 3, "allin": 1,
-                   "follow": 4, "look": 2, "pass": 0.5, "buy": 3, "open": 4},
-    "station": {"fold": 0.2, "check": 5, "call": 8, "bet": 0.5, "raise": 0.2, "allin": 0.2,
-                "follow": 6, "look": 1, "pass": 0.5, "buy": 0.5, "open": 2},
-}
-STYLE_NAMES = tuple(STYLES)
-
+STYLE_NAMES = tuple(POLICIES)  # the styles the host deals out to its bots, in turn
 
 @dataclass(frozen=True)
 class Turn:
@@ -36,11 +29,19 @@ class Turn:
     seconds: float = 0.0  # game seconds: thinking time, or time away
 
 
-def choose(style: str, legal: list[Legal], player: str, rng: random.Random) -> Action:
-    """One of the legal actions, its verb weighted by style, a modest amount if it has one."""
-    weights = STYLES[style]
-    pick = rng.choices(legal, weights=[weights.get(entry.verb, 1.0) for entry in legal])[0]
-    return rng.choice(pick.actions(player, limit=4))  # the smallest amounts: bots bet modestly
+def policy_of(style: str) -> Policy:
+    """The policy of a style name ("cautious", "escaper:0.1" ...); cautious if unknown."""
+    try:
+        return policy_named(style)
+    except GmtoolError:  # a style this version does not know: play it safe
+        return POLICIES["cautious"]
+
+
+def choose(style: str, legal: list[Legal], player: str, rng: random.Random,
+           hand: Hand) -> Action:
+    """The action the bot's policy takes among `legal`: it judges the cards the bot can
+    see in `hand` and the pot (`engine/policies.decide`), as in the simulator."""
+    return decide(policy_of(style), strength(hand, player), legal, player, rng, hand.pot)
 
 
 def plan_turn(rng: random.Random, chaos: float, action_s: int, window_s: int) -> Turn:

@@ -205,7 +205,7 @@ class HostedTable:
             if gone():
                 return
             self.apply(choose(self.host.pool.style_of(actor), hand.legal_actions(), actor,
-                              self.rng))
+                              self.rng, hand=hand))
         elif turn.kind == "stall":
             await self.sleep(turn.seconds, until=gone)
             if not gone():
