@@ -125,7 +125,10 @@ def verify_gm_log(store: Store, after: tuple[int, str] = (0, ZERO_HASH)) -> Iter
                           "(edited)", gm_action=row["id"])
         head, expected = row["hash"], row["id"] + 1
     recorded = heads(store, "gm_actions").get("")
-    if recorded is not None and recorded[0] > expected - 1:
+    if recorded is None and expected - 1 > after[0]:
+        yield Problem("gm_log_head", f"the GM log holds actions up to {expected - 1} but no "
+                      "recorded head (it was deleted or renamed)", gm_action=expected - 1)
+    elif recorded is not None and recorded[0] > expected - 1:
         yield Problem("gm_log_truncated", f"GM actions {expected} to {recorded[0]} are missing "
                       "(deleted at the end of the log)", gm_action=recorded[0])
     elif recorded is not None and recorded != (expected - 1, head):

@@ -3,8 +3,8 @@
 Each table's events are read once, in chain order (`tables.TableAudit`): every link and
 hash, and each hand as soon as its last event has passed (commitment, replay, zero-sum
 settlement, ledger rows). Then the global checks (`GLOBAL_CHECKS`: coins against the
-ledger, the GM log's chain, ledger links, grants, seeds, GM signatures) and the evidence log against
-the rows and the signed checkpoints. Hands, events and ledger rows are streamed, so
+ledger, the GM log's chain, ledger links, grants, seeds, GM signatures, configs) and the
+evidence log against the rows and the signed checkpoints. Hands, events and ledger rows are streamed, so
 memory stays flat however many hands the store holds.
 
 With `jobs` the tables go to worker processes while this one checks the log and the
@@ -26,6 +26,7 @@ from gmtool.audit.chain import (
     verify_ledger_links,
     verify_seeds,
 )
+from gmtool.audit.configs import verify_configs
 from gmtool.audit.evidence import LogCheck, checkpoint_problems
 from gmtool.audit.jobs import TablePasses
 from gmtool.audit.log_from import LogFrom
@@ -87,12 +88,16 @@ def _seeds(store: Store, scope: Scope) -> Iterable[Problem]:
                         (after.hand, list(after.ended)))
 
 
+def _configs(store: Store, scope: Scope) -> Iterable[Problem]:
+    return verify_configs(store)  # a handful of rows: global
+
+
 def _signatures(store: Store, scope: Scope) -> Iterable[Problem]:
     return verify_signatures(store)  # the GM records only (a few per GM action): global
 
 
 GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Problem]]] = [
-    _balances, _gm_log, _ledger_links, _grants, _seeds, _signatures]
+    _balances, _gm_log, _ledger_links, _grants, _seeds, _signatures, _configs]
 
 
 def run_audit(store: Store, since: str | None = None, until: str | None = None,

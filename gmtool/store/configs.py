@@ -77,7 +77,17 @@ def load_config(store: Store, config_id: str) -> dict:
     row = store.one("SELECT compiled FROM configs WHERE config_id = ?", (config_id,))
     if row is None:
         raise NoSuchRecord(f"no config {config_id} in the store")
-    return json.loads(row["compiled"])
+    try:
+        return json.loads(row["compiled"])
+    except (TypeError, ValueError):
+        raise StoreError(f"config {config_id[:12]} is damaged: its compiled rules are not "
+                         "JSON (edited)") from None
+
+
+def stored_configs(store: Store):
+    """Every stored config row (config_id, profile_id, version, title, game, compiled)."""
+    return store.conn.execute("SELECT config_id, profile_id, version, title, game, compiled "
+                              "FROM configs ORDER BY rowid")
 
 
 def deployed_profiles(store: Store) -> list[str]:
