@@ -35,12 +35,13 @@ def _pyplot():
 
 
 def check_plot_target(path: Path) -> None:
-    """Fail before the simulation, not after it: the extra is there, the folder exists."""
-    _pyplot()
+    """Fail before the simulation, not after it: the file can be written (a .png in a
+    folder that exists), and the extra is there."""
     if path.suffix.lower() != ".png":
         raise UsageError(f"--plot {path}: the picture is a PNG; name a .png file")
     if not path.parent.is_dir():
         raise UsageError(f"--plot {path}: no folder {path.parent}")
+    _pyplot()
 
 
 def write_plot(outcome, path: Path) -> None:
