@@ -109,16 +109,19 @@ def decide(policy: Policy, strength: float | None, legal: Sequence[Legal], playe
     with middling cards.
 
     The simulator calls this at every turn of every hand, so it is written for speed:
-    plain loops rather than comprehensions, actions built as tuples, and no draw from
-    `rng` that the decision does not need."""
+    plain loops rather than comprehensions, the player's actions without an amount made
+    once (`_actions`), and no draw from `rng` that the decision does not need."""
+    actions = _ACTIONS.get(player)
+    if actions is None:
+        actions = _actions(player)
     escape = policy.escape
     if escape and rng.random() < escape:
-        return _new(Action, ("escape", player, None, None, None))
+        return actions["escape"]
     by_verb = {}
     for entry in legal:
         by_verb[entry[0]] = entry
     if "look" in by_verb and rng.random() < policy.look:
-        return _new(Action, ("look", player, None, None, None))
+        return actions["look"]
     s = BLIND_STRENGTH if strength is None else strength
     raise_above = policy.raise_above
     strong = s >= raise_above
@@ -128,9 +131,9 @@ def decide(policy: Policy, strength: float | None, legal: Sequence[Legal], playe
             s = raise_above  # a bluff plays as strong
             strong = True
     if s >= policy.allin_above and "allin" in by_verb:
-        return _new(Action, ("allin", player, None, None, None))
+        return actions["allin"]
     if "open" in by_verb and (strong or rng.random() < policy.challenge):
-        return _new(Action, ("open", player, None, None, None))
+        return actions["open"]
     if "buy" in by_verb and (strong or rng.random() < policy.challenge):
         return _new(Action, ("buy", player, None, by_verb["buy"].targets[0], None))
     if strong:
@@ -138,23 +141,37 @@ def decide(policy: Policy, strength: float | None, legal: Sequence[Legal], playe
         if entry is not None:
             return _new(Action, (entry[0], player, _amount(entry, policy, s), None, None))
     if "check" in by_verb:
-        return _new(Action, ("check", player, None, None, None))
+        return actions["check"]
     if s >= policy.fold_below:
         entry = by_verb.get("call")
         if entry is not None:
             price = entry[1]
             if pot is None or not price or s * (pot + price) >= policy.odds * price:
-                return _new(Action, ("call", player, None, None, None))  # pays by pot odds
+                return actions["call"]  # it pays by pot odds
         entry = by_verb.get("follow") or by_verb.get("bet")  # bet: an opener who may not
         if entry is not None:  # check (L9)
             price = entry[1]
             if pot is None or not price or s * (pot + price) >= policy.odds * price:
                 return _new(Action, (entry[0], player, _amount(entry, policy, s), None, None))
     if "fold" in by_verb:
-        return _new(Action, ("fold", player, None, None, None))
+        return actions["fold"]
     if "pass" in by_verb:
-        return _new(Action, ("pass", player, None, None, None))
+        return actions["pass"]
     return legal[0].actions(player, limit=1)[0]
+
+
+_SIMPLE_VERBS = ("escape", "look", "allin", "open", "check", "call", "fold", "pass")
+_ACTIONS: dict[str, dict[str, Action]] = {}  # by player: their actions without an amount
+MAX_PLAYERS_KEPT = 4096
+
+
+def _actions(player: str) -> dict[str, Action]:
+    """`player`'s actions that carry no amount (actions are immutable: shared)."""
+    if len(_ACTIONS) >= MAX_PLAYERS_KEPT:  # a long-running host meets many names
+        _ACTIONS.clear()
+    actions = _ACTIONS[player] = {verb: _new(Action, (verb, player, None, None, None))
+                                  for verb in _SIMPLE_VERBS}
+    return actions
 
 
 def _amount(entry: Legal, policy: Policy, s: float) -> int:

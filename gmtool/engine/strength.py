@@ -135,11 +135,15 @@ class Sight:
         where the player and every other show cards that the tables hold, is one tight
         loop; any other case (nothing shown, a sampled table) is `chance`, which gives the
         same number in every case."""
-        if player.showing:
+        showing = player.showing
+        if showing:
+            cards = player.cards
+            mask = showing | cards[0].mask  # stud5: the hole card and the face-up cards
+            if mask.bit_count() != len(cards):  # not so: every card's bit, one by one
+                mask = 0
+                for card in cards:
+                    mask |= card.mask
             by_mask = self.by_mask
-            mask = 0
-            for card in player.cards:
-                mask |= card.mask
             try:
                 mine = 0.5 + by_mask[mask]
                 chance = 1.0

@@ -2,21 +2,31 @@
 
 Everything a hand uses comes from `key`, a digest of (seed, tier, what, index): the
 deck (the engine's own HMAC shuffle of its first 16 bytes), the count of players, the
-banker, and one random stream per seat for its policy and thinking time. A hand is
+banker, and the hand's random numbers (SHAKE-128 of the key), which the bots draw in
+turn: a thinking time at every turn, and what their policies draw to decide. A hand is
 therefore the same in any process and in any order, and hand i of two profiles is dealt
-the same cards to the same seats: the pairing `--vs` relies on.
+the same cards to the same seats and draws the same numbers in the same order: the
+pairing `--vs` relies on.
 
 Time: each turn the bot to act thinks for `think_seconds` of its policy; a think as long
 as the profile's action limit or longer is a timeout (the engine folds or passes, S17)
 after exactly the limit. A hand's seconds are the sum of its turns.
+
+This loop is the simulator's whole cost beside the engine's (benchmarks/simulate.py
+holds it under a quarter of the engine's time): a turn does only the draw of its
+thinking time, one strength estimate and one decision; the numbers of a hand come from
+one digest, made floats by a C-level iterator (the objects a hand makes cost as much as
+the draws).
 """
 
 from __future__ import annotations
 
 import hashlib
-import struct
-from math import log
-from operator import attrgetter
+import sys
+from array import array
+from itertools import repeat
+from math import expm1, log1p
+from operator import attrgetter, mul
 from typing import NamedTuple, Sequence
 
 from gmtool.engine.config import deck_for, ranking_for
@@ -28,13 +38,15 @@ from gmtool.engine.spec import EngineConfig
 from gmtool.engine.strength import Sight
 from gmtool.simulate.setup import MAX_BUST_HANDS, TierPlan
 
-WORDS = 16  # random numbers a seat has at first: all but about 1 hand in 2,000 need fewer
+WORDS = 32  # numbers a hand has at first: a stud5 hand draws about 19, rarely above 32
 SHOWDOWN_REASONS = frozenset({"showdown", "open", "round_limit"})  # cards compared (S14, H8, H11)
 MAX_TURNS = 10_000  # a hand still running after this many turns is a bug in a policy
-MAX_DRAWS = 6 * MAX_TURNS  # random numbers a seat can draw in a hand (six at most a turn)
+MAX_WORDS = 6 * MAX_TURNS  # numbers a hand can draw (six draws at most a turn)
 SEAT_NAMES = tuple(f"seat{k}" for k in range(1, 11))
 
-_SCALE = (2.0 ** -32).__mul__  # a 32-bit word to a float in [0, 1), exactly
+_WORD = next(code for code in "ILH" if array(code).itemsize == 4)  # an unsigned 32-bit word
+_SWAP = sys.byteorder == "big"  # words are read little-endian on every machine
+_UNIT = repeat(2.0 ** -32)  # a word times this: a float in [0, 1), exactly (stateless: shared)
 _NEW = tuple.__new__  # a named tuple without its Python-level __new__
 _DELTA = attrgetter("delta")
 _TIMEOUT = "timeout"
@@ -45,37 +57,20 @@ class SimulationStuck(RuntimeError):
 
 
 class Stream:
-    """One seat's random numbers in one hand: `random()` is a float in [0, 1), a C-level
-    step of an iterator (what `engine/policies` draws from)."""
+    """A hand's random numbers: `random()` is a float in [0, 1), a C-level step of an
+    iterator (the `rng` that `engine/policies` draws from)."""
 
     __slots__ = ("random",)
 
-
-_WORDS: dict[int, struct.Struct] = {}  # by count of words: their little-endian layout
-
-
-def seat_draws(key: bytes, seats: int, words: int = WORDS) -> list:
-    """Each seat's `random` for the hand `key` names, `words` numbers each: number j of
-    seat k is 32-bit word j * seats + k (little-endian: every machine reads the same) of
-    SHAKE-128 of the key, times 2**-32. Interleaved, a seat's first numbers are the same
-    however many are read: a hand in which a seat drew them all is played again with
-    more (`play`), and gives what it would have given at once."""
-    count = words * seats
-    layout = _WORDS.get(count)
-    if layout is None:
-        layout = _WORDS.setdefault(count, struct.Struct(f"<{count}I"))
-    numbers = layout.unpack(hashlib.shake_128(key).digest(layout.size))
-    return [map(_SCALE, numbers[k::seats]).__next__ for k in range(seats)]
-
-
-def seat_streams(key: bytes, seats: int, words: int = WORDS) -> list[Stream]:
-    """`seat_draws` as objects with a `random` method (the policies' rng)."""
-    streams = []
-    for draw in seat_draws(key, seats, words):
-        stream = Stream()
-        stream.random = draw
-        streams.append(stream)
-    return streams
+    def start(self, key: bytes, words: int = WORDS) -> None:
+        """The numbers of the hand `key` names: 32-bit words of SHAKE-128 of the key, read
+        little-endian (every machine draws the same), times 2**-32. The first numbers are
+        the same however many are read: a hand that runs out is played again with more
+        (`play`), and is the hand it would have been at once."""
+        numbers = array(_WORD, hashlib.shake_128(key).digest(4 * words))
+        if _SWAP:
+            numbers.byteswap()
+        self.random = map(mul, numbers, _UNIT).__next__
 
 
 class HandRecord(NamedTuple):
@@ -109,8 +104,13 @@ class Table:
         low, high = plan.players
         self.low, self.span = low, high - low + 1
         self._seats: dict[tuple[int, int | None, int], tuple[Seat, ...]] = {}
-        self._streams = tuple(Stream() for _ in range(high))  # reused hand after hand
-        self.verbs = self._verbs()
+        self._stream = Stream()  # reused hand after hand
+        self.words = WORDS  # numbers a hand has at first (`play` raises it if need be)
+        probe = self._start(hand_key(self.plan, "probe", 0), None, 0)
+        self.verbs = _verbs(probe)
+        self._judge = self.sight.judge(probe)  # by the game: every hand of it alike
+        self._counted = tuple(verb for verb in ("escape", "allin", "look", "buy", "open")
+                              if verb in self.verbs)  # the measures' verbs this game has
 
     @property
     def policies(self) -> tuple[Policy, ...]:
@@ -118,15 +118,10 @@ class Table:
 
     @policies.setter
     def policies(self, policies: Sequence[Policy]) -> None:
-        """One a seat; with each its mean thinking time past the least (tests set them)."""
+        """One a seat (tests set them). With each, how it thinks (`_thinking`)."""
         self._policies = tuple(policies)
-        self._think = tuple(policy.think_s - 0.5 for policy in self._policies)
-
-    def _verbs(self) -> frozenset[str]:
-        """The input verbs this game's hands accept (which measures apply: all-in,
-        looks, buys, opens), read from one hand rather than from the game's name."""
-        hand = self._start(hand_key(self.plan, "probe", 0), None, 0)
-        return frozenset(name[7:] for name in dir(type(hand)) if name.startswith("verify_"))
+        self._rows = tuple((policy, *_thinking(policy, self.plan.action_s))
+                           for policy in self._policies)
 
     def _start(self, key: bytes, sitter: int | None, sitter_coins: int):
         count = self.low + key[16] % self.span
@@ -136,7 +131,7 @@ class Table:
             holding = self.plan.holding
             seats = tuple(Seat(name, sitter_coins if k == sitter else holding)
                           for k, name in enumerate(names))
-            if len(self._seats) < 256:  # bust runs: one sitter's coins a hand, so bounded
+            if len(self._seats) < 256:  # bust runs: a sitter's coins change, so bounded
                 self._seats[count, sitter, sitter_coins] = seats
         banker = names[int.from_bytes(key[17:19], "big") % count]
         return start_hand(self.config, self.plan.tier, seats, banker, self.deal(key),
@@ -146,6 +141,20 @@ class Table:
         """The cards of the hand `key` names: the engine's shuffle of its first 16 bytes
         (tests deal a rigged deck here)."""
         return shuffled_source(self.cards, key[:16])
+
+
+def _verbs(hand: Hand) -> frozenset[str]:
+    """The input verbs a game's hands accept (which measures apply: all-in, looks, buys,
+    opens), read from one hand rather than from the game's name."""
+    return frozenset(name[7:] for name in dir(type(hand)) if name.startswith("verify_"))
+
+
+def _thinking(policy: Policy, limit: float) -> tuple[float, float]:
+    """(mean, cut): `policies.think_seconds` is 0.5 s plus an exponential wait with this
+    mean, -mean * log(1 - u) for the draw u; it reaches the action limit, a timeout,
+    exactly when u >= cut."""
+    mean = policy.think_s - 0.5
+    return mean, -expm1(-(limit - 0.5) / mean) if mean > 0 else 1.0
 
 
 def hand_key(plan: TierPlan, what: str, index: int, step: int = 0) -> bytes:
@@ -163,35 +172,34 @@ def play_hand(table: Table, key: bytes, sitter: int | None = None,
 def play(table: Table, key: bytes, sitter: int | None = None, sitter_coins: int = 0
          ) -> tuple[Hand, HandRecord]:
     """`play_hand`, with the finished hand (its events: tests and benchmarks). A hand
-    in which a seat draws all the random numbers it was given is played again from the
-    start with four times as many (rarely: WORDS is more than nearly every seat draws);
-    the same numbers come first, so the hand is the one it would have been at once."""
-    words = WORDS
+    that runs out of random numbers is played again from the start with twice as many
+    (and the table starts its later hands with as many, up to 4 * WORDS: three-card hands
+    can be long); the numbers a hand draws do not depend on how many were read."""
+    words = table.words
     while True:
         try:
             return _play(table, key, sitter, sitter_coins, words)
-        except StopIteration:  # a seat's numbers ran out (nothing else raises it here)
-            if words >= MAX_DRAWS:
+        except StopIteration:  # the numbers ran out (nothing else raises it in a hand)
+            if words >= MAX_WORDS:
                 raise
-            words *= 4
+            words *= 2
+            if words <= 4 * WORDS:  # long hands are the game's: start the next with more
+                table.words = max(table.words, words)
 
 
 def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words: int
           ) -> tuple[Hand, HandRecord]:
-    """One hand with `words` random numbers a seat. The loop is the simulator's whole
-    cost beside the engine's, so it does at a turn only the draw of the thinking time,
-    one strength estimate and one decision, with every name it needs bound once."""
+    """One hand with `words` random numbers; every name the loop uses is bound once."""
     hand = table._start(key, sitter, sitter_coins)
     order = hand.order
-    streams = table._streams
-    for stream, draw in zip(streams, seat_draws(key, len(order), words)):
-        stream.random = draw
-    seat_of = dict(zip(order, zip(table._policies, streams, table._think,
-                                  map(hand.players.__getitem__, order))))
-    judge = table.sight.judge(hand)
-    limit = float(table.plan.action_s)
+    players = hand.players
+    seat_of = {name: (*row, players[name]) for name, row in zip(order, table._rows)}
+    rng = table._stream
+    rng.start(key, words)
+    draw = rng.random
+    judge = table._judge
     legal_actions, apply = hand.legal_actions, hand.apply
-    seconds = 0.0
+    waited = 0.0  # log(1 - u) times the mean, summed over the turns that did not time out
     timeouts = 0
     verbs: list[str] = []
     verb = verbs.append
@@ -200,17 +208,16 @@ def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words
             break
         name = hand.to_act
         try:
-            policy, rng, think, player = seat_of[name]
+            policy, mean, cut, player = seat_of[name]
         except KeyError:  # nobody to act in a hand not over: a bug of a game
             raise SimulationStuck(f"{table.plan.profile}/{table.plan.tier}: a hand waits "
                                   f"for nobody after {turns} turns") from None
-        think = 0.5 - think * log(1.0 - rng.random())  # policies.think_seconds
-        if think >= limit:
-            seconds += limit
+        u = draw()  # the thinking time: 0.5 - mean * log(1 - u) (`policies.think_seconds`)
+        if u >= cut:
             timeouts += 1
             apply(_NEW(Action, (_TIMEOUT, name, None, None, None)))
             continue
-        seconds += think
+        waited += mean * log1p(-u)
         action = decide(policy, judge(hand, player), legal_actions(), name, rng, hand.pot)
         verb(action[0])
         apply(action)
@@ -221,13 +228,25 @@ def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words
         turns = MAX_TURNS
     settlement = hand.settlement
     deltas = tuple(map(_DELTA, settlement.entries))  # one a seat, in seat order
-    escapes = verbs.count("escape")
-    cost = -sum(deltas[k] for k, name in enumerate(order)
-                if hand.players[name].escaped) if escapes else 0
+    escapes = allin = looks = buys = opens = 0
+    if verbs:
+        counted = table._counted
+        if "escape" in counted:
+            escapes = verbs.count("escape")
+        if "allin" in counted:
+            allin = int("allin" in verbs)
+        if "look" in counted:
+            looks = verbs.count("look")
+        if "buy" in counted:
+            buys = verbs.count("buy")
+        if "open" in counted:
+            opens = verbs.count("open")
+    cost = -sum(deltas[k] for k, name in enumerate(order) if players[name].escaped) \
+        if escapes else 0
     return hand, _NEW(HandRecord, (
-        hand.pot, turns, seconds, int(settlement.reason in SHOWDOWN_REASONS),
-        int("allin" in verbs), escapes, cost, timeouts, verbs.count("look"),
-        verbs.count("buy"), verbs.count("open"), deltas[order.index(hand.banker)], deltas))
+        hand.pot, turns, 0.5 * (turns - timeouts) - waited + table.plan.action_s * timeouts,
+        int(settlement.reason in SHOWDOWN_REASONS), allin, escapes, cost, timeouts, looks,
+        buys, opens, deltas[order.index(hand.banker)], deltas))
 
 
 def play_hands(table: Table, start: int, stop: int) -> list[HandRecord]:
