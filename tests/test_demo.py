@@ -5,6 +5,7 @@ time, then a summary a newcomer can act on. Run as a real subprocess, twice.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -78,3 +79,20 @@ def test_demo_runs_summarises_and_replaces_its_database(tmp_path: Path) -> None:
         assert store.one("SELECT 1 FROM players WHERE name = 'left-over'") is None
         assert store.one("SELECT COUNT(*) FROM deployments")[0] == len(SHIPPED)
         assert store.one("SELECT MIN(id) FROM hands")[0] == 1
+
+
+def test_a_host_run_on_the_demo_store_deals_from_the_demo_key(tmp_path: Path) -> None:
+    """The demo keeps the key its --seed stands for beside the store (0600), so a later
+    `house run` on it deals from the same key and audit checks every seed, the demo's
+    and the host's, with no false alarm (it made a new random key before)."""
+    demo(tmp_path, "--seconds", "3", "--db", "demo.db")
+    key = tmp_path / "demo.db.key"
+    assert key.read_text().strip() == hashlib.sha256(b"demo").hexdigest()
+    assert key.stat().st_mode & 0o777 == 0o600
+    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
+    for command in (["house", "run", "--tables", "2", "--hands", "6", "--speed", "100"],
+                    ["audit"]):
+        run = subprocess.run([*gmtool_command(), *command, "--db", "demo.db"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
+        assert run.returncode == 0, run.stdout + run.stderr
+    assert key.read_text().strip() == hashlib.sha256(b"demo").hexdigest()

@@ -40,11 +40,13 @@ def demo(
     import asyncio
 
     from gmtool.house import demo as demo_setup
+    from gmtool.house import seeds
     from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock
 
     path = db or Path(demo_setup.DEMO_DB)
     with HostLock(path), demo_setup.fresh_store(path) as store:
+        seeds.keep_demo_key(path, seed)  # a later `house run` on it deals from the same key
         operator = demo_setup.demo_operator(store)
         deployed = demo_setup.deploy_shipped(store, operator)
         console.line(f"{path}: deployed {len(deployed)} profiles: "
@@ -66,6 +68,7 @@ def _summary(store, path: Path, report) -> None:
     from gmtool.engine.events import Event
     from gmtool.evidence import witness
     from gmtool.house import demo as demo_setup
+    from gmtool.house import seeds
     from gmtool.store.queries import hand_events, showcase_hand, summary
 
     counts = summary(store)
@@ -90,6 +93,8 @@ def _summary(store, path: Path, report) -> None:
         console.line(f"evidence: {audit.checkpoint['records']} records, signed with "
                      f"{witness.key_path(path)} (verifier key {witness.public_key_path(path)})"
                      f" into {witness.witness_dir(path)}/")
+    console.line(f"hand seeds: HMAC of {seeds.key_path(path)}, the key --seed stands for (a "
+                 "demo's key is no secret; a real store's host makes its own)")
     keys = demo_setup.gm_key_dir(path)
     console.line(f"GM: 'demo', the store's operator, signs with {keys}/demo.key; act as it "
                  f"with GMTOOL_KEYS={keys} gmtool ... --as demo")

@@ -54,12 +54,19 @@ def existing_key(db_path: Path) -> bytes | None:
     return key if len(key) == 32 else None
 
 
-def _create_key(path: Path) -> None:
+def keep_demo_key(db_path: Path, demo_seed: str) -> None:
+    """Write the key `--seed` stands for beside a new demo store, so that a host run on it
+    later without `--seed` deals from the same key, and audit checks every seed with it."""
+    _create_key(key_path(db_path), load_key(db_path, demo_seed))
+
+
+def _create_key(path: Path, key: bytes | None = None) -> None:
+    """Write `key` (a new random one if None) to `path`, unless a key is there already."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(secrets.token_bytes(32).hex() + "\n")
+            handle.write((key or secrets.token_bytes(32)).hex() + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         try:
