@@ -8,7 +8,7 @@
     python benchmarks/audit.py --rebuild             # build the databases again
 
 The databases are built by driving the engine and the store directly, not at real pace:
-every shipped profile's compiled config is deployed with `gmtool.store.configs.deploy`,
+every shipped profile is deployed by the benchmark's operator (`deploy_profile`, signed),
 ten tables of all five systems play random legal actions (and now and then a timeout,
 or a disconnect and a reconnect inside the window) from `gmtool.engine.play.start_hand`
 under seeded decks, and `gmtool.house.recorder.Recorder` writes every hand into the
@@ -69,7 +69,7 @@ KEY = hashlib.sha256(b"gmtool audit benchmark").digest()
 TARGET = 7_000
 PHH_PARSE = 6_801  # hands/s, published parse-only speed of the PHH format
 BUILD_BATCH = 1_000
-BUILD_VERSION = "3"  # bump when the way stores are built changes (part of the cache key)
+BUILD_VERSION = "4"  # bump when the way stores are built changes (part of the cache key)
 GM_USER = "benchmark"  # the operator whose adjustments top up players who ran dry
 
 
@@ -89,6 +89,7 @@ class Builder:
     def __init__(self, path: Path) -> None:
         from gmtool.engine.config import ranking_for
         from gmtool.house import gm_ops
+        from gmtool.house.operations import deploy_profile
         from gmtool.house.recorder import Recorder
         from gmtool.store import configs, ledger
         from gmtool.store import tables as table_store
@@ -98,13 +99,9 @@ class Builder:
         self.operator = operator()
         fresh = not self.store.one("SELECT 1 FROM deployments LIMIT 1")
         if fresh:
-            from gmtool.rules.compile import compile_file
-
-            for profile in PROFILES:
-                source = RULES / f"{profile}.toml"
-                configs.deploy(self.store, compile_file(source),
-                               source.read_text(encoding="utf-8"), None, GM_USER)
             gm_ops.bootstrap(self.store, self.operator)  # the first operator, with their key
+            for profile in PROFILES:  # each deployment with its signed GM action
+                deploy_profile(self.store, RULES / f"{profile}.toml", None, self.operator)
         self.tables = []
         counts: dict[tuple[str, str], int] = {}
         for profile, room in TABLES:

@@ -500,6 +500,11 @@ def test_deploy_history_rollback(deployed_db: Path, tmp_path: Path) -> None:
     assert len(rows) == 3 and rows[1]["active"] == 0 and rows[2]["config_id"] == old
     text_history = gmtool("deploy", "history", "--db", db).stdout
     assert "qq-showhand" in text_history
+    with connect(db) as opened:  # each row was made with the GM action that names it
+        made = [json.loads(r[0])["deployment"] for r in opened.all(
+            "SELECT outcome FROM gm_actions WHERE action IN ('deploy', 'rollback') ORDER BY id")]
+    assert made == [row["id"] for row in rows]
+    assert gmtool("audit", "--db", db).returncode == 0
 
 
 def test_deploy_to_some_rooms_only(deployed_db: Path, tmp_path: Path) -> None:

@@ -35,6 +35,17 @@ class Problem:
 heads = scan.chain_heads
 
 
+def verify_event_ids(store: Store) -> Iterator[Problem]:
+    """The events' row ids are 1 .. their count. SQLite numbers an append-only table's rows
+    without gaps (a rolled-back insert gives its id back), so a row id edited past the
+    last or below the first shows here even where it keeps its table's order (each table
+    pass checks that order)."""
+    count, least, greatest = scan.event_ids(store)
+    if count and (least != 1 or greatest != count):
+        yield Problem("event_row_id", f"the events' row ids run {least} .. {greatest}, not "
+                      f"1 .. {count}: a row id was edited, or an event deleted")
+
+
 def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[Problem]:
     """Every table's chain: sequence without gaps, each hash, each link, and its recorded head."""
     recorded = heads(store, "events:")

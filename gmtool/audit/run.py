@@ -3,9 +3,10 @@
 Each table's events are read once, in chain order (`tables.TableAudit`): every link and
 hash, and each hand as soon as its last event has passed (commitment, replay, zero-sum
 settlement, ledger rows). Then the global checks (`GLOBAL_CHECKS`: coins against the
-ledger, the GM log's chain, ledger links, grants, seeds, GM signatures, configs) and the
-evidence log against the rows and the signed checkpoints. Hands, events and ledger rows are streamed, so
-memory stays flat however many hands the store holds.
+ledger, event row ids, the GM log's chain, ledger links, grants, seeds, GM signatures,
+command fates, configs, deployments) and the evidence log against the rows and the signed checkpoints.
+Hands, events and ledger rows are streamed, so memory stays flat however many hands the
+store holds.
 
 With `jobs` the tables go to worker processes while this one checks the log and the
 rest (`jobs.TablePasses`); the report is the same. With `base` (a signed checkpoint a
@@ -21,12 +22,15 @@ from typing import Callable, Iterable
 from gmtool.audit.chain import (
     Problem,
     verify_balances,
+    verify_event_ids,
     verify_gm_log,
     verify_grants,
     verify_ledger_links,
     verify_seeds,
 )
+from gmtool.audit.commands import verify_command_fates
 from gmtool.audit.configs import verify_configs
+from gmtool.audit.deployments import verify_deployments
 from gmtool.audit.evidence import LogCheck, checkpoint_problems
 from gmtool.audit.jobs import TablePasses
 from gmtool.audit.log_from import LogFrom
@@ -96,8 +100,21 @@ def _signatures(store: Store, scope: Scope) -> Iterable[Problem]:
     return verify_signatures(store)  # the GM records only (a few per GM action): global
 
 
+def _commands(store: Store, scope: Scope) -> Iterable[Problem]:
+    return verify_command_fates(store)  # a row per GM command: global
+
+
+def _deployments(store: Store, scope: Scope) -> Iterable[Problem]:
+    return verify_deployments(store)  # a row per deploy or rollback: global
+
+
+def _event_ids(store: Store, scope: Scope) -> Iterable[Problem]:
+    return verify_event_ids(store)  # one aggregate over the events' ids: global
+
+
 GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Problem]]] = [
-    _balances, _gm_log, _ledger_links, _grants, _seeds, _signatures, _configs]
+    _balances, _event_ids, _gm_log, _ledger_links, _grants, _seeds, _signatures, _commands,
+    _configs, _deployments]
 
 
 def run_audit(store: Store, since: str | None = None, until: str | None = None,

@@ -76,33 +76,10 @@ def verify_signatures(store) -> Iterator[Problem]:
                               f"{row['action']} {row['target']}): {why}", gm_action=row["id"])
     if change is not None:
         yield _unsigned_change(change)
-    yield from _command_fates(store, actions)
 
 
-def _command_fates(store, actions: dict[int, dict]) -> Iterator[Problem]:
-    """Every command has exactly one fate, logged, and its status says the same: a command
-    with a logged fate that is pending again (revived by hand) would be carried out twice."""
-    fates: dict[int, list[int]] = {}
-    for row in actions.values():
-        command = _outcome(row).get("command") if row["action"] in COMMANDS else None
-        if command is not None:
-            fates.setdefault(command, []).append(row["id"])
-    for command, (status, fate) in sorted(gm.command_states(store).items()):
-        logged = fates.get(command, [])
-        if len(logged) > 1:
-            yield Problem("gm_command", f"GM command {command} has {len(logged)} logged fates "
-                          f"(GM actions {', '.join(map(str, logged))})", gm_action=logged[-1])
-        elif logged and status in ("pending", "taken"):
-            yield Problem("gm_command", f"GM command {command} is {status} again after its fate "
-                          f"was logged (GM action {logged[0]}): revived by hand",
-                          gm_action=logged[0])
-        elif not logged and status not in ("pending", "taken"):
-            yield Problem("gm_command", f"GM command {command} is {status}, but no GM action "
-                          "logs that fate" + (f" (GM action {fate} did)" if fate else ""),
-                          gm_action=fate)
-
-
-def _outcome(row: dict) -> dict:
+def outcome_of(row: dict) -> dict:
+    """A GM action's outcome as a dict ({} when it is not one: edited)."""
     try:
         outcome = orjson.loads(row["outcome"]) if row["outcome"] else {}
     except (ValueError, TypeError):
@@ -132,7 +109,7 @@ def _once(note: str | None, seen: set[str]) -> str | None:
 def _action_problem(row: dict, users: dict, store_id: str, good_requests: set[int],
                     seen: set[str]) -> str | None:
     """Why a GM action that did something was not an operator's signed request."""
-    outcome = _outcome(row)
+    outcome = outcome_of(row)
     if row["action"] not in PRIVILEGED or not outcome.get("ok"):
         return None  # refusals and failures did nothing; reading needs no signature
     if row["action"] in COMMANDS:
@@ -164,7 +141,7 @@ def _user_change_problem(row: dict, change: tuple, store_id: str,
     """The users_add right after a GM user's change must be a signed request for exactly
     that change: by an operator of the time before it, or the one bootstrap."""
     name, role, key, before, keyed = change
-    outcome = _outcome(row)
+    outcome = outcome_of(row)
     where = f"GM action {row['id']} ({row['actor']} users_add {name})"
     if not outcome.get("ok") or outcome.get("role") != role or \
             (key is not None and outcome.get("key") not in (None, key)):

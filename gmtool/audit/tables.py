@@ -93,7 +93,7 @@ class TableAudit:
                     current, events = hand_id, []
                 if hand_id is not None:
                     events += [(seq, type_, payload)
-                               for _, seq, type_, payload, _, _ in rows_of_hand]
+                               for _, seq, type_, payload, *_ in rows_of_hand]
         next_hand = self._hand_done(current, events, next_hand, hands)
         while next_hand is not None:  # hands whose events are all gone
             self._hand_done(next_hand[0], [], next_hand, hands)
@@ -151,48 +151,58 @@ def _start_of(store: Store, table_id: str, start: int | None) -> tuple[int, int]
 class _Chain:
     """Where a table's event chain stands (the last sequence number and hash checked).
 
-    Rows come in chunks: a chunk whose sequence numbers run on without a gap and whose
-    every hash follows from the hash before it (the whole check, done over the chunk's
-    columns by `event_hashes`) just moves the chain on; any other chunk goes row by row,
-    naming each finding. Each row's hash is computed on the previous row's hash; only
-    when that fails is the row's own prev_hash read, to tell a broken link from an edit.
+    Rows come in chunks: a chunk whose sequence numbers run on without a gap, whose every
+    hash follows from the hash before it (the whole check, done over the chunk's columns
+    by `event_hashes`), whose stored prev_hash columns are those hashes and whose row ids
+    rise with the sequence just moves the chain on; any other chunk goes row by row,
+    naming each finding. Each row's hash is computed on the previous row's hash; its own
+    prev_hash tells a broken link from an edit.
     """
 
     def __init__(self, store: Store, result: TableResult, table_id: str, seq: int = 0,
                  head: str = ZERO_HASH) -> None:
         self.store, self.result, self.table_id = store, result, table_id
         self.seq, self.head = seq, head
+        self.row_id = 0  # the row id of the event before (ids rise with seq in a table)
 
     def check(self, chunk: list[tuple]) -> None:
-        hand_ids, seqs, types, payloads, ats, digests = zip(*chunk)
+        hand_ids, seqs, types, payloads, ats, digests, prevs, ids = zip(*chunk)
         first = self.seq + 1
+        links = (self.head, *digests[:-1])
         try:
-            if seqs == tuple(range(first, first + len(seqs))) and event_hashes(
-                    self.table_id, (self.head, *digests[:-1]), hand_ids, seqs, types, payloads,
-                    ats) == list(digests):
-                self.seq, self.head = seqs[-1], digests[-1]
+            if seqs == tuple(range(first, first + len(seqs))) and prevs == links and \
+                    ids[0] > self.row_id and list(ids) == sorted(ids) and event_hashes(
+                        self.table_id, links, hand_ids, seqs, types, payloads, ats
+                    ) == list(digests):
+                self.seq, self.head, self.row_id = seqs[-1], digests[-1], ids[-1]
                 return
         except (TypeError, UnicodeEncodeError):
             pass  # a NULL, a number or bytes that are not UTF-8 (edited): row by row
-        for *row, digest in chunk:
-            self._row(tuple(row), digest)
+        for *row, digest, prev, row_id in chunk:
+            self._row(tuple(row), digest, prev, row_id)
 
-    def _row(self, row: tuple, digest: str) -> None:
-        """One row (hand_id, seq, type, payload, created_at) and its hash: every finding."""
+    def _row(self, row: tuple, digest: str, prev: str, row_id: int) -> None:
+        """One row (hand_id, seq, type, payload, created_at), its hash, stored prev_hash
+        and row id: every finding."""
         hand_id, seq, type_ = row[:3]
         self.seq += 1
         if seq != self.seq:
             self._problem("chain_gap", f"expected event {self.seq} (an event was deleted or "
                           "inserted)", seq, hand_id)
             self.seq = seq
-        if not self._follows(self.head, row, digest):
-            prev = scan.prev_hash(self.store, self.table_id, seq)
-            if prev != self.head:
-                self._problem("chain_link", "does not follow the event before it (deleted, "
-                              "inserted or reordered)", seq, hand_id)
-            if not self._follows(prev, row, digest):
-                self._problem("event_hash", f"({type_}): content does not match its hash "
-                              "(edited)", seq, hand_id)
+        if not isinstance(row_id, int) or row_id <= self.row_id:
+            self._problem("event_row_id", f"has row id {row_id!r}, not above the event "
+                          f"before it ({self.row_id}): edited or reinserted", seq, hand_id)
+        else:
+            self.row_id = row_id
+        follows = self._follows(self.head, row, digest)
+        if prev != self.head:
+            self._problem("chain_link", "does not follow the event before it (deleted, "
+                          "inserted or reordered)" if not follows else "keeps a prev_hash "
+                          "that is not the hash of the event before it (edited)", seq, hand_id)
+        if not follows and not self._follows(prev, row, digest):
+            self._problem("event_hash", f"({type_}): content does not match its hash "
+                          "(edited)", seq, hand_id)
         self.head = digest
 
     def _follows(self, prev: str, row: tuple, digest: str) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 from gmtool.errors import Refused, UsageError
 from gmtool.evidence.request import Gm
 from gmtool.house import gm_ops
-from gmtool.store import configs
+from gmtool.store import configs, gm
 from gmtool.store.db import Store
 
 
@@ -71,11 +71,12 @@ def deploy_profile(store: Store, path: Path, rooms: list[str] | None, by: Gm) ->
     if not plan["changes"]:
         return {**plan, "deployment": None, "unchanged": True}
     text = path.read_text(encoding="utf-8")
-    deployment = configs.deploy(store, compiled, text, rooms, by.name)
-    result = {**plan, "deployment": deployment, "unchanged": False}
-    gm_ops.log(store, by.name, "deploy", profile_id, None,
-               {"ok": True, **{k: v for k, v in result.items() if k != "warnings"}}, request)
-    return result
+    outcome = {"ok": True, **{k: v for k, v in plan.items() if k != "warnings"},
+               "unchanged": False}
+    deployment = configs.deploy(store, compiled, text, rooms, by.name, logged=lambda made: (
+        gm.log_action(store, by.name, "deploy", profile_id, None,
+                      {**outcome, "deployment": made}, request)))
+    return {**plan, "deployment": deployment, "unchanged": False}
 
 
 def profile_id_of(profile: str) -> str:
@@ -109,6 +110,6 @@ def rollback_profile(store: Store, profile: str, by: Gm) -> dict:
     """Undo the newest deployment of a profile, given by its id or by its file."""
     profile_id = profile_id_of(profile)
     request = gm_ops.authorize(store, by, "rollback", profile_id)
-    result = configs.rollback(store, profile_id, by.name)
-    gm_ops.log(store, by.name, "rollback", profile_id, None, {"ok": True, **result}, request)
-    return result
+    return configs.rollback(store, profile_id, by.name, logged=lambda result: (
+        gm.log_action(store, by.name, "rollback", profile_id, None, {"ok": True, **result},
+                      request)))

@@ -8,6 +8,7 @@ start of each hand, so a deployment reaches a table at its next hand, never mid-
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 from gmtool.canonical import canonical_json
 from gmtool.store import evidence
@@ -26,9 +27,14 @@ def save_config(store: Store, compiled: dict, profile_text: str) -> None:
         evidence.append(store, evidence.config_body({"config_id": compiled["config_id"]}))
 
 
+Logged = Callable[[int], object]  # logs the GM action that made a deployment, given its id
+
+
 def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | None,
-           by: str, note: str = "") -> int:
-    """Store and activate `compiled` for `rooms` (None = every room of the profile)."""
+           by: str, note: str = "", logged: Logged | None = None) -> int:
+    """Store and activate `compiled` for `rooms` (None = every room of the profile);
+    `logged(deployment id)` logs the GM action that asked for it in the same transaction,
+    so no deployment is ever made without one (audit checks it)."""
     unknown = sorted(set(rooms or ()) - {t["id"] for t in compiled["tiers"]})
     if unknown:
         raise NoSuchRecord(f"no room {', '.join(unknown)} in {compiled['profile']['id']} "
@@ -42,6 +48,8 @@ def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | N
              compiled["config_id"], by, store.now(), note))
         evidence.append_row(store, evidence.deployment_body, "deployments", "id",
                             cursor.lastrowid)
+        if logged is not None:
+            logged(cursor.lastrowid)
         return cursor.lastrowid
 
 
@@ -121,13 +129,15 @@ def _mark_in_effect(rows: list[dict]) -> None:
         covered[row["profile_id"]] = None if rooms is None else taken | set(rooms)
 
 
-def rollback(store: Store, profile_id: str, by: str) -> dict:
+def rollback(store: Store, profile_id: str, by: str,
+             logged: Callable[[dict], object] | None = None) -> dict:
     """Undo the newest deployment of a profile: the one before it applies again.
 
     Deployments are history, never edited except for their `active` flag: the newest
     active row is retired, the one before it is superseded by a new row that re-deploys
     its config (noting the rollback), so exactly one row per (profile, rooms) stays
-    active and a second rollback goes one step further back.
+    active and a second rollback goes one step further back. `logged(result)` logs the GM
+    action that asked for it in the same transaction.
     """
     with store.write(durable=True):
         rows = store.all("SELECT * FROM deployments WHERE profile_id = ? AND active = 1 "
@@ -147,4 +157,14 @@ def rollback(store: Store, profile_id: str, by: str) -> dict:
              f"rollback of deployment {latest['id']} to {previous['id']}"))
         evidence.append_row(store, evidence.deployment_body, "deployments", "id",
                             cursor.lastrowid)
-    return {"rolled_back": latest["config_id"], "active": previous["config_id"]}
+        result = {"rolled_back": latest["config_id"], "active": previous["config_id"],
+                  "deployment": cursor.lastrowid}
+        if logged is not None:
+            logged(result)
+    return result
+
+
+def deployment_rows(store: Store) -> list[dict]:
+    """Every deployment row as stored, in id order (what audit matches to GM actions)."""
+    return [dict(row) for row in store.all(
+        "SELECT id, profile_id, config_id, deployed_by, note FROM deployments ORDER BY id")]

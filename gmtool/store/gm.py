@@ -126,14 +126,16 @@ def command_target(command: dict) -> str:
 
 
 def _conclude(store: Store, command: dict, status: str, outcome: dict) -> None:
-    """Record a command's fate and log it as a GM action (inside the caller's transaction)."""
+    """Record a command's fate and log it as a GM action (inside the caller's transaction).
+    The command row's status, outcome and time are copies of what the action logs (the
+    fate by name: done, failed, expired, interrupted), so audit can hold them to it."""
     action = log_action(store, command["issued_by"], command["kind"],
                         command_target(command), command["reason"],
-                        {**outcome, "command": command["id"]})
+                        {**outcome, "command": command["id"], "fate": status})
+    at = store.one("SELECT at FROM gm_actions WHERE id = ?", (action,))[0]
     store.conn.execute("UPDATE gm_commands SET status = ?, acked_at = ?, outcome = ?, "
-                       "gm_action_id = ? WHERE id = ?", (status, store.now(),
-                                                         canonical_json(outcome), action,
-                                                         command["id"]))
+                       "gm_action_id = ? WHERE id = ?", (status, at, canonical_json(outcome),
+                                                         action, command["id"]))
 
 
 def claim(store: Store, command_id: int, refusal: Callable[[dict], dict | None]) -> bool:
@@ -219,7 +221,11 @@ def fate_logged(store: Store, command_id: int) -> bool:
                      (command_id,)) is not None
 
 
-def command_states(store: Store) -> dict[int, tuple[str, int | None]]:
-    """Every command's status and the GM action that logged its fate, by id."""
-    return {r[0]: (r[1], r[2]) for r in store.conn.execute(
-        "SELECT id, status, gm_action_id FROM gm_commands")}
+FATES = ("done", "failed", "expired", "interrupted")  # a command's status once decided
+IN_FLIGHT = ("pending", "taken")  # its status before
+
+
+def command_states(store: Store) -> list[dict]:
+    """Every command's live state (status, acked_at, outcome, gm_action_id), in id order."""
+    return [dict(r) for r in store.all(
+        "SELECT id, status, acked_at, outcome, gm_action_id FROM gm_commands ORDER BY id")]

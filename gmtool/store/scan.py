@@ -78,10 +78,17 @@ def table_ledger(store: Store, table_id: str, from_hand: int = 0) -> sqlite3.Cur
 
 
 def table_events(store: Store, table_id: str, from_seq: int = 1) -> sqlite3.Cursor:
-    """(hand_id, seq, type, payload, created_at, hash) of a table's chain from `from_seq`
-    on, in chain order."""
-    return _tuples(store, "SELECT hand_id, seq, type, payload, created_at, hash FROM events "
-                   "WHERE table_id = ? AND seq >= ? ORDER BY seq", [table_id, from_seq])
+    """(hand_id, seq, type, payload, created_at, hash, prev_hash, id) of a table's chain
+    from `from_seq` on, in chain order."""
+    return _tuples(store, "SELECT hand_id, seq, type, payload, created_at, hash, prev_hash, id "
+                   "FROM events WHERE table_id = ? AND seq >= ? ORDER BY seq",
+                   [table_id, from_seq])
+
+
+def event_ids(store: Store) -> tuple[int, int | None, int | None]:
+    """(count, least, greatest) of the events' row ids: an append-only table that SQLite
+    numbers without gaps holds exactly 1 .. count."""
+    return store.one("SELECT COUNT(*), MIN(id), MAX(id) FROM events")
 
 
 def chain_head(store: Store, name: str) -> tuple[int, str] | None:
@@ -93,12 +100,6 @@ def chain_head(store: Store, name: str) -> tuple[int, str] | None:
 def table_sizes(store: Store) -> dict[str, int]:
     """Each table's recorded number of events (its chain head's seq): how long its pass is."""
     return {name: seq for name, (seq, _) in chain_heads(store, "events:").items()}
-
-
-def prev_hash(store: Store, table_id: str, seq: int) -> str:
-    """The `prev_hash` stored with one event (read only when a link fails to verify)."""
-    return store.one("SELECT prev_hash FROM events WHERE table_id = ? AND seq = ?",
-                     (table_id, seq))[0]
 
 
 def all_events(store: Store, table_id: str | None = None) -> Iterator[sqlite3.Row]:

@@ -1,0 +1,121 @@
+"""Single-row edits an outside store-edit check found audit did not report (issue 14): the
+live-state copies a GM command keeps of its logged fate, an event's stored prev_hash and
+row id, and a deployment that no GM action made."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from test_audit_incremental import _sql
+
+from gmtool.store import evidence
+from gmtool.store.clock import iso
+from gmtool.store.db import connect
+
+
+def _carried_out(conn: sqlite3.Connection) -> sqlite3.Row:
+    """The first kick or close the host carried out: done, its fate logged as a GM action."""
+    return conn.execute("SELECT * FROM gm_commands WHERE kind IN ('kick', 'close') AND status "
+                        "= 'done' AND gm_action_id IS NOT NULL ORDER BY id LIMIT 1").fetchone()
+
+
+def _update_one(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> None:
+    """An UPDATE that must change exactly one row (else the case tests nothing)."""
+    assert conn.execute(sql, params).rowcount == 1, sql
+
+
+def _set_command(conn: sqlite3.Connection, column: str, value) -> None:
+    _update_one(conn, f"UPDATE gm_commands SET {column} = ? WHERE id = ?",
+                (value, _carried_out(conn)["id"]))
+
+
+def command_status_unknown(conn: sqlite3.Connection) -> None:
+    _set_command(conn, "status", "dony")
+
+
+def command_done_said_failed(conn: sqlite3.Connection) -> None:
+    _set_command(conn, "status", "failed")
+
+
+def command_outcome_edited(conn: sqlite3.Connection) -> None:
+    """Only `ok` flipped, the JSON written as the store writes it."""
+    outcome = json.loads(_carried_out(conn)["outcome"])
+    _set_command(conn, "outcome", json.dumps({**outcome, "ok": not outcome["ok"]},
+                                             separators=(",", ":"), sort_keys=True))
+
+
+def command_acked_later(conn: sqlite3.Connection) -> None:
+    acked = datetime.fromisoformat(_carried_out(conn)["acked_at"]).timestamp()
+    _set_command(conn, "acked_at", iso(acked + 1))
+
+
+def command_fate_moved(conn: sqlite3.Connection) -> None:
+    """Pointed at another GM action that exists (the log's last: the coin adjustment)."""
+    fate = _carried_out(conn)["gm_action_id"]
+    _set_command(conn, "gm_action_id", conn.execute(
+        "SELECT MAX(id) FROM gm_actions WHERE id != ?", (fate,)).fetchone()[0])
+
+
+def command_fate_cleared(conn: sqlite3.Connection) -> None:
+    _set_command(conn, "gm_action_id", None)
+
+
+def event_prev_hash_replaced(conn: sqlite3.Connection) -> None:
+    """A middle event of a table keeps its hash; its prev_hash is another 64-hex string."""
+    table, seq = conn.execute("SELECT table_id, MAX(seq) / 2 FROM events GROUP BY table_id "
+                              "ORDER BY table_id LIMIT 1").fetchone()
+    _update_one(conn, "UPDATE events SET prev_hash = ? WHERE table_id = ? AND seq = ?",
+                (hashlib.sha256(b"edited").hexdigest(), table, seq))
+
+
+def last_event_id_raised(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE events SET id = id + 1000 WHERE id = (SELECT MAX(id) FROM events)")
+
+
+def first_event_id_zero(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE events SET id = 0 WHERE id = 1")
+
+
+def in_sqlite(change):
+    """The edit made in plain sqlite3, the append-only triggers dropped and put back."""
+    return lambda db: _sql(db, change)
+
+
+def deployment_no_gm_action_made(db: Path) -> None:
+    """As an attacker with the code would: a copy of the newest deployment, logged as
+    evidence through gmtool's own store functions, with no GM action for it."""
+    with connect(db) as store, store.write():
+        row = store.one("SELECT * FROM deployments ORDER BY id DESC LIMIT 1")
+        new_id = store.conn.execute(
+            "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
+            "active, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row["profile_id"], row["rooms"], row["config_id"], row["deployed_by"],
+             store.now(), row["active"], row["note"])).lastrowid
+        evidence.append_row(store, evidence.deployment_body, "deployments", "id", new_id)
+
+
+CASES = [  # (edit of the store at a path, the problem kind audit must report)
+    *(pytest.param(in_sqlite(change), "gm_command", id=change.__name__) for change in (
+        command_status_unknown, command_done_said_failed, command_outcome_edited,
+        command_acked_later, command_fate_moved, command_fate_cleared)),
+    pytest.param(in_sqlite(event_prev_hash_replaced), "chain_link",
+                 id="event_prev_hash_replaced"),
+    pytest.param(in_sqlite(last_event_id_raised), "event_row_id", id="last_event_id_raised"),
+    pytest.param(in_sqlite(first_event_id_zero), "event_row_id", id="first_event_id_zero"),
+    pytest.param(deployment_no_gm_action_made, "deployment", id="deployment_no_gm_action"),
+]
+
+
+@pytest.mark.parametrize(("edit", "kind"), CASES)
+def test_audit_reports_the_edited_row(host_copy: Path, gm, edit, kind: str) -> None:
+    gm("audit", "--db", host_copy, "--json")  # clean before the edit
+    edit(host_copy)
+    run = gm("audit", "--db", host_copy, "--json", expect=None)
+    problems = json.loads(run.stdout)["problems"]
+    assert run.returncode == 1, f"audit did not notice the edit (exit {run.returncode})"
+    assert kind in {p["kind"] for p in problems}, problems
