@@ -1,6 +1,7 @@
 """Single-row edits an outside store-edit check found audit did not report (issue 14): the
 live-state copies a GM command keeps of its logged fate, an event's stored prev_hash and
-row id, and a deployment that no GM action made."""
+row id, a deployment that no GM action made, and a log record's index columns (or a body
+that is not JSON, which stopped audit with an internal error)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,29 @@ def first_event_id_zero(conn: sqlite3.Connection) -> None:
     _update_one(conn, "UPDATE events SET id = 0 WHERE id = 1")
 
 
+def log_name_key_edited(conn: sqlite3.Connection) -> None:
+    """The index column naming the player a record logs (what lookups go by), its body
+    and leaf left as they are."""
+    _update_one(conn, "UPDATE log SET tkey = tkey || 'x' WHERE idx = (SELECT MIN(idx) FROM "
+                "log WHERE kind = 'player')")
+
+
+def log_number_key_edited(conn: sqlite3.Connection) -> None:
+    """The index column naming the hand a record logs (what `hands export` looks its
+    records up by)."""
+    _update_one(conn, "UPDATE log SET nkey = nkey + 1 WHERE idx = (SELECT MIN(idx) FROM log "
+                "WHERE kind = 'hand')")
+
+
+def log_body_not_json(conn: sqlite3.Connection) -> None:
+    """A batch's body made not JSON (it stopped audit with "internal error: malformed
+    JSON" in the SQL that joins batches to events)."""
+    idx, body = conn.execute("SELECT idx, body FROM log WHERE kind = 'events' ORDER BY idx "
+                             "LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM log WHERE kind = "
+                             "'events')").fetchone()
+    _update_one(conn, "UPDATE log SET body = ? WHERE idx = ?", (body[:-1] + "x", idx))
+
+
 def in_sqlite(change):
     """The edit made in plain sqlite3, the append-only triggers dropped and put back."""
     return lambda db: _sql(db, change)
@@ -108,6 +132,8 @@ CASES = [  # (edit of the store at a path, the problem kind audit must report)
     pytest.param(in_sqlite(last_event_id_raised), "event_row_id", id="last_event_id_raised"),
     pytest.param(in_sqlite(first_event_id_zero), "event_row_id", id="first_event_id_zero"),
     pytest.param(deployment_no_gm_action_made, "deployment", id="deployment_no_gm_action"),
+    *(pytest.param(in_sqlite(change), "log_record", id=change.__name__) for change in (
+        log_name_key_edited, log_number_key_edited, log_body_not_json)),
 ]
 
 

@@ -85,7 +85,8 @@ class LogCheck:
         if frontier.size in sizes:
             self.roots[frontier.size] = frontier.root()
         push, loads, sha256 = frontier.push, orjson.loads, hashlib.sha256  # (a million a run)
-        for idx, kind, body, leaf in evidence.records(self.store, frontier.size):
+        index_key = evidence.index_key
+        for idx, kind, tkey, nkey, body, leaf in evidence.records(self.store, frontier.size):
             if idx != frontier.size:
                 self._add("log_gap", f"log record {frontier.size} is missing (the next is "
                           f"{idx}): records were deleted")
@@ -100,9 +101,15 @@ class LogCheck:
                 self.roots[frontier.size] = frontier.root()
             try:
                 record = loads(body)
-            except ValueError:
-                self._add("log_record", f"log record {idx} is not JSON")
+                indexed = (record["kind"], *index_key(record))
+            except (ValueError, TypeError, KeyError):
+                self._add("log_record", f"log record {idx} is not a record's JSON")
                 continue
+            if indexed != (kind, tkey, nkey):
+                self._add("log_record", f"log record {idx} is indexed as {kind} "
+                          f"{tkey!r} {nkey!r}, but its body is {indexed[0]} {indexed[1]!r} "
+                          f"{indexed[2]!r} (edited)")
+                kind = indexed[0]
             if kind == "events":
                 table = record.get("table")
                 before = batches.get(table)

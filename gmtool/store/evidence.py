@@ -90,8 +90,9 @@ def player_body(row: Mapping) -> dict:
             "at": row["created_at"]}
 
 
-def _key(body: dict) -> tuple[str | None, int | None]:
-    """The indexed key of a record: which row (or table and first event) it logs."""
+def index_key(body: dict) -> tuple[str | None, int | None]:
+    """The indexed key of a record (its `tkey`, `nkey` columns): which row (or table and
+    first event) it logs. Audit checks the columns against the body they index."""
     kind = body["kind"]
     if kind == "events":
         return body["table"], body["first"]
@@ -121,7 +122,7 @@ def append_many(conn: sqlite3.Connection, bodies: list[dict]) -> int:
     for body in bodies:
         text = canonical_json(body)
         leaf = leaf_hash(text.encode())
-        tkey, nkey = _key(body)
+        tkey, nkey = index_key(body)
         rows.append((frontier.size, body["kind"], tkey, nkey, text, leaf))
         nodes += frontier.append(leaf)
     conn.executemany("INSERT INTO log (idx, kind, tkey, nkey, body, leaf) VALUES (?, ?, ?, ?, "
@@ -157,8 +158,8 @@ def new_store_id() -> str:
 
 
 def records(store: Store, lo: int = 0, hi: int | None = None) -> Iterator:
-    """Log rows (idx, kind, body, leaf) in order, from `lo` up to `hi`."""
-    sql = "SELECT idx, kind, body, leaf FROM log WHERE idx >= ?"
+    """Log rows (idx, kind, tkey, nkey, body, leaf) in order, from `lo` up to `hi`."""
+    sql = "SELECT idx, kind, tkey, nkey, body, leaf FROM log WHERE idx >= ?"
     params: list = [lo]
     if hi is not None:
         sql += " AND idx < ?"
@@ -188,8 +189,8 @@ def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
     rows = store.all(
         "SELECT idx, body, leaf FROM log WHERE (kind IN ('hand', 'hand_end', 'ledger') AND "
         "nkey IS NOT NULL AND ((kind != 'ledger' AND nkey = ?) OR (kind = 'ledger' AND "
-        "json_extract(body, '$.hand') = ?))) OR (kind = 'events' AND tkey = ? AND nkey <= ? "
-        "AND json_extract(body, '$.last') >= ?) ORDER BY idx",
+        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = ?))) OR (kind = 'events' AND tkey = ? AND nkey <= ? "
+        "AND json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) ORDER BY idx",
         (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0))
     return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()}
             for r in rows]
@@ -200,12 +201,12 @@ def batch_heads(store: Store) -> Iterator:
     (None if it is gone), the hand of the batch's events (or of the next event)) of every
     batch of events."""
     return store.conn.execute(
-        "SELECT l.idx, l.tkey, json_extract(l.body, '$.last'), json_extract(l.body, "
+        "SELECT l.idx, l.tkey, json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last'), json_extract(CASE WHEN json_valid(l.body) THEN l.body END, "
         "'$.head'), e.hash, COALESCE((SELECT MAX(hand_id) FROM events h WHERE h.table_id = "
-        "l.tkey AND h.seq BETWEEN l.nkey AND json_extract(l.body, '$.last')), (SELECT hand_id "
-        "FROM events h WHERE h.table_id = l.tkey AND h.seq > json_extract(l.body, '$.last') "
+        "l.tkey AND h.seq BETWEEN l.nkey AND json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last')), (SELECT hand_id "
+        "FROM events h WHERE h.table_id = l.tkey AND h.seq > json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') "
         "ORDER BY h.seq LIMIT 1)) FROM log l LEFT JOIN "
-        "events e ON e.table_id = l.tkey AND e.seq = json_extract(l.body, '$.last') WHERE "
+        "events e ON e.table_id = l.tkey AND e.seq = json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') WHERE "
         "l.kind = 'events' ORDER BY l.idx")
 
 

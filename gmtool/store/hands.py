@@ -186,7 +186,7 @@ def at_stake(store: Store, player: str) -> tuple[int, int] | None:
     """(hand id, coins brought) of the running hand `player` sits in, if any: the most that
     hand can take from them (D-9)."""
     row = store.one("SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
-                    "json_each(h.seats) s WHERE h.outcome = 'running' AND "
+                    "json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) s WHERE h.outcome = 'running' AND "
                     "json_extract(s.value, '$.player') = ? ORDER BY h.id DESC LIMIT 1",
                     (player,))
     return (row[0], row[1]) if row else None

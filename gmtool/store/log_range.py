@@ -48,7 +48,7 @@ def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
 def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] | None:
     """(last seq, logged head) of the table's last batch of events logged before record
     `lo`, or None."""
-    row = store.one("SELECT json_extract(body, '$.last'), json_extract(body, '$.head') FROM "
+    row = store.one("SELECT json_extract(CASE WHEN json_valid(body) THEN body END, '$.last'), json_extract(CASE WHEN json_valid(body) THEN body END, '$.head') FROM "
                     "log WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY nkey DESC "
                     "LIMIT 1", (table_id, lo))
     return (row[0], row[1]) if row is not None else None
@@ -58,9 +58,9 @@ def batch_heads_from(store: Store, lo: int) -> Iterator[tuple]:
     """(log index, table, first seq, last seq, logged head, the hash event `last` has now
     (None if it is gone)) of every batch of events logged from record `lo` on."""
     return store.conn.execute(
-        "SELECT l.idx, l.tkey, l.nkey, json_extract(l.body, '$.last'), json_extract(l.body, "
+        "SELECT l.idx, l.tkey, l.nkey, json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last'), json_extract(CASE WHEN json_valid(l.body) THEN l.body END, "
         "'$.head'), e.hash FROM log l LEFT JOIN events e ON e.table_id = l.tkey AND e.seq = "
-        "json_extract(l.body, '$.last') WHERE l.idx >= ? AND l.kind = 'events' ORDER BY "
+        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') WHERE l.idx >= ? AND l.kind = 'events' ORDER BY "
         "l.idx", (lo,))
 
 
