@@ -123,6 +123,14 @@ def deployment_no_gm_action_made(db: Path) -> None:
         evidence.append_row(store, evidence.deployment_body, "deployments", "id", new_id)
 
 
+def log_record_duplicated(db: Path) -> None:
+    """The log's last record appended again through gmtool's own store functions (a
+    consistent tree, after every signed checkpoint): the same row logged twice."""
+    with connect(db) as store, store.write():
+        body = store.one("SELECT body FROM log ORDER BY idx DESC LIMIT 1")[0]
+        evidence.append(store, json.loads(body))
+
+
 CASES = [  # (edit of the store at a path, the problem kind audit must report)
     *(pytest.param(in_sqlite(change), "gm_command", id=change.__name__) for change in (
         command_status_unknown, command_done_said_failed, command_outcome_edited,
@@ -134,6 +142,7 @@ CASES = [  # (edit of the store at a path, the problem kind audit must report)
     pytest.param(deployment_no_gm_action_made, "deployment", id="deployment_no_gm_action"),
     *(pytest.param(in_sqlite(change), "log_record", id=change.__name__) for change in (
         log_name_key_edited, log_number_key_edited, log_body_not_json)),
+    pytest.param(log_record_duplicated, "log_record", id="log_record_duplicated"),
 ]
 
 
@@ -145,3 +154,12 @@ def test_audit_reports_the_edited_row(host_copy: Path, gm, edit, kind: str) -> N
     problems = json.loads(run.stdout)["problems"]
     assert run.returncode == 1, f"audit did not notice the edit (exit {run.returncode})"
     assert kind in {p["kind"] for p in problems}, problems
+
+
+def test_a_table_row_without_an_id_is_no_internal_error(host_copy: Path, gm) -> None:
+    """`tables` is the host's live state, not evidence: a row whose id is NULL (it stopped
+    audit with "internal error: TypeError") changes nothing the audit checks."""
+    _sql(host_copy, lambda conn: _update_one(
+        conn, "UPDATE tables SET id = NULL WHERE rowid = (SELECT MIN(rowid) FROM tables)"))
+    report = json.loads(gm("audit", "--db", host_copy, "--json").stdout)
+    assert report["problems"] == []

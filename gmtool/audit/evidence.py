@@ -47,6 +47,9 @@ def _where(kind: str, key, body: dict) -> dict:
     return {}
 
 
+RELOGGED = {"gm_user"}  # logged again at each change of role or key: the last one holds
+
+
 def _key_of(body: dict):
     return body.get("name", body.get("id"))
 
@@ -121,7 +124,11 @@ class LogCheck:
             elif kind == "retire":
                 retired.update(record.get("ids", ()))
             elif kind in logged:
-                logged[kind][_key_of(record)] = record
+                bucket, key = logged[kind], _key_of(record)
+                if key in bucket and kind not in RELOGGED:
+                    self._add("log_record", f"log record {idx} logs {_NAMED[kind]} {key} "
+                              "again (duplicated)", **_where(kind, key, record))
+                bucket[key] = record
         return logged, retired, batches
 
     def _logged_before(self, table: str) -> int:

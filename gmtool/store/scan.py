@@ -55,8 +55,8 @@ def audit_tables(store: Store, since=None, until=None, table=None, player=None) 
     if where:
         return [r[0] for r in store.all(f"SELECT DISTINCT table_id FROM hands{where} ORDER BY "
                                         "table_id", params)]
-    return sorted({r[0] for r in store.all("SELECT id FROM tables")}
-                  | set(chain_heads(store, "events:")))
+    return sorted({r[0] for r in store.all("SELECT id FROM tables WHERE typeof(id) = 'text'")}
+                  | set(chain_heads(store, "events:")))  # (a table row's id is live state)
 
 
 def table_hands(store: Store, table_id: str, since=None, until=None, table=None,
