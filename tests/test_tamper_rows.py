@@ -156,6 +156,22 @@ def test_audit_reports_the_edited_row(host_copy: Path, gm, edit, kind: str) -> N
     assert kind in {p["kind"] for p in problems}, problems
 
 
+def test_a_guard_that_no_longer_refuses_is_reported(host_copy: Path, gm) -> None:
+    """An append-only trigger replaced by one of the same name that does nothing: the
+    table's rows can then be changed, and audit must say the guard is gone."""
+    conn = sqlite3.connect(host_copy)
+    with conn:
+        conn.execute("DROP TRIGGER ledger_no_update")
+        conn.execute("CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger BEGIN SELECT 1; "
+                     "END")
+    conn.close()
+    run = gm("audit", "--db", host_copy, "--json", expect=None)
+    problems = json.loads(run.stdout)["problems"]
+    assert run.returncode == 1
+    assert [p["kind"] for p in problems] == ["triggers"], problems
+    assert "ledger_no_update" in problems[0]["detail"]
+
+
 def test_a_table_row_without_an_id_is_no_internal_error(host_copy: Path, gm) -> None:
     """`tables` is the host's live state, not evidence: a row whose id is NULL (it stopped
     audit with "internal error: TypeError") changes nothing the audit checks."""

@@ -144,8 +144,8 @@ class LogCheck:
     def _check_guards(self) -> None:
         missing = evidence.missing_guards(self.store)
         if missing:
-            self._add("triggers", f"the append-only guards {', '.join(missing)} were dropped: "
-                      "rows of those tables may have been changed or deleted since")
+            self._add("triggers", f"the append-only guards {', '.join(missing)} were dropped "
+                      "or defused: rows of those tables may have been changed or deleted since")
 
     def _add(self, kind: str, detail: str, **where) -> None:
         self.problems.append(Problem(kind, detail, **where))
