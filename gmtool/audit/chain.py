@@ -164,7 +164,7 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1
                               "ledger row (minted)", **where)
             openings.add(row["player"])
         elif row["reason"] == "gm_adjust" and row["gm_action_id"] is not None:
-            outcome = _json_or_none(row["outcome"])
+            outcome = json_or_none(row["outcome"])
             if row["action"] is not None and (
                     row["action"] != "adjust" or row["target"] != row["player"]
                     or not isinstance(outcome, dict) or outcome.get("ok") is not True
@@ -215,7 +215,8 @@ def verify_seeds(store: Store, key: bytes | None,
                           f"{row['table_id']} #{row['number']}", hand=row["id"])
 
 
-def _json_or_none(text):
+def json_or_none(text):
+    """Stored JSON text parsed, or None (NULL, not text, or not JSON: edited)."""
     try:
         return json.loads(text) if isinstance(text, str) else None
     except ValueError:

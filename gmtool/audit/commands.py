@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import orjson
-
-from gmtool.audit.chain import Problem
+from gmtool.audit.chain import Problem, json_or_none
 from gmtool.audit.signatures import COMMANDS, outcome_of
 from gmtool.store import gm
 
@@ -66,7 +64,7 @@ def _decided(row: dict, action: dict, where: str) -> Iterator[Problem]:
     differs = [what for what, same in (
         (f"status {status!r}, not {expected!r}", status == expected),
         (f"GM action {row['gm_action_id']!r}", row["gm_action_id"] == action["id"]),
-        ("an outcome that is not the logged one", _json(row["outcome"]) == logged),
+        ("an outcome that is not the logged one", json_or_none(row["outcome"]) == logged),
         (f"time {row['acked_at']!r}, not {action['at']!r}",
          fate is None or row["acked_at"] == action["at"])) if not same]
     if differs:
@@ -74,9 +72,3 @@ def _decided(row: dict, action: dict, where: str) -> Iterator[Problem]:
                       f"logged fate (GM action {action['id']}): edited",
                       gm_action=action["id"])
 
-
-def _json(text) -> object:
-    try:
-        return orjson.loads(text) if text is not None else None
-    except (ValueError, TypeError):
-        return text
