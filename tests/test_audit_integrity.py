@@ -78,12 +78,15 @@ def test_an_undecodable_payload_is_a_finding_and_the_audit_goes_on(host_copy: Pa
 
 def test_audit_of_a_store_a_live_host_is_writing_finds_nothing(deployed_db: Path,
                                                              start_host) -> None:
-    """Audits while a real host plays (another process): each sees one consistent moment."""
+    """Audits while a real host plays (another process): each sees one consistent moment,
+    in one process or with tables in two (each its own later snapshot: players' tallies
+    are held to the hands settled in the first)."""
     host = start_host(deployed_db, "--tables", "6", "--speed", "200", "--seed", "live-audit")
     host.wait_for_line(r"hand settled")
-    for round_ in range(3):
+    for round_ in range(4):
         seen = len(host.lines)
-        audit = _gmtool("audit", "--db", deployed_db, "--json")
+        jobs = ["--jobs", "2"] if round_ % 2 else []
+        audit = _gmtool("audit", "--db", deployed_db, "--json", *jobs)
         assert audit.returncode == 0, (round_, audit.stdout[-2000:], audit.stderr)
         host.wait_until(lambda: len(host.lines) > seen)  # the host wrote on meanwhile
     assert host.stop() == 0

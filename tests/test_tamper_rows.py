@@ -1,12 +1,16 @@
 """Single-row edits an outside store-edit check found audit did not report (issue 14): the
 live-state copies a GM command keeps of its logged fate, an event's stored prev_hash and
-row id, a deployment that no GM action made, and a log record's index columns (or a body
-that is not JSON, which stopped audit with an internal error)."""
+row id, a deployment that no GM action made, a log record's index columns (or a body
+that is not JSON, which stopped audit with an internal error); and then a player minted
+after the newest checkpoint with log records that keep the log consistent, players'
+tallies and score, the log's stored tree nodes, a config's profile text and time, and a
+chain head that names no chain."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +18,10 @@ from pathlib import Path
 import pytest
 from test_audit_incremental import _sql
 
-from gmtool.store import evidence
+from gmtool.evidence import opening
+from gmtool.evidence.note import Signer
+from gmtool.house.notary import origin_of
+from gmtool.store import evidence, ledger
 from gmtool.store.clock import iso
 from gmtool.store.db import connect
 
@@ -131,6 +138,81 @@ def log_record_duplicated(db: Path) -> None:
         evidence.append(store, json.loads(body))
 
 
+def minted_player(db: Path) -> None:
+    """The outside check's mint: a new bot with 100,000,000 coins, its player row, ledger
+    row and their log records appended through gmtool's own store functions after the
+    newest signed checkpoint (so the log is a consistent extension of it)."""
+    with connect(db) as store:
+        ledger.grant(store, "bot-999", 100_000_000, "opening_balance", kind="bot")
+
+
+def minted_with_a_key_of_its_own(db: Path) -> None:
+    """As above, with an `opening` record signed by a new key named for this store."""
+    with connect(db) as store:
+        forger = Signer.generate(origin_of(store))
+        ledger.open_account(store, "bot-999", 100_000_000, "bot",
+                            lambda *grant: opening.sign(forger, *grant))
+
+
+def minted_with_a_copied_signature(db: Path) -> None:
+    """As above, with the signature of a real opening of the same amount copied over."""
+    with connect(db) as store:
+        first = json.loads(store.one("SELECT body FROM log WHERE kind = 'opening' ORDER BY "
+                                     "idx LIMIT 1")[0])
+        ledger.open_account(store, "bot-999", first["delta"], "bot",
+                            lambda *grant: first["signature"])
+
+
+def _a_player_who_played(conn: sqlite3.Connection) -> str:
+    return conn.execute("SELECT name FROM players WHERE wins > 0 AND losses > 0 ORDER BY "
+                        "name LIMIT 1").fetchone()[0]
+
+
+def tally_raised(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE players SET wins = wins + 1 WHERE name = ?",
+                (_a_player_who_played(conn),))
+
+
+def tally_cleared(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE players SET losses = NULL WHERE name = ?",
+                (_a_player_who_played(conn),))
+
+
+def score_raised(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE players SET score = score + 1 WHERE name = ?",
+                (_a_player_who_played(conn),))
+
+
+def log_node_edited(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE log_nodes SET hash = ? WHERE level = 3 AND idx = 1",
+                (hashlib.sha256(b"edited").digest(),))
+
+
+def log_node_deleted(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "DELETE FROM log_nodes WHERE level = 1 AND idx = 7")
+
+
+def log_node_inserted(conn: sqlite3.Connection) -> None:
+    """A node past the tree's end: its level's count is then one too many."""
+    conn.execute("INSERT INTO log_nodes (level, idx, hash) SELECT 2, MAX(idx) + 1, hash FROM "
+                 "log_nodes WHERE level = 2")
+
+
+def config_text_edited(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE configs SET profile_text = profile_text || '# edited' WHERE "
+                "rowid = (SELECT MIN(rowid) FROM configs)")
+
+
+def config_time_edited(conn: sqlite3.Connection) -> None:
+    _update_one(conn, "UPDATE configs SET created_at = '2020-01-01T00:00:00.000000+00:00' "
+                "WHERE rowid = (SELECT MIN(rowid) FROM configs)")
+
+
+def chain_head_of_no_chain(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO chain_heads (name, seq, hash) SELECT name || '-copy', seq, hash "
+                 "FROM chain_heads WHERE name = 'gm_actions'")
+
+
 CASES = [  # (edit of the store at a path, the problem kind audit must report)
     *(pytest.param(in_sqlite(change), "gm_command", id=change.__name__) for change in (
         command_status_unknown, command_done_said_failed, command_outcome_edited,
@@ -143,6 +225,14 @@ CASES = [  # (edit of the store at a path, the problem kind audit must report)
     *(pytest.param(in_sqlite(change), "log_record", id=change.__name__) for change in (
         log_name_key_edited, log_number_key_edited, log_body_not_json)),
     pytest.param(log_record_duplicated, "log_record", id="log_record_duplicated"),
+    pytest.param(minted_player, "unjustified_coins", id="minted_player"),  # (no key needed)
+    *(pytest.param(in_sqlite(change), "tallies", id=change.__name__) for change in (
+        tally_raised, tally_cleared, score_raised)),
+    *(pytest.param(in_sqlite(change), "log_nodes", id=change.__name__) for change in (
+        log_node_edited, log_node_deleted, log_node_inserted)),
+    *(pytest.param(in_sqlite(change), "differs_from_log", id=change.__name__) for change in (
+        config_text_edited, config_time_edited)),
+    pytest.param(in_sqlite(chain_head_of_no_chain), "chain_head", id="chain_head_of_no_chain"),
 ]
 
 
@@ -179,3 +269,35 @@ def test_a_table_row_without_an_id_is_no_internal_error(host_copy: Path, gm) -> 
         conn, "UPDATE tables SET id = NULL WHERE rowid = (SELECT MIN(rowid) FROM tables)"))
     report = json.loads(gm("audit", "--db", host_copy, "--json").stdout)
     assert report["problems"] == []
+
+
+def _latest_checkpoint(db: Path) -> str:
+    return sorted(p.name for p in Path(f"{db}.witness").iterdir())[-1]
+
+
+@pytest.mark.parametrize("edit", [minted_player, minted_with_a_key_of_its_own,
+                                  minted_with_a_copied_signature])
+def test_a_mint_after_the_newest_checkpoint_is_reported(host_db: Path, tmp_path: Path, gm,
+                                                        edit) -> None:
+    """With the host's verifier key and witness beside the copy, in a full audit and in
+    one from the newest checkpoint: the new player's opening balance has no signature of
+    the host's, or one over another grant, or one made by another key."""
+    db = tmp_path / host_db.name
+    for path in host_db.parent.iterdir():
+        if path.name.startswith(host_db.name) and not path.name.endswith(".lock"):
+            (shutil.copytree if path.is_dir() else shutil.copyfile)(path, tmp_path / path.name)
+    gm("audit", "--db", db, "--json")  # clean, against the witness, before the edit
+    edit(db)
+    for mode in ([], ["--from-checkpoint", _latest_checkpoint(db)]):
+        run = gm("audit", "--db", db, "--json", *mode, expect=1)
+        problems = json.loads(run.stdout)["problems"]
+        assert [(p["kind"], p.get("player")) for p in problems] == \
+            [("unjustified_coins", "bot-999")], (mode, problems)
+
+
+def test_an_audit_of_some_hands_does_not_hold_tallies_to_them(host_copy: Path, gm) -> None:
+    """Tallies are the sums over every settled hand: an audit of one table's hands (or
+    from a checkpoint) sees only some, and says nothing about them."""
+    table = sqlite3.connect(host_copy).execute("SELECT MIN(table_id) FROM hands").fetchone()[0]
+    report = json.loads(gm("audit", "--db", host_copy, "--table", table, "--json").stdout)
+    assert report["problems"] == [] and report["hands_checked"] > 0

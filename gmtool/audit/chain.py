@@ -93,6 +93,14 @@ def check_head(table: str, last_seq: int, last_hash: str,
                       "recorded head of the chain", table=table)
 
 
+def verify_chain_names(store: Store) -> Iterator[Problem]:
+    """Every recorded chain head names a chain: the GM log's or a table's events'."""
+    for name in scan.chain_names(store):
+        if name != "gm_actions" and not (isinstance(name, str) and name.startswith("events:")):
+            yield Problem("chain_head", f"a chain head is recorded for {name!r}, which is no "
+                          "chain (inserted)")
+
+
 def verify_balances(store: Store, player: str | None = None) -> Iterator[Problem]:
     """Every player's coins equal the sum of their ledger rows."""
     for row in scan.balances(store, player):

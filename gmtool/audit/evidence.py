@@ -1,7 +1,8 @@
 """The evidence log, checked: the log is whole, and the store's rows are what it logged.
 
-The log's own checks: indexes without gaps, every leaf the hash of its body, and the
-tree's recorded state (size and root) the tree of those leaves. Then every evidence row
+The log's own checks: indexes without gaps, every leaf the hash of its body, the
+tree's recorded state (size and root) the tree of those leaves, and the stored interior
+nodes (for proofs) that tree's. Then every evidence row
 against its record: a hand, its end, a ledger row, a GM action, a config, a deployment,
 a GM user's role and a player as the store holds them now must equal the body logged
 for them; a row without a record was inserted, a record without its row was deleted.
@@ -47,7 +48,14 @@ def _where(kind: str, key, body: dict) -> dict:
     return {}
 
 
+MAX_LEVEL = 62  # the tallest tree a log of 2**63 records makes
+
 RELOGGED = {"gm_user"}  # logged again at each change of role or key: the last one holds
+
+
+def _older_form(kind: str, record: dict, body: dict) -> bool:
+    """A config logged before its record held the profile text's hash: the id alone."""
+    return kind == "config" and record.keys() == {"kind", "id"} and record["id"] == body["id"]
 
 
 def _key_of(body: dict):
@@ -65,10 +73,13 @@ class LogCheck:
         self.frontier = Frontier()
         self.roots: dict[int, bytes] = {}  # tree size -> root, for the sizes asked for
         self.problems: list[Problem] = []
+        # by level: a digest of the complete tree nodes the walk made, in index order
+        self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
     def run(self, sizes: set[int] = frozenset()) -> list[Problem]:
         logged, retired, batches = self._walk(set(evidence.LOGGED_ROWS), sizes)
         self._check_state()
+        self._check_nodes()
         self._check_batches(batches)
         deployments = set(logged["deployment"])
         for kind, records in logged.items():  # (each check takes the records it matches)
@@ -87,8 +98,8 @@ class LogCheck:
         frontier = self.frontier
         if frontier.size in sizes:
             self.roots[frontier.size] = frontier.root()
-        push, loads, sha256 = frontier.push, orjson.loads, hashlib.sha256  # (a million a run)
-        index_key = evidence.index_key
+        loads, sha256 = orjson.loads, hashlib.sha256  # (a million a run)
+        index_key, nodes, made = evidence.index_key, frontier.nodes, self.made
         for idx, kind, tkey, nkey, body, leaf in evidence.records(self.store, frontier.size):
             if idx != frontier.size:
                 self._add("log_gap", f"log record {frontier.size} is missing (the next is "
@@ -99,7 +110,16 @@ class LogCheck:
             if sha256(b"\x00" + body.encode("utf-8", "surrogateescape")).digest() != leaf:
                 self._add("log_record", f"log record {idx} ({kind}) does not match its hash "
                           "(edited)")
-            push(leaf)
+            # Frontier.push inline, each complete node it makes hashed into its level's
+            # digest (for `_check_nodes`: the stored nodes must be these).
+            node, index, level = leaf, frontier.size, 0
+            while index & 1:
+                node = sha256(b"\x01" + nodes.pop() + node).digest()
+                index >>= 1
+                level += 1
+                made[level].update(node)
+            nodes.append(node)
+            frontier.size += 1
             if frontier.size in sizes:
                 self.roots[frontier.size] = frontier.root()
             try:
@@ -140,6 +160,31 @@ class LogCheck:
         if (size, root) != (self.frontier.size, self.frontier.root()):
             self._add("log_state", f"the log's recorded state ({size} records) is not the "
                       f"tree of its {self.frontier.size} records (the log was edited)")
+
+    def _check_nodes(self) -> None:
+        """The stored tree nodes (`log_nodes`, read by inclusion and consistency proofs and
+        by the host's start) made after the walk's first record are exactly the ones the
+        walk made: at each level as many, with the same indexes and hashes, in order."""
+        start, size = self.start, self.frontier.size
+        stored = {level: (count, least, greatest) for level, count, least, greatest
+                  in log_range.node_levels(self.store, start)}
+        expected = {level: (end - first, first, end - 1) for level in range(1, MAX_LEVEL + 1)
+                    for first, end in [(start >> level, size >> level)] if end > first}
+        for level in sorted(stored.keys() | expected.keys(),
+                            key=lambda v: (0, v) if type(v) is int else (1, str(v))):
+            if stored.get(level) != expected.get(level) or not self._same_nodes(level):
+                self._add("log_nodes", f"the log's stored tree nodes at level {level!r} are "
+                          "not the tree of its records (edited, inserted or deleted): proofs "
+                          "read from them would not verify")
+
+    def _same_nodes(self, level: int) -> bool:
+        digest = hashlib.sha256()
+        try:
+            for (value,) in log_range.node_hashes(self.store, level, self.start >> level):
+                digest.update(value)
+        except TypeError:  # a hash edited into text or a number
+            return False
+        return digest.digest() == self.made[level].digest()
 
     def _check_guards(self) -> None:
         missing = evidence.missing_guards(self.store)
@@ -192,7 +237,7 @@ class LogCheck:
                     continue
                 self._add("not_logged", f"{name} {key}: not in the evidence log (inserted)",
                           **_where(kind, key, body))
-            elif record != body:
+            elif record != body and not _older_form(kind, record, body):
                 changed = sorted(k for k in body if body.get(k) != record.get(k))
                 self._add("differs_from_log", f"{name} {key}: {', '.join(changed)} differ"
                           f"{'s' if len(changed) == 1 else ''} from the evidence log (edited)",

@@ -45,14 +45,16 @@ class TablePasses:
         self._news = None
         self._checked = 0
 
-    def start(self, passes: list[tuple[str, int | None]], selection: tuple = (),
+    def start(self, passes: list[tuple[str, int | None, int]], selection: tuple = (),
               sizes: dict[str, int] | None = None) -> None:
-        """Start the passes: here they run to the end before this returns; in workers
-        they run on while the caller does other work."""
+        """Start the passes (table, first event or None, last hand to tally): here they run
+        to the end before this returns; in workers they run on while the caller does other
+        work."""
         workers = min(self.jobs, len(passes))
         if workers <= 1:
             audit = TableAudit(self.store, self.progress)
-            self._results = [audit.table(table, selection, start) for table, start in passes]
+            self._results = [audit.table(table, selection, start, until)
+                             for table, start, until in passes]
             return
         context = multiprocessing.get_context("spawn")
         self._news = context.Queue()
@@ -65,8 +67,8 @@ class TablePasses:
             sizes.get(passes[i][0], 0) - (passes[i][1] or 1)))
         futures: dict[int, Future] = {}
         for i in longest_first:
-            table, start = passes[i]
-            futures[i] = self._pool.submit(_table, table, selection, start)
+            table, start, until = passes[i]
+            futures[i] = self._pool.submit(_table, table, selection, start, until)
         self._results = [futures[i] for i in range(len(passes))]
 
     def results(self) -> list[TableResult]:
@@ -114,8 +116,8 @@ def _tell(count: int) -> None:
     _told = count
 
 
-def _table(table_id: str, selection: tuple, start: int | None) -> TableResult:
+def _table(table_id: str, selection: tuple, start: int | None, until: int) -> TableResult:
     with _audit.store.snapshot():
-        result = _audit.table(table_id, selection, start)
+        result = _audit.table(table_id, selection, start, until)
     _tell(_audit.hands_checked)
     return result

@@ -80,6 +80,7 @@ class LogFrom(LogCheck):
         ranged = set(log_range.RANGED) | {"hand_end"}
         logged, retired, batches = self._walk(ranged, sizes)
         self._check_state()
+        self._check_nodes()
         self._check_batches_from(batches)
         self.after = after = self._cutoffs(logged)
         for kind in log_range.RANGED:

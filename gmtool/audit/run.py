@@ -3,8 +3,10 @@
 Each table's events are read once, in chain order (`tables.TableAudit`): every link and
 hash, and each hand as soon as its last event has passed (commitment, replay, zero-sum
 settlement, ledger rows). Then the global checks (`GLOBAL_CHECKS`: coins against the
-ledger, event row ids, the GM log's chain, ledger links, grants, seeds, GM signatures,
-command fates, configs, deployments) and the evidence log against the rows and the signed checkpoints.
+ledger, event row ids, chain names, the GM log's chain, ledger links, grants, the host's
+signatures over opening balances, seeds, GM signatures, command fates, configs,
+deployments), players' tallies against their settled hands (in a full audit), and the
+evidence log against the rows and the signed checkpoints.
 Hands, events and ledger rows are streamed, so memory stays flat however many hands the
 store holds.
 
@@ -16,12 +18,14 @@ previous clean audit covered) only what the log recorded after it is checked
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from gmtool.audit.chain import (
     Problem,
     verify_balances,
+    verify_chain_names,
     verify_event_ids,
     verify_gm_log,
     verify_grants,
@@ -34,10 +38,12 @@ from gmtool.audit.deployments import verify_deployments
 from gmtool.audit.evidence import LogCheck, checkpoint_problems
 from gmtool.audit.jobs import TablePasses
 from gmtool.audit.log_from import LogFrom
+from gmtool.audit.openings import verify_openings
 from gmtool.audit.scope import Scope
 from gmtool.audit.signatures import verify_signatures
+from gmtool.audit.tallies import verify_tallies
 from gmtool.errors import UsageError
-from gmtool.evidence.note import Checkpoint
+from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.store import scan
 from gmtool.store.db import Store
 from gmtool.store.queries import check_names
@@ -86,6 +92,10 @@ def _grants(store: Store, scope: Scope) -> Iterable[Problem]:
         verify_grants(store, after.ledger, after.gm_action)
 
 
+def _openings(store: Store, scope: Scope) -> Iterable[Problem]:
+    return verify_openings(store, scope.host_key, scope.after.ledger if scope.after else 1)
+
+
 def _seeds(store: Store, scope: Scope) -> Iterable[Problem]:
     after = scope.after
     return verify_seeds(store, scope.seed_key, None if after is None else
@@ -112,9 +122,13 @@ def _event_ids(store: Store, scope: Scope) -> Iterable[Problem]:
     return verify_event_ids(store)  # one aggregate over the events' ids: global
 
 
+def _chain_names(store: Store, scope: Scope) -> Iterable[Problem]:
+    return verify_chain_names(store)  # a row per table: global
+
+
 GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Problem]]] = [
-    _balances, _event_ids, _gm_log, _ledger_links, _grants, _seeds, _signatures, _commands,
-    _configs, _deployments]
+    _balances, _event_ids, _chain_names, _gm_log, _ledger_links, _grants, _openings, _seeds,
+    _signatures, _commands, _configs, _deployments]
 
 
 def run_audit(store: Store, since: str | None = None, until: str | None = None,
@@ -122,11 +136,13 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
               progress: Callable[[int], None] | None = None,
               checkpoints: list[tuple[str, Checkpoint]] = (),
               origin: str = "", seed_key: bytes | None = None, jobs: int = 1,
-              base: tuple[str, Checkpoint] | None = None) -> AuditReport:
+              base: tuple[str, Checkpoint] | None = None,
+              host_key: Verifier | None = None) -> AuditReport:
     """Every check; with `checkpoints` (name, signed checkpoint whose signature the
     caller verified), also that the log extends each of them; with the host's
-    `seed_key`, that every seed is the one it derives; with `jobs`, tables in that many
-    processes; with `base` (name, signed checkpoint), only what came after it."""
+    `seed_key`, that every seed is the one it derives; with its verifier `host_key`, that
+    it signed every opening balance; with `jobs`, tables in that many processes; with
+    `base` (name, signed checkpoint), only what came after it."""
     check_names(store, table, player)
     selection = (since, until, table, player)
     if base is not None and any(selection):
@@ -148,13 +164,22 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
         tables = scan.audit_tables(store, *selection)
         if base is not None:
             starts = log.table_starts(tables)
-        passes.start([(t, starts.get(t)) for t in tables], selection, scan.table_sizes(store))
+        # A full audit holds tallies to the hands settled in this snapshot: a table's hands
+        # settle in order, so up to its last settled one here, whenever a worker reads it.
+        tally = base is None and not any(selection)
+        settled = scan.last_settled_hands(store) if tally else {}
+        passes.start([(t, starts.get(t), settled.get(t, 0)) for t in tables], selection,
+                     scan.table_sizes(store))
         log_problems = log.run({c.size for _, c in checkpoints})
-        scope = Scope(player, seed_key, log.after)
+        scope = Scope(player, seed_key, log.after, host_key)
         global_problems = [problem for check in GLOBAL_CHECKS for problem in check(store, scope)]
+        tallies: Counter = Counter()
         for result in passes.results():
             report.problems += result.problems
             report.hands_checked += result.hands_checked
+            tallies.update(result.tallies)
+        if tally:  # every settled hand was replayed
+            global_problems += verify_tallies(store, tallies)
         if progress:
             progress(report.hands_checked)
         for problem in (*global_problems, *log_problems,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gmtool.evidence.note import Verifier
+
 
 @dataclass(frozen=True)
 class After:
@@ -21,9 +23,11 @@ class After:
 
 @dataclass(frozen=True)
 class Scope:
-    """One player's coins or everyone's; the host's seed key, if at hand; and, in an audit
-    from a checkpoint, `after`: a check that is cheap over the whole store ignores it."""
+    """One player's coins or everyone's; the host's seed key and verifier key, if at hand;
+    and, in an audit from a checkpoint, `after`: a check that is cheap over the whole store
+    ignores it."""
 
     player: str | None = None
     seed_key: bytes | None = None
     after: After | None = None
+    host_key: Verifier | None = None

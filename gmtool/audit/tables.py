@@ -28,6 +28,7 @@ from gmtool.audit.replay import (
     loads_or_none,
     replay_loaded,
 )
+from gmtool.audit.tallies import add_settlement
 from gmtool.canonical import ZERO_HASH
 from gmtool.store import log_range, scan
 from gmtool.store.configs import load_config
@@ -42,10 +43,12 @@ _HAND_ID = itemgetter(0)
 
 @dataclass
 class TableResult:
-    """What one table's pass found: its problems (as JSON) and how many hands it checked."""
+    """What one table's pass found: its problems (as JSON), how many hands it checked, and
+    the results and score changes its settled hands record, by (player, column)."""
 
     problems: list[dict] = field(default_factory=list)
     hands_checked: int = 0
+    tallies: Counter = field(default_factory=Counter)
 
     def add(self, problem: Problem | dict) -> None:
         self.problems.append(problem.as_json() if isinstance(problem, Problem) else problem)
@@ -62,18 +65,21 @@ class TableAudit:
         self.setups: dict[str, ReplaySetup] = {}  # by config id
         self.result = TableResult()
         self.ledger = _ByHand(iter(()))  # the current table's ledger rows, in hand order
+        self.tally_until = 0  # the current table's last hand whose results are added up
 
     def setup_of(self, config_id: str) -> ReplaySetup:
         if config_id not in self.setups:
             self.setups[config_id] = ReplaySetup.of(load_config(self.store, config_id))
         return self.setups[config_id]
 
-    def table(self, table_id: str, selection: tuple = (), start: int | None = None
-              ) -> TableResult:
+    def table(self, table_id: str, selection: tuple = (), start: int | None = None,
+              tally_until: int = 0) -> TableResult:
         """One pass over a table's chain (from event `start` on, if given), handing each
-        hand's events over as it completes; the table's recorded chain head is read in the
-        caller's snapshot, with the rows."""
+        hand's events over as it completes, and adding up the results of its settled hands
+        up to id `tally_until`; the table's recorded chain head is read in the caller's
+        snapshot, with the rows."""
         self.result = result = TableResult()
+        self.tally_until = tally_until
         from_seq, from_hand = _start_of(self.store, table_id, start)
         hands = scan.table_hands(self.store, table_id, *selection, from_hand=from_hand)
         next_hand = next(hands, None)
@@ -124,7 +130,8 @@ class TableAudit:
         hand = dict(zip(_HAND_COLUMNS, row))
         ledger = self.ledger.take(hand["id"])
         if events:
-            _check_hand(self.result, hand, events, ledger, self.setup_of)
+            _check_hand(self.result, hand, events, ledger, self.setup_of,
+                        hand["id"] <= self.tally_until)
         else:
             self.result.add({"hand": hand["id"], "kind": "events_missing",
                              "detail": "the hand has no events"})
@@ -236,8 +243,9 @@ class _ByHand:
 
 
 def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: list[tuple],
-                setup_of) -> None:
-    """The checks of one hand; `events` are its (seq, type, payload) rows in chain order."""
+                setup_of, tally: bool = False) -> None:
+    """The checks of one hand; `events` are its (seq, type, payload) rows in chain order;
+    with `tally`, its results are added up."""
     hand_id = hand["id"]
     if hand["outcome"] == "running":
         return  # still being played: its seed is secret; the chain check covered its events
@@ -256,6 +264,8 @@ def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: li
         report.add({"hand": hand_id, "kind": "settlement", "detail": "a settled hand has no "
                     "settlement event"})
         return
+    if tally:
+        add_settlement(report.tallies, settlement)
     try:
         entries, total = [], 0
         for entry in settlement["entries"]:

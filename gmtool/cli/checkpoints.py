@@ -9,7 +9,7 @@ from pathlib import Path
 from gmtool.audit.chain import Problem
 from gmtool.cli.console import Abort
 from gmtool.evidence import witness
-from gmtool.evidence.note import Checkpoint
+from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.house.notary import origin_of
 from gmtool.store.db import Store
 
@@ -47,6 +47,19 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
             problems.append(Problem("checkpoint_signature", f"{error}: a checkpoint in the "
                                     "witness that its host did not sign (forged or changed)"))
     return found, problems, origin
+
+
+def host_verifier(store: Store, key: Path | None) -> Verifier | None:
+    """The host's verifier key: `--key`, else `<db>.checkpoint.pub` if there is one (a
+    store no host has signed for has none: None). A key named or present but unreadable
+    is a usage error (exit 2)."""
+    key_file = key or witness.public_key_path(store.path)
+    if key is None and not key_file.exists():
+        return None
+    try:
+        return witness.load_verifier(key_file)
+    except OSError as error:
+        raise Abort(f"{error}: pass --key with the host's verifier key", code=2) from None
 
 
 def base_checkpoint(store: Store, given: str, key: Path | None,

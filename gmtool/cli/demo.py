@@ -63,7 +63,7 @@ def demo(
 
 def _summary(store, path: Path, report) -> None:
     from gmtool.audit.run import run_audit
-    from gmtool.cli.checkpoints import signed_checkpoints
+    from gmtool.cli.checkpoints import host_verifier, signed_checkpoints
     from gmtool.cli.render_hands import timeline
     from gmtool.engine.events import Event
     from gmtool.evidence import witness
@@ -83,7 +83,8 @@ def _summary(store, path: Path, report) -> None:
         console.line(f"\none hand (#{hand_id}):")
         console.lines("  " + line for line in timeline(events))
     checkpoints, refused, origin = signed_checkpoints(store, None, None, None)
-    audit = run_audit(store, checkpoints=checkpoints, origin=origin)
+    audit = run_audit(store, checkpoints=checkpoints, origin=origin,
+                      seed_key=seeds.existing_key(path), host_key=host_verifier(store, None))
     problems = [*audit.problems, *(p.as_json() for p in refused)]
     verdict = "ok" if not problems else f"{len(problems)} problem(s), first: " \
         f"{problems[0]['kind']}: {problems[0]['detail']}"

@@ -140,7 +140,8 @@ class Host:
         for profile, tier_id, _ in plan:
             tier = self.room(profile, tier_id).config.tier(tier_id)
             need = max(need, tier.min_holding or 0, tier.hand_cap or 0)
-        self.pool.enroll(self.options.bots or max(8, 5 * len(plan)), max(100_000, 20 * need))
+        self.pool.enroll(self.options.bots or max(8, 5 * len(plan)), max(100_000, 20 * need),
+                         lambda: self.notary.signer)
 
     # -- services for tables (table.TableHost) -------------------------------------------
 

@@ -8,7 +8,10 @@ adjustment may have changed them) whenever a table is about to seat or deal to a
 from __future__ import annotations
 
 import random
+from typing import Callable
 
+from gmtool.evidence import opening as signed_opening
+from gmtool.evidence.note import Signer
 from gmtool.house.bots import STYLE_NAMES
 from gmtool.store import ledger
 from gmtool.store.db import Store
@@ -22,12 +25,18 @@ class BotPool:
         self.idle: set[str] = set()
         self.benched: set[str] = set()
 
-    def enroll(self, count: int, opening: int) -> None:
-        """Bots bot-001 .. bot-<count>, each given `opening` coins when first created."""
+    def enroll(self, count: int, opening: int, signer: Callable[[], Signer]) -> None:
+        """Bots bot-001 .. bot-<count>, each given `opening` coins when first created, an
+        opening balance signed with `signer()`, the host's key (asked for only then); in a
+        store from before signed openings, those it holds are signed first."""
+        def vouch(ledger_id: int, player: str, amount: int) -> str:
+            return signed_opening.sign(signer(), ledger_id, player, amount)
+
+        ledger.vouch_for_older_openings(self.store, vouch)
         for index in range(1, count + 1):
             name = f"bot-{index:03d}"
             if not ledger.exists(self.store, name):
-                ledger.grant(self.store, name, opening, "opening_balance", kind="bot")
+                ledger.open_account(self.store, name, opening, "bot", vouch)
             self.styles[name] = STYLE_NAMES[index % len(STYLE_NAMES)]
         for name, coins in ledger.bot_balances(self.store).items():
             self.coins[name] = coins

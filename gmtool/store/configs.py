@@ -17,14 +17,17 @@ from gmtool.store.db import NoSuchRecord, Store, StoreError
 
 def save_config(store: Store, compiled: dict, profile_text: str) -> None:
     """Store a compiled config (idempotent: the id is the content)."""
+    at = store.now()
     cursor = store.conn.execute(
         "INSERT OR IGNORE INTO configs (config_id, profile_id, version, title, game, compiled,"
         " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (compiled["config_id"], compiled["profile"]["id"], compiled["profile"]["version"],
          compiled["profile"]["title"], compiled["game"], canonical_json(compiled),
-         profile_text, store.now()))
+         profile_text, at))
     if cursor.rowcount == 1:
-        evidence.append(store, evidence.config_body({"config_id": compiled["config_id"]}))
+        evidence.append(store, evidence.config_body({
+            "config_id": compiled["config_id"], "profile_text": profile_text,
+            "created_at": at}))
 
 
 Logged = Callable[[int], object]  # logs the GM action that made a deployment, given its id

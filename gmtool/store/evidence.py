@@ -1,7 +1,8 @@
 """The evidence log: every record that is evidence, in one append-only Merkle tree.
 
 Each write that makes evidence (a batch of a table's events, a hand's start and end, a
-ledger row, a GM action, a stored config, a deployment, a GM user's role, a new player)
+ledger row, a GM action, a stored config, a deployment, a GM user's role, a new player,
+the host's signature over an opening balance)
 appends a record to `log` in the same transaction: `body` is the record's canonical JSON
 and `leaf` its RFC 9162 leaf hash. The tree's running state (`log_state`: size and the
 roots of its complete subtrees) and every complete interior node (`log_nodes`, for
@@ -14,6 +15,7 @@ audit can rebuild it from the row and compare.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import sqlite3
 from typing import TYPE_CHECKING, Iterator, Mapping
@@ -53,8 +55,16 @@ def gm_action_body(row: Mapping) -> dict:
 
 
 def config_body(row: Mapping) -> dict:
-    """The config id is the hash of the compiled config."""
-    return {"kind": "config", "id": row["config_id"]}
+    """The config id is the hash of the compiled config; the SHA-256 of the profile text it
+    was compiled from and when it was stored come with it (records made before 2026-12-02
+    hold the id alone)."""
+    body = {"kind": "config", "id": row["config_id"]}
+    if "profile_text" in row:
+        text = row["profile_text"]
+        body["text"] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() \
+            if isinstance(text, str) else None
+        body["at"] = row["created_at"]
+    return body
 
 
 def deployment_body(row: Mapping) -> dict:
@@ -83,6 +93,13 @@ def gm_request_body(row: Mapping) -> dict:
     return {"kind": "gm_request", "id": row["id"], "command": row["kind"],
             "table": row["table_id"], "player": row["player"], "reason": row["reason"],
             "by": row["issued_by"], "at": row["issued_at"], "request": row["request"]}
+
+
+def opening_body(ledger_id: int, player: str, amount: int, signature: str) -> dict:
+    """The host's signature over an opening balance (gmtool.evidence.opening): the
+    authority for the ledger row `ledger_id`, which is logged just before it."""
+    return {"kind": "opening", "id": ledger_id, "player": player, "delta": amount,
+            "signature": signature}
 
 
 def player_body(row: Mapping) -> dict:
@@ -221,7 +238,7 @@ LOGGED_ROWS = {
     "hand_end": ("SELECT * FROM hands WHERE outcome != 'running'", hand_end_body),
     "ledger": ("SELECT * FROM ledger", ledger_body),
     "gm_action": ("SELECT id, hash FROM gm_actions", gm_action_body),
-    "config": ("SELECT config_id FROM configs", config_body),
+    "config": ("SELECT config_id, profile_text, created_at FROM configs", config_body),
     "deployment": ("SELECT * FROM deployments", deployment_body),
     "gm_user": ("SELECT * FROM gm_users", gm_user_body),
     "gm_request": ("SELECT * FROM gm_commands", gm_request_body),

@@ -6,13 +6,13 @@ as the ledger row that changes it; audit checks that it equals the sum of the ro
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 from gmtool.store import evidence
 from gmtool.store.db import NoSuchRecord, Store
 
-_TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
-                  "disconnect": "disconnects"}
+TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
+                 "disconnect": "disconnects"}
 
 
 def ensure_player(store: Store, name: str, kind: str = "human") -> None:
@@ -24,9 +24,10 @@ def ensure_player(store: Store, name: str, kind: str = "human") -> None:
 
 
 def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None = None,
-         gm_action_id: int | None = None) -> None:
-    """Ledger rows (player, delta, reason) and the balances they change; call inside write()."""
-    at = store.now()
+         gm_action_id: int | None = None) -> list[int]:
+    """Ledger rows (player, delta, reason) and the balances they change; call inside write().
+    Returns the new rows' ids."""
+    at, ids = store.now(), []
     for player, delta, reason in rows:
         cursor = store.conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?",
                                     (delta, player))
@@ -38,12 +39,14 @@ def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None
         evidence.append(store, evidence.ledger_body({
             "id": cursor.lastrowid, "hand_id": hand_id, "gm_action_id": gm_action_id,
             "player": player, "delta": delta, "reason": reason, "created_at": at}))
+        ids.append(cursor.lastrowid)
+    return ids
 
 
 def record_results(store: Store, results: dict[str, str], score: dict[str, int]) -> None:
     """Tallies (win/loss/draw/escape/disconnect counts) and score changes (RULES S22)."""
     for player, result in results.items():
-        column = _TALLY_COLUMNS.get(result)
+        column = TALLY_COLUMNS.get(result)
         if column:
             store.conn.execute(f"UPDATE players SET {column} = {column} + 1 WHERE name = ?",
                                (player,))
@@ -55,10 +58,41 @@ def record_results(store: Store, results: dict[str, str], score: dict[str, int])
 
 def grant(store: Store, player: str, amount: int, reason: str, kind: str = "human",
           gm_action_id: int | None = None) -> None:
-    """Give a player coins (opening balance, GM adjustment) through one ledger row."""
+    """Give a player coins through one ledger row, with no signature: an opening balance
+    given so is one of a store from before the host signed them (`open_account`), and
+    audit reports it once the store holds a signed one."""
     with store.write(durable=True):
         ensure_player(store, player, kind)
         post(store, [(player, amount, reason)], gm_action_id=gm_action_id)
+
+
+def open_account(store: Store, player: str, amount: int, kind: str,
+                 vouch: Callable[[int, str, int], str]) -> None:
+    """A new player with an opening balance, in one transaction: the player, the ledger row
+    and the host's signature over it, `vouch(ledger id, player, amount)`, logged beside it
+    (audit takes no opening balance without it: gmtool.evidence.opening)."""
+    with store.write(durable=True):
+        ensure_player(store, player, kind)
+        (ledger_id,) = post(store, [(player, amount, "opening_balance")])
+        evidence.append(store, evidence.opening_body(ledger_id, player, amount,
+                                                     vouch(ledger_id, player, amount)))
+
+
+def vouch_for_older_openings(store: Store, vouch: Callable[[int, str, int], str]) -> int:
+    """A store from before the host signed opening balances: sign every one it holds, once
+    (while it holds no signed one), as the log's upgrade made what a store held then
+    evidence. Returns how many were signed."""
+    if store.one("SELECT 1 FROM log WHERE kind = 'opening' LIMIT 1") is not None:
+        return 0
+    with store.write(durable=True):
+        rows = store.all("SELECT id, player, delta FROM ledger WHERE reason = "
+                         "'opening_balance' ORDER BY id")
+        if rows and store.one("SELECT 1 FROM log WHERE kind = 'opening' LIMIT 1") is None:
+            evidence.append_many(store.conn, [evidence.opening_body(
+                row["id"], row["player"], row["delta"],
+                vouch(row["id"], row["player"], row["delta"])) for row in rows])
+            return len(rows)
+    return 0
 
 
 def bot_balances(store: Store) -> dict[str, int]:

@@ -34,6 +34,23 @@ def size(store: Store) -> int:
     return 0 if last is None else last + 1
 
 
+def node_levels(store: Store, start: int) -> Iterator[tuple]:
+    """(level, count, least idx, greatest idx) of the stored tree nodes made after the
+    log's first `start` records (those whose idx is at least `start >> level`)."""
+    return store.conn.execute(
+        "SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE typeof(level) != "
+        "'integer' OR level NOT BETWEEN 1 AND 62 OR idx >= (? >> level) GROUP BY level "
+        "ORDER BY level", (start,))
+
+
+def node_hashes(store: Store, level: int, first: int) -> Iterator[tuple]:
+    """(hash,) of the stored tree nodes of `level` from idx `first` on, in idx order."""
+    cursor = store.conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute("SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? ORDER BY "
+                          "idx", (level, first))
+
+
 def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
     """The stored roots of the complete subtrees of the log's first `tree_size` records
     (`frontier_positions`), each None where the store has none."""

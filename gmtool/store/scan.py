@@ -183,6 +183,38 @@ def grants(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
                  (from_id,))
 
 
+def last_settled_hands(store: Store) -> dict[str, int]:
+    """Each table's last settled hand (a table's hands end in the order they began)."""
+    return dict(store.all("SELECT table_id, MAX(id) FROM hands WHERE outcome = 'settled' "
+                          "GROUP BY table_id"))
+
+
+def tallies(store: Store) -> Iterator[sqlite3.Row]:
+    """Every player's name, result tallies and score (RULES S22)."""
+    return _rows(store, "SELECT name, wins, losses, draws, escapes, disconnects, score FROM "
+                 "players ORDER BY name")
+
+
+def chain_names(store: Store) -> list:
+    """The name of every recorded chain head."""
+    return [row[0] for row in store.all("SELECT name FROM chain_heads ORDER BY name")]
+
+
+def openings(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
+    """Opening balances (ledger rows from id `from_id` on) with the log index of their
+    ledger record and the body of each `opening` record naming them (NULL: none)."""
+    return _rows(store, "SELECT l.id, l.player, l.delta, g.idx AS logged_at, o.body AS "
+                 "signed FROM ledger l LEFT JOIN log g ON g.kind = 'ledger' AND g.tkey IS "
+                 "NULL AND g.nkey = l.id LEFT JOIN log o ON o.kind = 'opening' AND o.tkey IS "
+                 "NULL AND o.nkey = l.id WHERE l.reason = 'opening_balance' AND l.id >= ? "
+                 "ORDER BY l.id", (from_id,))
+
+
+def first_signed_opening(store: Store) -> int | None:
+    """The log index of the first opening balance the host signed (None: there is none)."""
+    return store.conn.execute("SELECT MIN(idx) FROM log WHERE kind = 'opening'").fetchone()[0]
+
+
 def adjustments_without_row(store: Store, from_id: int = 1,
                             from_ledger: int = 1) -> Iterator[sqlite3.Row]:
     """GM adjustments (from id `from_id` on) the log says were made whose ledger row (from
