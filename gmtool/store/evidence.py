@@ -56,8 +56,8 @@ def gm_action_body(row: Mapping) -> dict:
 
 def config_body(row: Mapping) -> dict:
     """The config id is the hash of the compiled config; the SHA-256 of the profile text it
-    was compiled from and when it was stored come with it (records made before 2026-12-02
-    hold the id alone)."""
+    was compiled from and when it was stored come with it (records made before 25c8006,
+    2026-12-01, hold the id alone)."""
     body = {"kind": "config", "id": row["config_id"]}
     if "profile_text" in row:
         text = row["profile_text"]
