@@ -63,6 +63,21 @@ def test_an_independent_verifier_agrees(exported) -> None:
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
 
 
+def test_a_report_naming_another_verifier_key_fails_with_the_right_one(
+        exported, gm, tmp_path: Path) -> None:
+    """The key inside the report is what `verify` without `--key` trusts: with `--key`,
+    a report whose own key was changed is an edited report (a byte of it changed verified
+    before)."""
+    db, report = exported
+    text = report.read_text(encoding="utf-8")
+    key = json.loads(text)["proof"]["verifier_key"]
+    other = key[:-2] + ("A" if key[-2] != "A" else "B") + key[-1]
+    changed = tmp_path / "other-key.json"
+    changed.write_text(text.replace(key, other), encoding="utf-8")
+    run = _verify(gm, changed, db, expect=1)
+    assert "another verifier key" in run.stdout + run.stderr
+
+
 def _positions(text: str) -> list[int]:
     """Byte positions spread over the whole report: every region is covered."""
     step = max(1, len(text) // 60)

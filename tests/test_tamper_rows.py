@@ -198,6 +198,14 @@ def log_node_inserted(conn: sqlite3.Connection) -> None:
                  "log_nodes WHERE level = 2")
 
 
+def log_state_size_raised(conn: sqlite3.Connection) -> None:
+    """A size whose count of complete subtrees is not the nodes' (it stopped audit with
+    "internal error: a frontier of N leaves has 8 nodes, not 7")."""
+    size = conn.execute("SELECT size FROM log_state").fetchone()[0]
+    bump = next(n for n in range(1, 64) if bin(size + n).count("1") != bin(size).count("1"))
+    _update_one(conn, "UPDATE log_state SET size = size + ?", (bump,))
+
+
 def config_text_edited(conn: sqlite3.Connection) -> None:
     _update_one(conn, "UPDATE configs SET profile_text = profile_text || '# edited' WHERE "
                 "rowid = (SELECT MIN(rowid) FROM configs)")
@@ -230,6 +238,7 @@ CASES = [  # (edit of the store at a path, the problem kind audit must report)
         tally_raised, tally_cleared, score_raised)),
     *(pytest.param(in_sqlite(change), "log_nodes", id=change.__name__) for change in (
         log_node_edited, log_node_deleted, log_node_inserted)),
+    pytest.param(in_sqlite(log_state_size_raised), "log_state", id="log_state_size_raised"),
     *(pytest.param(in_sqlite(change), "differs_from_log", id=change.__name__) for change in (
         config_text_edited, config_time_edited)),
     pytest.param(in_sqlite(chain_head_of_no_chain), "chain_head", id="chain_head_of_no_chain"),

@@ -24,7 +24,7 @@ from gmtool.audit.chain import Problem
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
 from gmtool.store import evidence, log_range
-from gmtool.store.db import Store
+from gmtool.store.db import Store, StoreError
 
 _NAMED = {"hand": "hand", "hand_end": "end of hand", "ledger": "ledger row",
           "gm_action": "GM action", "config": "config", "deployment": "deployment",
@@ -156,7 +156,12 @@ class LogCheck:
         return 0
 
     def _check_state(self) -> None:
-        size, root = evidence.state(self.store)
+        try:
+            size, root = evidence.state(self.store)
+        except StoreError:
+            self._add("log_state", "the log's recorded state is no tree's state: its size "
+                      "and nodes do not agree (edited)")
+            return
         if (size, root) != (self.frontier.size, self.frontier.root()):
             self._add("log_state", f"the log's recorded state ({size} records) is not the "
                       f"tree of its {self.frontier.size} records (the log was edited)")

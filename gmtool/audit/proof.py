@@ -79,6 +79,9 @@ def _verify(report: dict, verifier: Verifier) -> list[str]:
     except NoteError as error:
         return [f"the checkpoint: {error}"]
     problems, bodies = [], []
+    if proof["verifier_key"] != verifier.text():
+        problems.append("the report names another verifier key than the one it is checked "
+                        "with (edited, or the report of another host)")
     for record in proof["records"]:
         path = [bytes.fromhex(h) for h in record["proof"]]
         if not verify_inclusion(leaf_hash(record["body"].encode()), record["index"],

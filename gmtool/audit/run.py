@@ -174,12 +174,14 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
         scope = Scope(player, seed_key, log.after, host_key)
         global_problems = [problem for check in GLOBAL_CHECKS for problem in check(store, scope)]
         tallies: Counter = Counter()
+        untallied: set[str] = set()
         for result in passes.results():
             report.problems += result.problems
             report.hands_checked += result.hands_checked
             tallies.update(result.tallies)
+            untallied |= result.untallied
         if tally:  # every settled hand was replayed
-            global_problems += verify_tallies(store, tallies)
+            global_problems += verify_tallies(store, tallies, untallied)
         if progress:
             progress(report.hands_checked)
         for problem in (*global_problems, *log_problems,

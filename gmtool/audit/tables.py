@@ -49,6 +49,7 @@ class TableResult:
     problems: list[dict] = field(default_factory=list)
     hands_checked: int = 0
     tallies: Counter = field(default_factory=Counter)
+    untallied: set = field(default_factory=set)  # seated in a hand whose results are lost
 
     def add(self, problem: Problem | dict) -> None:
         self.problems.append(problem.as_json() if isinstance(problem, Problem) else problem)
@@ -129,12 +130,14 @@ class TableAudit:
             return  # outside the selection: its chain was checked, the hand is not
         hand = dict(zip(_HAND_COLUMNS, row))
         ledger = self.ledger.take(hand["id"])
+        tally = hand["id"] <= self.tally_until
         if events:
-            _check_hand(self.result, hand, events, ledger, self.setup_of,
-                        hand["id"] <= self.tally_until)
+            _check_hand(self.result, hand, events, ledger, self.setup_of, tally)
         else:
             self.result.add({"hand": hand["id"], "kind": "events_missing",
                              "detail": "the hand has no events"})
+            if tally:
+                _results_lost(self.result, hand)
         self.result.hands_checked += 1
         self.hands_checked += 1
         if self.progress and self.hands_checked % PROGRESS_EVERY == 0:
@@ -263,6 +266,8 @@ def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: li
     if settlement is None:
         report.add({"hand": hand_id, "kind": "settlement", "detail": "a settled hand has no "
                     "settlement event"})
+        if tally:
+            _results_lost(report, hand)
         return
     if tally:
         add_settlement(report.tallies, settlement)
@@ -289,6 +294,15 @@ def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: li
         extra = Counter(ledger) - Counter(expected)
         report.add({"hand": hand_id, "kind": "ledger", "detail": "ledger rows differ from the "
                     f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}"})
+
+
+def _results_lost(report: TableResult, hand: dict) -> None:
+    """A settled hand whose settlement cannot be read (reported): its seated players'
+    tallies cannot be held to their hands, and are not (that would name them for it)."""
+    seats = loads_or_none(hand["seats"]) if isinstance(hand["seats"], str) else None
+    for seat in seats if isinstance(seats, list) else ():
+        if isinstance(seat, dict) and isinstance(seat.get("player"), str):
+            report.untallied.add(seat["player"])
 
 
 def _last_settlement(events: list[tuple], values: list) -> dict | None:

@@ -122,8 +122,14 @@ def _load(conn: sqlite3.Connection) -> Frontier:
     row = conn.execute("SELECT size, nodes FROM log_state WHERE id = 1").fetchone()
     if row is None:
         return Frontier()
-    nodes = bytes(row[1])
-    return Frontier(row[0], [nodes[i:i + 32] for i in range(0, len(nodes), 32)])
+    try:
+        nodes = bytes(row[1])
+        return Frontier(row[0], [nodes[i:i + 32] for i in range(0, len(nodes), 32)])
+    except (TypeError, ValueError) as error:  # edited by hand: no write may build on it
+        from gmtool.store.db import StoreError
+
+        raise StoreError(f"the evidence log's recorded state is damaged ({error}): run "
+                         "`gmtool audit`") from None
 
 
 def append(store: Store, body: dict) -> int:
