@@ -310,3 +310,25 @@ def test_an_audit_of_some_hands_does_not_hold_tallies_to_them(host_copy: Path, g
     table = sqlite3.connect(host_copy).execute("SELECT MIN(table_id) FROM hands").fetchone()[0]
     report = json.loads(gm("audit", "--db", host_copy, "--table", table, "--json").stdout)
     assert report["problems"] == [] and report["hands_checked"] > 0
+
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE log_nodes SET hash = zeroblob(32) WHERE level = 1 AND idx = (SELECT MAX(idx) FROM "
+    "log_nodes WHERE level = 1)",
+    "INSERT INTO log_nodes (level, idx, hash) VALUES (70, 0, zeroblob(32))",
+    "INSERT INTO log_nodes (level, idx, hash) VALUES ('x', 0, zeroblob(32))"])
+def test_a_node_made_after_the_checkpoint_is_checked_from_it(host_db: Path, tmp_path: Path,
+                                                             gm, edit: str) -> None:
+    """An audit from the newest checkpoint checks the stored nodes made after it (a seek a
+    level), and nodes of a level no tree has."""
+    db = tmp_path / host_db.name
+    for path in host_db.parent.iterdir():
+        if path.name.startswith(host_db.name) and not path.name.endswith(".lock"):
+            (shutil.copytree if path.is_dir() else shutil.copyfile)(path, tmp_path / path.name)
+    checkpoint = _latest_checkpoint(db)
+    with connect(db) as store, store.write():  # records after it: a player with no coins
+        for name in ("zoe", "zed"):
+            ledger.ensure_player(store, name)
+    _sql(db, lambda conn: conn.execute(edit))
+    run = gm("audit", "--db", db, "--json", "--from-checkpoint", checkpoint, expect=1)
+    assert [p["kind"] for p in json.loads(run.stdout)["problems"]] == ["log_nodes"]

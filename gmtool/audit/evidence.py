@@ -172,7 +172,7 @@ class LogCheck:
         walk made: at each level as many, with the same indexes and hashes, in order."""
         start, size = self.start, self.frontier.size
         stored = {level: (count, least, greatest) for level, count, least, greatest
-                  in log_range.node_levels(self.store, start)}
+                  in log_range.node_levels(self.store, start, MAX_LEVEL)}
         expected = {level: (end - first, first, end - 1) for level in range(1, MAX_LEVEL + 1)
                     for first, end in [(start >> level, size >> level)] if end > first}
         for level in sorted(stored.keys() | expected.keys(),

@@ -34,13 +34,22 @@ def size(store: Store) -> int:
     return 0 if last is None else last + 1
 
 
-def node_levels(store: Store, start: int) -> Iterator[tuple]:
+def node_levels(store: Store, start: int, top: int = 62) -> list[tuple]:
     """(level, count, least idx, greatest idx) of the stored tree nodes made after the
-    log's first `start` records (those whose idx is at least `start >> level`)."""
-    return store.conn.execute(
-        "SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE typeof(level) != "
-        "'integer' OR level NOT BETWEEN 1 AND 62 OR idx >= (? >> level) GROUP BY level "
-        "ORDER BY level", (start,))
+    log's first `start` records (those whose idx is at least `start >> level`), of every
+    level there is. From a later start, a seek per level 1..`top` and one for the levels
+    outside them (text sorts above numbers), not a pass over every node: a level stored
+    as a fraction within them is then seen only from the start."""
+    if not start:
+        return store.conn.execute("SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes "
+                                  "GROUP BY level ORDER BY level").fetchall()
+    found = [(level, *store.conn.execute(
+        "SELECT COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE level = ? AND idx >= ?",
+        (level, start >> level)).fetchone()) for level in range(1, top + 1)]
+    outside = [row for where in ("level < 1", "level > ?") for row in store.conn.execute(
+        f"SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE {where} GROUP BY "
+        "level", (top,) if "?" in where else ())]  # (two seeks: an OR would read them all)
+    return [row for row in found if row[1]] + outside
 
 
 def node_hashes(store: Store, level: int, first: int) -> Iterator[tuple]:
