@@ -280,6 +280,14 @@ def test_a_table_row_without_an_id_is_no_internal_error(host_copy: Path, gm) -> 
     assert report["problems"] == []
 
 
+def _copy_with_witness(host_db: Path, folder: Path) -> Path:
+    """A copy of the host's store with everything beside it: its keys and witness folder."""
+    for path in host_db.parent.iterdir():
+        if path.name.startswith(host_db.name) and not path.name.endswith(".lock"):
+            (shutil.copytree if path.is_dir() else shutil.copyfile)(path, folder / path.name)
+    return folder / host_db.name
+
+
 def _latest_checkpoint(db: Path) -> str:
     return sorted(p.name for p in Path(f"{db}.witness").iterdir())[-1]
 
@@ -291,10 +299,7 @@ def test_a_mint_after_the_newest_checkpoint_is_reported(host_db: Path, tmp_path:
     """With the host's verifier key and witness beside the copy, in a full audit and in
     one from the newest checkpoint: the new player's opening balance has no signature of
     the host's, or one over another grant, or one made by another key."""
-    db = tmp_path / host_db.name
-    for path in host_db.parent.iterdir():
-        if path.name.startswith(host_db.name) and not path.name.endswith(".lock"):
-            (shutil.copytree if path.is_dir() else shutil.copyfile)(path, tmp_path / path.name)
+    db = _copy_with_witness(host_db, tmp_path)
     gm("audit", "--db", db, "--json")  # clean, against the witness, before the edit
     edit(db)
     for mode in ([], ["--from-checkpoint", _latest_checkpoint(db)]):
@@ -321,10 +326,7 @@ def test_a_node_made_after_the_checkpoint_is_checked_from_it(host_db: Path, tmp_
                                                              gm, edit: str) -> None:
     """An audit from the newest checkpoint checks the stored nodes made after it (a seek a
     level), and nodes of a level no tree has."""
-    db = tmp_path / host_db.name
-    for path in host_db.parent.iterdir():
-        if path.name.startswith(host_db.name) and not path.name.endswith(".lock"):
-            (shutil.copytree if path.is_dir() else shutil.copyfile)(path, tmp_path / path.name)
+    db = _copy_with_witness(host_db, tmp_path)
     checkpoint = _latest_checkpoint(db)
     with connect(db) as store, store.write():  # records after it: a player with no coins
         for name in ("zoe", "zed"):

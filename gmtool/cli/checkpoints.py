@@ -33,10 +33,10 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
                                 f"({key_file.name} exists) but {where} holds none: pass "
                                 "--witness where they are kept, or they were deleted")], origin
         return [], [], origin
-    try:
-        verifier = witness.load_verifier(key_file)
-    except OSError as error:
-        raise Abort(f"{error}: pass --key with the host's verifier key", code=2) from None
+    verifier = host_verifier(store, key)
+    if verifier is None:
+        raise Abort(f"no verifier key at {key_file}: pass --key with the host's verifier key",
+                    code=2)
     found, problems = [], []
     for path in paths:
         try:

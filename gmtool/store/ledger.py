@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from gmtool.store import evidence
+from gmtool.store import evidence, scan
 from gmtool.store.db import NoSuchRecord, Store
 
 TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
@@ -82,12 +82,12 @@ def vouch_for_older_openings(store: Store, vouch: Callable[[int, str, int], str]
     """A store from before the host signed opening balances: sign every one it holds, once
     (while it holds no signed one), as the log's upgrade made what a store held then
     evidence. Returns how many were signed."""
-    if store.one("SELECT 1 FROM log WHERE kind = 'opening' LIMIT 1") is not None:
+    if scan.first_signed_opening(store) is not None:  # (no write lock at every start)
         return 0
     with store.write(durable=True):
         rows = store.all("SELECT id, player, delta FROM ledger WHERE reason = "
                          "'opening_balance' ORDER BY id")
-        if rows and store.one("SELECT 1 FROM log WHERE kind = 'opening' LIMIT 1") is None:
+        if rows and scan.first_signed_opening(store) is None:  # (another writer was first)
             evidence.append_many(store.conn, [evidence.opening_body(
                 row["id"], row["player"], row["delta"],
                 vouch(row["id"], row["player"], row["delta"])) for row in rows])
