@@ -314,13 +314,39 @@ def showing(text: str, ranking: Stud5Ranking | None = None) -> int:
     ("8S 8H", "AS KS"), ("KS KD", "KH KC"), ("AS 8H", "AH KD"),      # 2: pair > high; the top card
     ("8S 8H 8C", "AS AH KS"), ("9S 9D AC", "AS KS QS"), ("AC KC QC", "AD KD QD"),  # 3
     ("KS KC QH QD", "KH KD JS JC"), ("KS KH 9S 9H", "KC KD 9C 9D"),  # 4: two pair ties
-    ("AH KH JH 9H", "AS KS JS 8S"),                                  # 4: flush, all four ranks
+    ("AS KS JS 8S", "AH KH JH 9H"),                                  # 4: flush, the top card
+    ("AH QH 9H 8H", "AD KD TD 8D"),                                  # 4: then that card's suit
+    ("AH 8S", "AD 9S"),                                              # 2: high card, the top card
 ])
 def test_s7_showing_cards_decide_who_speaks_first(stronger: str, weaker: str) -> None:
     """S7 compare only face-up cards. With 1 face-up card: rank, then suit. With 2: pair >
-    high. With 3: trips > pair > high. Ties inside a category: rank of the defining cards,
-    then suit of the highest defining card."""
+    high. With 3: trips > pair > high. Ties inside a category follow the profile's S6
+    policy: under key_then_suit the defining rank, then the suit of the deciding card (a
+    four-card flush's top card, not its kickers: corrected 2026-12-02)."""
     assert showing(stronger) > showing(weaker)
+
+
+@pytest.mark.parametrize("stronger, weaker", [
+    ("AD 9S", "AH 8S"),                    # the issue's street 3: nine over eight first
+    ("KS QD 9C 8H", "KH QS 8C 9D"),        # every rank equal: the top card's suit
+    ("AH QH 9H 8H", "AD KD TD 8D"),        # a four-card flush: only its top card, then suit
+])
+def test_s7_seed_000_showing_high_cards_compare_every_rank(stronger: str, weaker: str) -> None:
+    """S7 under seed 000's policy (ranks_then_suit): high card compares every face-up rank
+    from high to low, then the top card's suit; other categories as key_then_suit."""
+    seed000 = RANKINGS["ranks_then_suit"]
+    assert showing(stronger, seed000) > showing(weaker, seed000)
+
+
+def test_s7_engines_before_4_keep_their_reading_of_showing_cards() -> None:
+    """Hands recorded by engines 2 and 3 replay with the reading they were played by: every
+    rank of a four-card flush, only the top card of high card, under every policy."""
+    for policy in POLICIES:
+        before = RANKINGS[policy].showing_before_4
+        assert before.key(hand("AD KD TD 8D")) > before.key(hand("AH QH 9H 8H"))
+        assert before.key(hand("AH 8S")) > before.key(hand("AD 9S"))
+        assert before.describe(hand("AH KH JH 9H")) == (
+            "four-card flush, ace-king-jack-nine, with the ace of hearts")
 
 
 def test_s7_four_showing_cards_follow_the_full_order() -> None:
@@ -331,7 +357,7 @@ def test_s7_four_showing_cards_follow_the_full_order() -> None:
     keys = [showing(text) for text in ladder]
     assert keys == sorted(keys, reverse=True) and len(set(keys)) == len(keys)
     ranking = RANKINGS["key_then_suit"]
-    assert [ranking._showing_value(hand(t))[0] for t in ladder] == [
+    assert [ranking.showing.value(hand(t))[0] for t in ladder] == [
         "straight_flush", "four_of_a_kind", "flush", "straight", "three_of_a_kind",
         "two_pair", "one_pair", "high_card"]
 
@@ -350,11 +376,18 @@ def test_s7_four_card_straights_wrap_only_with_the_profile_switch() -> None:
     ("KS", "king of spades"), ("KH KS", "pair of kings with the king of spades"),
     ("KD 9C QH", "king high with the king of diamonds"),
     ("9S TS JS QS", "four-card straight flush to the queen with the queen of spades"),
-    ("AH KH JH 9H", "four-card flush, ace-king-jack-nine, with the ace of hearts"),
+    ("AH KH JH 9H", "ace-high four-card flush with the ace of hearts"),
     ("KS KC QH QD", "two pair, kings and queens, with the king of spades"),
 ])
 def test_s7_describe_showing(text: str, words: str) -> None:
     assert RANKINGS["key_then_suit"].describe_showing(hand(text)) == words
+
+
+def test_s7_describe_showing_names_every_rank_where_the_policy_compares_them() -> None:
+    assert RANKINGS["ranks_then_suit"].describe_showing(hand("KD 9C QH")) == (
+        "king-queen-nine high with the king of diamonds")
+    assert RANKINGS["all_ranks_then_suit"].describe_showing(hand("KH KS 9C 8D")) == (
+        "pair of kings, nine, eight kickers, with the king of spades")
 
 
 def test_s7_showing_needs_one_to_four_cards() -> None:

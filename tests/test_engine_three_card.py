@@ -134,8 +134,8 @@ def test_h2_the_winner_deals_the_next_hand() -> None:
 
 def test_h2_out_of_turn_is_refused() -> None:
     hand = deal()
-    for line in ("bob follow 10", "carl pass", "bob open", "bob look"):
-        assert refused(hand, line).rule in ("H2", "H4")
+    for line in ("bob follow 10", "carl pass", "bob open"):
+        assert refused(hand, line).rule == "H2"
 
 
 def test_h2_dealer_must_be_seated() -> None:
@@ -164,9 +164,26 @@ def test_h3_no_follow_above_the_cap(tier: str, cap: int) -> None:
     assert max(hand.legal_actions()[0].amounts) == cap
 
 
-def test_h3_player_below_the_ante_cannot_sit() -> None:
+@pytest.mark.parametrize("tier, need", [("chips-5", 25), ("chips-10", 50)])
+def test_h12_a_seat_needs_the_ante_plus_one_follow_at_the_cap(tier: str, need: int) -> None:
+    """H12 (D-11): 5 + 20 in the 5-chip room, 10 + 40 in the 10-chip room."""
     with pytest.raises(SetupError) as caught:
-        deal(coins={"ann": 4})
+        deal(tier=tier, coins={"ann": need - 1})
+    assert caught.value.rule == "H12" and str(need) in str(caught.value)
+    hand = play(deal(tier=tier, coins={"ann": need}), "ann look")
+    assert hand.legal_actions()[0].amounts[-1] == need - hand.prices.ante  # the cap
+
+
+def test_h12_engines_before_4_seated_a_player_holding_the_ante() -> None:
+    """Hands of engine 3 replay as they were played: the ante was enough to sit (H3)."""
+    names, old = list(THREE), variant(min_holding=0)  # as shipped before H12
+    seats = [Seat(name, 6 if name == "ann" else 2000) for name in names]
+    hand = start_hand(old, "chips-5", seats, names[-1], fixed_source(old, THREE),
+                      ranking=RANKING, engine="3")
+    assert [legal.verb for legal in hand.legal_actions()] == ["look", "pass"]
+    with pytest.raises(SetupError) as caught:
+        start_hand(old, "chips-5", [Seat(n, 4 if n == "ann" else 2000) for n in names],
+                   names[-1], fixed_source(old, THREE), ranking=RANKING, engine="3")
     assert caught.value.rule == "H3"
 
 
@@ -184,8 +201,15 @@ def test_h4_look_is_permanent_and_keeps_the_turn() -> None:
     assert hand.legal_actions()[0].amounts == (20,)  # seen prices from now on
 
 
-def test_h4_look_only_on_ones_turn() -> None:
-    assert refused(deal(), "bob look").rule == "H4"
+def test_h4_look_at_any_time_after_the_deal() -> None:
+    """H4 (corrected 2026-12-02): looking is allowed on one's turn or not; it changes
+    nobody's turn or clock, and a player who left the hand may not look."""
+    hand = play(deal(), "wait 5", "bob look")
+    assert hand.seen["bob"] and hand.to_act == "ann"
+    assert hand.players["ann"].action_elapsed == 5
+    play(hand, "ann follow 10")
+    assert hand.legal_actions()[0].amounts == (20,)  # bob now follows at seen prices
+    assert refused(play(deal(), "ann pass"), "ann look").rule == "H4"
 
 
 def test_g3_looking_reveals_no_card_in_the_log() -> None:
@@ -454,9 +478,10 @@ def test_g2_a_kick_is_an_escape() -> None:
 
 def test_nobody_puts_in_more_than_they_hold() -> None:
     """Decision (as D-9): coins never go negative; pass is always possible."""
-    hand = deal(coins={"ann": 9})  # 4 left after the ante of 5
-    assert refused(hand, "ann follow 5").rule == "H5"
-    assert [legal.verb for legal in hand.legal_actions()] == ["look", "pass"]
+    hand = play(deal(coins={"ann": 25}), "ann look", "ann follow 20",  # 0 left after it
+                "bob look", "bob follow 20", "carl look", "carl follow 20")
+    assert refused(hand, "ann follow 20").rule == "H5"
+    assert [legal.verb for legal in hand.legal_actions()] == ["pass"]
 
 
 def test_training_room_moves_no_coins() -> None:

@@ -390,7 +390,7 @@ def changed_profile(tmp_path: Path, profile: str, key: str, value: str) -> Path:
     changed = tmp_path / f"{profile}.toml"
     shutil.copy(RULES / f"{profile}.toml", changed)
     set_in_file(changed, key, value)
-    set_in_file(changed, "profile.version", "2")  # new content needs a new version
+    set_in_file(changed, "profile.version", "99")  # new content needs a new version
     return changed
 
 

@@ -60,7 +60,7 @@ def test_q6_a_room_closed_by_a_deployment_leaves_the_table_waiting(tmp_path: Pat
     messages: list[str] = []
     host = suihua_host(tmp_path, hands=None, messages=messages)
     closed = set_values(SUIHUA.read_text(encoding="utf-8"),
-                        {"profile.version": 2, "tiers[0].enabled": False})
+                        {"profile.version": 99, "tiers[0].enabled": False})
     closed_path = tmp_path / "suihua-closed.toml"
     closed_path.write_text(closed, encoding="utf-8")
     deploy_profile(host.store, closed_path, None, gm_identity("tester"))

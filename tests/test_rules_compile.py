@@ -28,7 +28,7 @@ def test_five_shipped_profiles_exist_with_exact_names() -> None:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_compiled_form_has_id_version_and_every_default(path: Path) -> None:
     compiled = compile_file(path)
-    assert compiled["schema_version"] == 2
+    assert compiled["schema_version"] == 3
     assert len(compiled["config_id"]) == 64
     assert set(compiled["profile"]) == {"id", "title", "version", "game"}
     assert compiled["timeouts"]["action_s"] == 15

@@ -51,14 +51,15 @@ def line_of(text: str, pattern: str) -> int:
 
 
 def below_min_holding(name: str, text: str) -> Mutated:
-    """Q5: min holding >= hand cap (L7: at least 1 ante multiple; H3: never negative)."""
+    """Q5: min holding >= hand cap (L7: at least 1 ante multiple; H12: the ante plus one
+    follow at the cap)."""
     if name in CAPPED:  # Q5: min holding below the hand cap
         return Mutated(*edit_line(text, r"^min_holding = 1000\b", "min_holding = 999"),
                        "min-holding")
     if name in OWNER_ANTE:  # L7: coins >= min_holding_antes x ante, at least 1
         return Mutated(*edit_line(text, r"^min_holding_antes = \d+", "min_holding_antes = 0"),
                        "out-of-range")
-    return Mutated(*edit_line(text, r"^min_holding = 0\b", "min_holding = -1"), "out-of-range")
+    return Mutated(*edit_line(text, r"^min_holding = 25\b", "min_holding = 24"), "min-holding")
 
 
 def decreasing_caps(name: str, text: str) -> Mutated:

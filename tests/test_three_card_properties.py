@@ -45,7 +45,8 @@ def setups(draw) -> dict:
               "betting": {**CONFIG["betting"],
                           "escape_policy": draw(st.sampled_from(["fold",
                                                                  "forfeit_to_banker"]))}}
-    coins = [draw(st.sampled_from([ante, 3 * ante, 60, 200, 2000])) for _ in range(players)]
+    seat = ante + TIERS[tier]["cap"]  # H12: the least a player may sit with
+    coins = [draw(st.sampled_from([seat, seat + ante, 60, 200, 2000])) for _ in range(players)]
     return {"config": config, "tier": tier,
             "seats": [Seat(NAMES[i], coins[i]) for i in range(players)],
             "banker": NAMES[draw(st.integers(0, players - 1))],
@@ -94,18 +95,22 @@ def own_amounts(tier: dict, state: str) -> set[int]:
 
 
 def check_follows(hand, tier: dict) -> None:
-    """H3, H5: each follow answers the previous one, in the room's amounts, under the cap."""
-    previous = (tier["ante"], "blind")
+    """H3, H5: the first bet is any amount of its player's state (the ante is not a bet to
+    follow); each later follow answers the previous one, in the room's amounts, under the cap."""
+    previous = None
     for e in hand.events:
         if e.type != "follow":
             continue
         amount, state = e.get("amount"), e.get("state")
         before = e.get("previous")
-        assert (before["amount"], before["state"]) == previous
-        pair = (previous[1], state)
         assert amount <= tier["cap"], "no bet exceeds the cap (H3)"
         assert amount in own_amounts(tier, state), "one of the follower's amounts (H5)"
-        assert amount >= min(MULTIPLE[pair] * previous[0], tier["cap"]), "H5 minimum"
+        if previous is None:
+            assert before is None and e.get("minimum") is None
+        else:
+            assert (before["amount"], before["state"]) == previous
+            pair = (previous[1], state)
+            assert amount >= min(MULTIPLE[pair] * previous[0], tier["cap"]), "H5 minimum"
         previous = (amount, state)
 
 

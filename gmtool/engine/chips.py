@@ -20,33 +20,34 @@ def chip_sum(amount: int, chips: tuple[int, ...]) -> bool:
     """
     if amount <= 0 or not chips:
         return False
-    step = chip_step(chips)
+    step, reachable, frobenius_bound = _sums(chips)
     if amount % step:
         return False
-    reachable, frobenius_bound = _small_sums(tuple(chip // step for chip in chips))
     units = amount // step
     return units >= frobenius_bound or reachable[units]
 
 
 def chip_step(chips: tuple[int, ...]) -> int:
     """The greatest common divisor of the chips: every sum is a multiple of it."""
-    step = 0
-    for chip in chips:
-        step = gcd(step, chip)
-    return step
+    return _sums(chips)[0]
 
 
 @lru_cache(maxsize=64)
-def _small_sums(units: tuple[int, ...]) -> tuple[list[bool], int]:
-    """Which small totals coprime chips reach, and a bound past which all are reached.
+def _sums(chips: tuple[int, ...]) -> tuple[int, list[bool], int]:
+    """The chips' step, which small totals (in steps) they reach, and a bound past which
+    every total is reached: worked out once per set of chips.
 
     For coprime chips every total of at least (smallest - 1) x (largest - 1) is a sum
     (a bound on the Frobenius number of two or more coprime values), so only the totals
     below it need the table.
     """
+    step = 0
+    for chip in chips:
+        step = gcd(step, chip)
+    units = [chip // step for chip in chips]
     bound = (min(units) - 1) * (max(units) - 1) + 1
     reachable = [False] * (bound + 1)
     reachable[0] = True
     for total in range(1, bound + 1):
         reachable[total] = any(total >= chip and reachable[total - chip] for chip in units)
-    return reachable, bound
+    return step, reachable, bound

@@ -107,8 +107,12 @@ class ThreeCard(Game):
         return three_card_ranking(config)
 
     def coins_to_sit(self, config, tier, ante):
-        # H3: the system posts the ante for everyone, whatever min_holding says
-        return max(tier.ante or 0, tier.min_holding or 0)
+        # H12 (D-11): the ante the system posts plus one follow at the cap, whatever a
+        # config compiled before the rule says
+        return max((tier.ante or 0) + (tier.cap or 0), tier.min_holding or 0)
+
+    def sit_rule(self, config: EngineConfig) -> str:
+        return "H12"
 
 
 GAMES: dict[str, Game] = {game.name: game for game in (Stud5(), ThreeCard())}

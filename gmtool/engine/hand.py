@@ -7,11 +7,14 @@ caused. Time is an input too: the host sends `wait N` (N seconds passed) or `tim
 and connection news as `disconnect` / `reconnect`; the engine never reads a clock.
 
 Time rules (RULES S17, S18, G1): the player to act has `action_s` seconds; past them the
-system folds (passes) for them. When the player to act is disconnected, their action
-clock pauses and the reconnect window (`reconnect_min` minutes) runs instead; a player
-who is not to act is not waited for. When the window runs out, the player has escaped
-(S19). Time past the moment a clock runs out is not carried to the next player: the
-host sends time in small steps, and each turn starts with a fresh clock.
+system folds (passes) for them. A disconnected player's reconnect window
+(`reconnect_min` minutes) runs from the moment of the disconnect, whoever is to act;
+while that player is to act their action clock is paused and the hand waits for them.
+More than n minutes after the disconnect without a reconnect, the player has escaped
+(S19) at that moment, on their turn or not. `wait N` is N seconds of time: within it,
+clocks run out in the order they do, and the seconds after a timeout run on the next
+player's fresh clock. (Engines before 4 counted the window from the disconnected
+player's turn and dropped the seconds past a timeout: `_wait_before_4`.)
 """
 
 from __future__ import annotations
@@ -302,16 +305,49 @@ class Hand(ABC):
 
     def _do_wait(self, action: Action) -> None:
         self.emit("wait", amount=action.amount)
+        if not self.revision.window_from_disconnect:
+            self._wait_before_4(action.amount)
+            return
+        left, window = action.amount, self.timeouts.reconnect_min * 60
+        while left > 0 and self.settlement is None:
+            # the seconds until the next clock runs out: the action clock of a connected
+            # player to act (at its limit), or a window (one second past n minutes)
+            turn = self.players[self.to_act] if self.to_act is not None else None
+            clocked = turn if turn is not None and turn.connected else None
+            away = [p for p in self.live() if not p.connected]
+            step = left
+            if clocked is not None:
+                step = min(step, max(self.timeouts.action_s - clocked.action_elapsed, 1))
+            for player in away:
+                step = min(step, max(window + 1 - player.window_elapsed, 1))
+            left -= step
+            if clocked is not None:
+                clocked.action_elapsed += step
+            for player in away:
+                player.window_elapsed += step
+            # S17 first: a clock runs out at its limit, a window only past n minutes (S18)
+            if clocked is not None and clocked.action_elapsed >= self.timeouts.action_s:
+                self.emit("timeout", player=clocked.name, cause="clock", rule="S17")
+                self._timeout_fold(clocked)
+            for player in away:
+                if self.settlement is None and not player.folded \
+                        and player.window_elapsed > window:
+                    self.emit("window_expired", player=player.name, cause="clock", rule="S18")
+                    self._escape(player, Result.DISCONNECT, "reconnect_window")
+
+    def _wait_before_4(self, seconds: int) -> None:
+        """Engines before 4: only the player to act was waited for, their window counted
+        from their turn (RULES S18 before its correction of 2026-12-02)."""
         if self.to_act is None:
             return
         player = self.players[self.to_act]
         if player.connected:
-            player.action_elapsed += action.amount
+            player.action_elapsed += seconds
             if player.action_elapsed >= self.timeouts.action_s:
                 self.emit("timeout", player=player.name, cause="clock", rule="S17")
                 self._timeout_fold(player)
         else:
-            player.window_elapsed += action.amount
+            player.window_elapsed += seconds
             window = self.timeouts.reconnect_min * 60
             # S18: a reconnect exactly n minutes after the disconnect is in time; only
             # more than n minutes is an escape (engines before 3 closed at n minutes).
@@ -339,6 +375,8 @@ class Hand(ABC):
     def _do_disconnect(self, action: Action) -> None:
         player = self.players[action.player]
         player.connected = False
+        if self.revision.window_from_disconnect:
+            player.window_elapsed = 0  # S18: the window runs from this moment
         self.emit("disconnect", player=player.name)
 
     def verify_reconnect(self, action: Action) -> None:
@@ -370,8 +408,10 @@ class Hand(ABC):
     def _start_turn(self, name: str | None) -> None:
         self.to_act = name
         if name is not None:
-            self.players[name].action_elapsed = 0
-            self.players[name].window_elapsed = 0
+            player = self.players[name]
+            player.action_elapsed = 0
+            if not self.revision.window_from_disconnect:
+                player.window_elapsed = 0  # engines before 4 counted the window from the turn
 
     # -- hooks each game implements -----------------------------------------------
 

@@ -13,7 +13,7 @@ table indexed by a card bitmask, so ranking a hand is one dict look-up (DESIGN
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from itertools import combinations
 from math import comb
@@ -30,7 +30,8 @@ from gmtool.engine.cards import (
     outcome,
     with_article,
 )
-from gmtool.engine.keyed import KeyedRanking
+from gmtool.engine.keyed import KeyedRanking, pack, tie_reason
+from gmtool.engine.showing import BEFORE_4, ShowingRanking
 from gmtool.errors import UsageError
 
 
@@ -74,9 +75,6 @@ ALL_RANKS: dict[TieBreak, frozenset[str]] = {
 
 
 DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
-# Showing cards use this fixed order, not the profile's (RULES S7).
-SHOWING_ORDER = ("straight_flush", "four_of_a_kind", "flush", "straight",
-                 "three_of_a_kind", "two_pair", "one_pair", "high_card")
 WORDS_LIMIT = 1 << 17  # memo entries kept at most (28 cards: 98,280 hands, 24,157 showings)
 TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
 _FIELDS = 6  # at most five rank fields and one suit field per key
@@ -102,32 +100,6 @@ def checked_categories(categories: Sequence[str], allowed: Sequence[str],
     return order
 
 
-def pack(fields: Sequence[int], width: int) -> int:
-    """Fields as one int, first field most significant, each ``width`` bits."""
-    packed = 0
-    for value in fields:
-        packed = packed << width | value
-    return packed
-
-
-def tie_reason(deck: Deck, labels: Sequence[str], fields_a: Sequence[int],
-               fields_b: Sequence[int], card_a: Card | None, card_b: Card | None) -> str:
-    """The parenthesis naming the tie-break step that decided, or "(equal hands)"."""
-    for label, x, y in zip(labels, fields_a, fields_b):
-        if x != y:
-            return f"({label}: {deck.rank_name(x)} against {deck.rank_name(y)})"
-    if card_a is not None and card_b is not None and card_a.suit != card_b.suit:
-        return (f"(equal ranks; suit of the deciding card: {deck.suit_name(card_a.suit)} "
-                f"against {deck.suit_name(card_b.suit)})")
-    return "(equal hands)"
-
-
-_SHOWING_WORDS = {
-    "straight_flush": "four-card straight flush to the {0}", "four_of_a_kind": "four {0}",
-    "flush": "four-card flush, {flush},", "straight": "four-card straight to the {0}",
-    "three_of_a_kind": "three {0}", "two_pair": "two pair, {0} and {1},",
-    "one_pair": "pair of {0}", "high_card": "{0} high",
-}
 _BY_PATTERN = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind",
                (2, 2, 1): "two_pair", (2, 1, 1, 1): "one_pair"}
 _CARDS = ("top card", "second card", "third card", "fourth card", "fifth card")
@@ -144,13 +116,6 @@ _LABELS = {
 
 # (category, rank fields, position of the suit-deciding card or None, key without suit)
 _Entry = tuple[str, tuple[int, ...], "int | None", int]
-
-
-_SHOWING_MEMOS: dict[tuple[Deck, bool], tuple[dict, dict, dict]] = {}
-
-
-def _rank_then_suit(card: Card) -> tuple[int, int]:
-    return card.rank, card.suit
 
 
 def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
@@ -202,10 +167,10 @@ class Stud5Ranking(KeyedRanking):
         self._shapes: dict[tuple[int, ...], tuple[_Entry, _Entry | None]] = {}
         self._table: dict[int, int] | _DirectLookup | None = None
         self._words: dict[tuple[int, int] | None, str] = {}
-        # Face-up cards rank alike under every category order and tie-break (S7), so
-        # rankings of one deck share their memos of showing keys, words and rank shapes.
-        self._showing_keys, self._showing_words, self._showing_shapes = _SHOWING_MEMOS.setdefault(
-            (deck, self.wrap_straights), ({}, {}, {}))
+        # Showing cards (S7): ties follow this policy; engines before 4 read them alike
+        # under every policy (engine/showing.py).
+        self.showing = ShowingRanking(deck, self.wrap_straights, self._all_ranks)
+        self.showing_before_4 = ShowingRanking(deck, self.wrap_straights, BEFORE_4)
 
     def key(self, cards: Sequence[Card]) -> int:
         """Strength of a complete hand: larger beats smaller, equal ties (S3, S6).
@@ -295,65 +260,18 @@ class Stud5Ranking(KeyedRanking):
         return f"{head}: RULES S6, {self.policy_name} " + tie_reason(
             self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b)
 
-    # ---- showing cards (S7) -------------------------------------------------------------
+    # ---- showing cards (S7): this policy's `showing` ---------------------------------------
     def showing_key(self, cards: Sequence[Card], mask: int | None = None) -> int:
-        """Strength of 1 to 4 face-up cards for who speaks first (RULES S7).
-
-        Compare keys only between equal numbers of cards. Memoised by the cards' bitmask
-        (every street asks again for the same face-up cards); a caller that keeps the
-        mask of ``cards`` (different cards of this deck) up to date may pass it.
-        """
-        if mask is None:
-            mask = _mask(cards)
-        key = self._showing_keys.get(mask)
-        if key is None:
-            category, fields, card = self._showing_value(cards)
-            strength = len(SHOWING_ORDER) - SHOWING_ORDER.index(category)
-            suit = self._suits - 1 - card.suit
-            key = (strength << self._shift) | pack(fields, self._width) << self._width | suit
-            if len(self._showing_keys) >= WORDS_LIMIT:
-                self._showing_keys.clear()  # bounded memory on large decks (52 cards: 292,825)
-            self._showing_keys[mask] = key
-        return key
-
-    @property
-    def showing_keys_known(self) -> Mapping[int, int]:
-        """The memo of ``showing_key`` by mask (read only): a caller holding masks may look
-        there first and call ``showing_key`` only for a mask not in it."""
-        return self._showing_keys
+        """Strength of 1 to 4 face-up cards for who speaks first (RULES S7)."""
+        return self.showing.key(cards, mask)
 
     def describe_showing(self, cards: Sequence[Card], mask: int | None = None) -> str:
         """Face-up cards in words: "pair of kings with the king of spades"."""
-        if mask is None:
-            mask = _mask(cards)
-        text = self._showing_words.get(mask)
-        if text is None:
-            if len(self._showing_words) >= WORDS_LIMIT:
-                self._showing_words.clear()
-            text = self._showing_words[mask] = self._describe_showing(cards)
-        return text
-
-    def _describe_showing(self, cards: Sequence[Card]) -> str:
-        category, fields, card = self._showing_value(cards)
-        if len(cards) == 1:
-            return card.name
-        plural = category in ("four_of_a_kind", "three_of_a_kind", "two_pair", "one_pair")
-        ranks = [self.deck.rank_name(r, plural) for r in fields]
-        text = _SHOWING_WORDS[category].format(*ranks, flush="-".join(
-            self.deck.rank_name(r) for r in fields))
-        return f"{text} with the {card.name}"
+        return self.showing.describe(cards, mask)
 
     def explain_showing(self, a: Sequence[Card], b: Sequence[Card]) -> str:
         """Why face-up cards ``a`` speak before (or after) ``b``: RULES S7."""
-        ka, kb = self.showing_key(a), self.showing_key(b)
-        (cat_a, fields_a, card_a), (cat_b, fields_b, card_b) = (
-            self._showing_value(a), self._showing_value(b))
-        head = f"{self.describe_showing(a)} {outcome(ka, kb)} {self.describe_showing(b)}: RULES S7"
-        if cat_a != cat_b:
-            high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)
-            return f"{head}, {category_words(high)} ranks above {category_words(low)}"
-        labels = ("rank",) * len(fields_a)
-        return f"{head} " + tie_reason(self.deck, labels, fields_a, fields_b, card_a, card_b)
+        return self.showing.explain(a, b)
 
     # ---- internals ----------------------------------------------------------------------
     def _load(self) -> dict[int, int] | _DirectLookup:
@@ -422,47 +340,6 @@ class Stud5Ranking(KeyedRanking):
         one_suit = len({c.suit for c in ordered}) == 1
         category, fields, pos, _ = suited if suited is not None and one_suit else plain
         return category, fields, (ordered[pos] if pos is not None else None)
-
-    def _showing_value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card]:
-        if not 1 <= card_count(cards) <= 4:
-            raise HandError(f"showing cards are 1 to 4 face-up cards, got {card_count(cards)} "
-                            "(RULES S7)")
-        self._check(cards, len(cards))
-        ordered = sorted(cards, key=_rank_then_suit)
-        r = tuple(c.rank for c in ordered)
-        shape = self._showing_shapes.get(r)
-        if shape is None:
-            shape = self._showing_shapes[r] = self._showing_shape(r)
-        plain, suited = shape
-        if suited is not None and len({c.suit for c in ordered}) == 1:
-            plain = suited
-        category, fields, pos = plain
-        return category, fields, ordered[pos]
-
-    def _showing_shape(self, r: tuple[int, ...]) -> tuple[tuple, tuple | None]:
-        """(category, fields, position of the deciding card) of face-up ranks ``r``
-        (ascending), in several suits and, when that differs, all in one suit."""
-        groups = sorted(Counter(r).items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
-        pattern = tuple(count for _, count in groups)
-        lead = r.index(groups[0][0])
-        suited = None
-        if len(r) == 4 and pattern == (1, 1, 1, 1):
-            top = 3 if r[3] - r[0] == 3 else (
-                2 if self.wrap_straights and r == (0, 1, 2, self._ranks - 1) else None)
-            if top is not None:
-                return ("straight", (r[top],), top), ("straight_flush", (r[top],), top)
-            suited = ("flush", r[::-1], 3)
-        if pattern[0] == 4:
-            plain = "four_of_a_kind", (groups[0][0],), lead
-        elif pattern[0] == 3:
-            plain = "three_of_a_kind", (groups[0][0],), lead
-        elif pattern[:2] == (2, 2):
-            plain = "two_pair", (groups[0][0], groups[1][0]), lead
-        elif pattern[0] == 2:
-            plain = "one_pair", (groups[0][0],), lead
-        else:
-            plain = "high_card", (r[-1],), len(r) - 1  # kickers never count
-        return plain, suited
 
     def _check(self, cards: Sequence[Card], size: int) -> None:
         """Raise HandError unless ``cards`` are ``size`` different cards of the deck."""

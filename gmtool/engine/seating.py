@@ -39,7 +39,7 @@ def coins_to_sit(config: Mapping | EngineConfig, tier_id: str, ante: int | None 
     Training rooms (S22) need none: no coins move. An owner-ante table needs
     `min_holding_antes` x the ante in force (L7); a capped tier its minimum holding (Q1,
     which Q5 keeps at or above the hand cap); a three-card room its minimum holding and
-    at least the ante the system posts for everyone (H3).
+    at least the ante plus one follow at the cap (H12, D-11).
     """
     spec = engine_config(config)
     tier = find_tier(spec, tier_id)
@@ -76,10 +76,13 @@ def sit_rule(config: Mapping | EngineConfig) -> str:
 
 
 def check_holdings(config: Mapping | EngineConfig, tier_id: str, coins: Mapping[str, int],
-                   ante: int | None = None) -> None:
-    """SetupError unless every player holds the coins to sit (`coins`: player -> coins)."""
-    need = coins_to_sit(config, tier_id, ante)
+                   ante: int | None = None, need: int | None = None,
+                   rule: str | None = None) -> None:
+    """SetupError unless every player holds the coins to sit (`coins`: player -> coins);
+    `need` and `rule` replace today's answer for hands of earlier engines."""
+    if need is None:
+        need = coins_to_sit(config, tier_id, ante)
     for name, held in coins.items():
         if held < need:
-            raise SetupError(sit_rule(config), f"{name} holds {held}, below the {need} "
-                             "this room needs to sit")
+            raise SetupError(rule or sit_rule(config), f"{name} holds {held}, below the "
+                             f"{need} this room needs to sit")

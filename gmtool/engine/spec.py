@@ -63,6 +63,7 @@ class Betting:
     allin_amount: str | None = None
     raises_per_street: int | None = None
     raise_chips: tuple[int, ...] | None = None  # owner-ante (L10)
+    raise_chip_unit: str = "coin"  # owner-ante (L10): "ante" | "coin" (compiled before it: coin)
     open_min_antes: int | None = None  # owner-ante (L9)
 
 

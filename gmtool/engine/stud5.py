@@ -38,7 +38,10 @@ class Stud5Hand(Hand):
         self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("S11", f"banker {banker!r} is not seated")
-        self.ranking = ranking or ranking_for(config)
+        self.ranking = ranking = ranking or ranking_for(config)
+        # S7: showing-card ties follow the profile's policy (engines before 4: one reading)
+        self.showing = ranking.showing if self.revision.showing_by_policy \
+            else ranking.showing_before_4
         self.limits = limits_for(config, self.tier, ante, self.revision)
         self.training = not self.tier.coins
         if not self.training:
@@ -85,12 +88,15 @@ class Stud5Hand(Hand):
         self.banker = self._best_showing(turn)
         speaker = players[self.banker]
         self.emit("first_speaker", street=self.street, player=self.banker,
-                  showing=self.ranking.describe_showing(speaker.cards[1:], speaker.showing),
+                  showing=self.showing.describe(speaker.cards[1:], speaker.showing),
                   rule="S11")
         for player in self.live():
             player.acted = False
             player.raises = 0
-        if self.allin_target is not None or not self._anyone_can_bet():
+        # S14: after an all-in the cards come without betting; a street at the hand cap is
+        # still played, each player checking or folding (engines before 4 skipped it).
+        if self.allin_target is not None or (not self.revision.street_at_hand_cap
+                                             and not self._anyone_can_bet()):
             self._start_turn(None)
             self._close_street()
         else:
@@ -99,13 +105,14 @@ class Stud5Hand(Hand):
     def _best_showing(self, candidates: list[str]) -> str:
         """The candidate with the strongest face-up cards, the first of equals in the
         order given (live players from the banker counterclockwise: S11)."""
-        known = self.ranking.showing_keys_known
+        showing = self.showing
+        known = showing.known
         best, best_key = "", -1
         for name in candidates:
             player = self.players[name]
             key = known.get(player.showing)
             if key is None:
-                key = self.ranking.showing_key(player.cards[1:], player.showing)
+                key = showing.key(player.cards[1:], player.showing)
             if key > best_key:
                 best, best_key = name, key
         return best
@@ -148,16 +155,18 @@ class Stud5Hand(Hand):
         amount = action.amount
         if amount is None or not legal.min_amount <= amount <= legal.max_amount \
                 or (amount - legal.min_amount) % legal.step:
-            rule = self.limits.amount_rule(action.verb, amount is not None
-                                           and amount > legal.max_amount)
+            why = "small" if amount is None or amount < legal.min_amount else \
+                "large" if amount > legal.max_amount else "step"
+            rule = self.limits.amount_rule(action.verb, why)
             steps = f" in steps of {legal.step}" if legal.step > 1 else ""
             raise IllegalAction(rule, action.player, f"{action.verb} {amount} is not allowed: "
                                 f"{legal.min_amount} to {legal.max_amount}{steps} "
                                 f"({self.limits.bound_words(self)})")
         if legal.chips and not chip_sum(amount - legal.base, legal.chips):
-            raise IllegalAction("L10", action.player, f"raise {amount} is the call "
-                                f"{legal.base} plus {amount - legal.base}, which no clicks of "
-                                f"the raise chips {list(legal.chips)} add up to")
+            made = f"is the call {legal.base} plus {amount - legal.base}, which" \
+                if legal.base else "is an amount"
+            raise IllegalAction("L10", action.player, f"{action.verb} {amount} {made} no "
+                                f"clicks of the raise chips {list(legal.chips)} add up to")
 
     # The legal list is the whole check: an amount within its bounds for bet and raise,
     # the verb being in it for the others.
@@ -179,6 +188,8 @@ class Stud5Hand(Hand):
         self._advance()
 
     def _do_bet(self, action: Action) -> None:
+        if self.limits.opening_is_raise:  # L10: the L9 opening is the opener's raise
+            self.players[action.player].raises += 1
         self._put_in(action, action.amount)
 
     def _do_raise(self, action: Action) -> None:

@@ -34,7 +34,7 @@ class Limits:
     """A hand's betting limits, fixed when it starts."""
 
     __slots__ = ("ante", "unit", "allin_from_street", "allin_to_hand_cap",
-                 "raises_per_street", "open_min", "min_holding", "hand_cap")
+                 "raises_per_street", "open_min", "min_holding", "hand_cap", "opening_is_raise")
 
     def __init__(self, ante: int, unit: int, allin_from_street: int, allin_to_hand_cap: bool,
                  raises_per_street: int, open_min: int, min_holding: int,
@@ -47,6 +47,7 @@ class Limits:
         self.open_min = open_min
         self.min_holding = min_holding
         self.hand_cap = hand_cap
+        self.opening_is_raise = False  # L10: the opening counts as the opener's raise
 
     # -- what a style answers --------------------------------------------------------------
 
@@ -63,11 +64,24 @@ class Limits:
     def bound_words(self, hand: Stud5Hand) -> str:
         return f"smallest stack {hand.bound}, D-7"
 
-    def amount_rule(self, verb: str, too_large: bool) -> str:
+    def amount_rule(self, verb: str, why: str) -> str:
+        """The rule an amount breaks: `why` is "small", "large" or "step"."""
         return "Q4"
 
     def no_room_rule(self) -> str:
         return "Q4"
+
+    def _bet(self, room: int) -> Legal | None:
+        """The bet entry when nobody has bet and `room` is left below the bound: a bet
+        unit or more (Q4), the opening minimum or more (L9)."""
+        low = self.opening_min(room)
+        return Legal("bet", low, _top(low, room, self.unit), self.unit) \
+            if room >= low > 0 else None
+
+    def _may_check(self, room: int) -> bool:
+        """S13: with no bet yet a player may check; L9's opener only when nobody can bet
+        any more (S14: the street is still played; docs/decisions.md)."""
+        return self.may_check or room <= 0
 
     def _raise(self, facing: int, room: int) -> Legal | None:
         """The raise entry when `facing` is owed and `room` is left below the bound: the
@@ -98,9 +112,10 @@ class Limits:
         room = self.max_total(hand) - total
         facing = hand.round_max - total
         if facing == 0:
-            legal, low = ([CHECK] if self.may_check else []), self.opening_min(room)
-            if room >= low > 0:
-                legal.append(Legal("bet", low, _top(low, room, self.unit), self.unit))
+            legal = [CHECK] if self._may_check(room) else []
+            entry = self._bet(room)
+            if entry is not None:
+                legal.append(entry)
         else:
             legal = [Legal("call", facing, facing)]
             if self._may_raise(player):
@@ -129,15 +144,13 @@ class Limits:
             return Legal("allin", owed, owed) \
                 if hand.street >= self.allin_from_street and owed > 0 else None
         facing = hand.round_max - total
-        if verb == "check":
-            return CHECK if facing == 0 and self.may_check else None
         if verb == "call":
             return Legal("call", facing, facing) if facing else None
         room = self.max_total(hand) - total
+        if verb == "check":
+            return CHECK if facing == 0 and self._may_check(room) else None
         if verb == "bet" and facing == 0:
-            low = self.opening_min(room)
-            return Legal("bet", low, _top(low, room, self.unit), self.unit) \
-                if room >= low > 0 else None
+            return self._bet(room)
         if verb == "raise" and facing and self._may_raise(player):
             return self._raise(facing, room)
         return None
@@ -201,7 +214,7 @@ class CappedLimits(Limits):
 class OwnerAnteLimits(Limits):
     """Seed 000's owner table: an opener's minimum, raise chips, the smallest stack (L9-L11)."""
 
-    __slots__ = ("raise_chips",)
+    __slots__ = ("raise_chips", "_step", "_least", "_open_low")
     may_check = False  # L9: the opener bets or folds
 
     def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
@@ -212,15 +225,39 @@ class OwnerAnteLimits(Limits):
         super().__init__(ante, 1, betting.allin_from_street, betting.allin_amount == "hand_cap",
                          betting.raises_per_street, betting.open_min_antes * ante,
                          config.owner_ante.min_holding_antes * ante, None)
-        self.raise_chips = tuple(betting.raise_chips) if revision.raise_chips else ()
+        chips = tuple(betting.raise_chips) if revision.raise_chips else ()
+        if betting.raise_chip_unit == "ante":  # L10: seed 000 counts its chips in antes
+            chips = tuple(chip * ante for chip in chips)
+        self.raise_chips = chips
+        self.opening_is_raise = revision.opening_is_raise
+        if chips:  # worked out once a hand: the legal list asks at every turn
+            self._step, self._least = chip_step(chips), min(chips)
+            low = -(-self.open_min // self._step) * self._step
+            while not chip_sum(low, chips):
+                low += self._step  # a few steps at most: past the Frobenius number all sums exist
+            self._open_low = low  # the least opening made of chips (L9, L10)
+
+    def _bet(self, room: int) -> Legal | None:
+        """L9/L10: the opening, made with the raise chips: a sum of them of at least the
+        opening minimum. Should the room below the bound (D-7) be smaller than that, the
+        opener may put in exactly what is left. Engines before 4 took any amount."""
+        chips = self.raise_chips
+        if not (self.opening_is_raise and chips):
+            return super()._bet(room)
+        if room <= 0:
+            return None
+        low, step = self._open_low, self._step
+        if low > room:
+            return Legal("bet", room, room)
+        return Legal("bet", low, _chip_top(low, room, step, chips), step, chips=chips)
 
     def opening_min(self, room: int) -> int:
         return min(self.open_min, room)
 
-    def amount_rule(self, verb: str, too_large: bool) -> str:
-        if too_large:
+    def amount_rule(self, verb: str, why: str) -> str:
+        if why == "large":
             return "L11"
-        return "L9" if verb == "bet" else "L10"
+        return "L9" if verb == "bet" and why == "small" else "L10"
 
     def no_room_rule(self) -> str:
         return "L11"
@@ -234,11 +271,11 @@ class OwnerAnteLimits(Limits):
         chips = self.raise_chips
         if not chips:
             return super()._raise(facing, room)
-        step = chip_step(chips)
-        low, top = facing + min(chips), facing + (room - facing) // step * step
-        while top >= low and not chip_sum(top - facing, chips):
-            top -= step  # a few steps at most: past the Frobenius number every sum exists
-        return Legal("raise", low, top, step, chips=chips, base=facing) if top >= low else None
+        least, step = self._least, self._step
+        if room < facing + least:
+            return None
+        return Legal("raise", facing + least, facing + _chip_top(least, room - facing, step, chips),
+                     step, chips=chips, base=facing)
 
     def below_minimum_fields(self) -> dict:
         return {"rule": "L7", "message": L7_MESSAGE}
@@ -251,6 +288,14 @@ def limits_for(config: EngineConfig, tier: Tier, ante: int | None,
                revision: Revision = CURRENT) -> Limits:
     """A hand's limits under the config's betting style."""
     return STYLES[config.betting.style](config, tier, ante, revision)
+
+
+def _chip_top(low: int, room: int, step: int, chips: tuple[int, ...]) -> int:
+    """The largest sum of `chips` from `low` (itself a sum) up to `room`."""
+    top = low + (room - low) // step * step
+    while top > low and not chip_sum(top, chips):
+        top -= step  # a few steps at most: past the Frobenius number every sum exists
+    return top
 
 
 def _top(low: int, room: int, step: int) -> int:

@@ -8,12 +8,16 @@ TARGET` (H7) or `open` (H8). The last player left, or the winner of an open, tak
 whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`):
 
 - Current bet: the amount of a player's last follow, in the state they made it; before
-  their first follow, the ante, posted blind. The previous bet for H5 is the last follow
-  made in the hand by anyone (the ante before the first one), even if its player has
-  left since; the first speaker follows the ante as a blind bet. The cap bounds
-  follows only: buy and open prices are multiples set by H7/H8 and may exceed it.
-- Turns: a follow, a pass or a lost buy ends the turn; `look` does not (nor does it
-  restart the action clock). A player may look, buy and open within one turn.
+  their first follow, the ante, posted blind. The first speaker sets the first bet with
+  any amount of their own state (H5: the ante is not a bet to follow); each later follow
+  answers the previous bet, the last follow made in the hand by anyone, even if its
+  player has left since. The cap bounds follows only: buy and open prices are multiples
+  set by H7/H8 and may exceed it.
+- Looking (H4): at any time after the deal, on one's turn or not, by a player still in
+  the hand. It never ends a turn, nor restarts the action clock. A player may look, buy
+  and open within one turn.
+- Seats (H12, D-11): a player needs the ante plus one follow at the cap to sit, and is
+  named below the minimum after a hand that leaves less (S21).
 - Buying (H7): only on one's own turn, by a seen player, of another seen player still in
   the hand; the price goes into the pot. The loser leaves the hand. A losing buyer's turn
   ends. A winning buyer's turn goes on with a fresh action clock, and they must now
@@ -71,14 +75,20 @@ class ThreeCardHand(Hand):
         self.prices = Prices.for_tier(config, self.tier, self.revision)
         self.training = not self.tier.coins
         if not self.training:
-            check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()})
+            coins = {p.name: p.coins for p in self.players.values()}
+            if self.revision.seat_for_a_follow:  # H12: the ante plus one follow at the cap
+                check_holdings(config, tier_id, coins)
+            else:  # engines before 4: the ante the system posts was enough (H3)
+                check_holdings(config, tier_id, coins, need=max(self.prices.ante, self.prices.min_holding),
+                               rule="H3")
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
         self.max_rounds = config.three_card.max_rounds
         self.seen = {name: False for name in self.order}
         ante = Bet(self.prices.ante, seen=False)
         self.bets = {name: ante for name in self.order}  # current bets (H5)
-        self.last_bet = ante  # the previous bet the next follow answers (H5)
+        # the previous bet the next follow answers (H5): none before the first bet
+        self.last_bet: Bet | None = None if self.revision.first_bet_own_state else ante
         self.round = 1
         self.bought = False  # the player to act won a buy this turn and now follows (H7)
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
@@ -163,7 +173,7 @@ class ThreeCardHand(Hand):
     # -- look (H4) --------------------------------------------------------------------------
 
     def verify_look(self, action: Action) -> None:
-        self._require_turn(action, "H4")
+        self._require_live(action, "H4")  # at any time after the deal, on one's turn or not
         if self.seen[action.player]:
             raise IllegalAction("H4", action.player, "has already looked; looking is permanent")
 
@@ -192,8 +202,9 @@ class ThreeCardHand(Hand):
         self.put_in(player, bet.amount)
         self.bets[player.name] = self.last_bet = bet
         self.emit("follow", player=player.name, amount=bet.amount, state=state_word(bet.seen),
-                  previous=previous.as_json(),
-                  minimum=self.prices.minimum_json(previous, bet.seen),
+                  previous=previous.as_json() if previous is not None else None,
+                  minimum=self.prices.minimum_json(previous, bet.seen)
+                  if previous is not None else None,
                   total=player.total, pot=self.pot, rule="H5")
         self._end_turn(player.name)
 

@@ -2,11 +2,15 @@
 
 A player's *current bet* is the amount of their last follow, together with the state
 (blind or seen) they made it in. Before their first follow it is the ante, which the
-system posted blind for everyone (H3). The first speaker therefore follows the ante as
-if a blind player had bet it.
+system posted blind for everyone (H3): buy and open prices of a player who has not
+followed yet are multiples of it.
 
-A follow is checked against the *previous bet*: the last follow made in the hand by
-anyone (the ante before the first follow), even if that player has left the hand since.
+The first bet of a hand is set by the dealer's next player (H5, corrected 2026-12-02):
+any amount of their own state, up to the cap; the ante is not a bet to follow. Every
+later follow is checked against the *previous bet*: the last follow made in the hand by
+anyone, even if that player has left the hand since. (Engines before version 4 had the
+first speaker follow the ante as a blind bet: a seen 10 and a blind 5 of the 10-chip
+room could never be played.)
 Its minimum is a multiple of that bet (H5: seen after blind 2x, seen after seen 1x,
 blind after seen 1/2, blind after blind 1x); the amount must also be one of the
 follower's own amounts and never above the cap (H3). A blind player's amounts are the
@@ -94,7 +98,8 @@ class Prices:
                 follows=columns,
                 buy_multiplier=rules.buy_multiplier,
                 open_cost={pair: rules.open_cost[key] for pair, key in OPEN_KEYS.items()},
-                min_holding=tier.min_holding or 0,
+                min_holding=max(tier.min_holding or 0, tier.ante + tier.cap)
+                if revision.seat_for_a_follow else tier.min_holding or 0,
                 by_own_state=revision.follows_by_own_state)
         except (KeyError, TypeError, AttributeError) as error:
             raise SetupError("H3", f"the compiled configuration lacks three-card key {error}") \
@@ -108,13 +113,20 @@ class Prices:
         """`minimum` as events record it: an int when whole, else "5/2"."""
         return _minimum_json(*_RATIOS[previous.seen, seen], previous.amount, self.cap)
 
-    def follow_amounts(self, previous: Bet, seen: bool) -> tuple[int, ...]:
-        """The amounts a blind or seen player may follow `previous` with (H3, H5)."""
+    def follow_amounts(self, previous: Bet | None, seen: bool) -> tuple[int, ...]:
+        """The amounts a blind or seen player may follow `previous` with (H3, H5); with
+        no previous bet (the first bet of the hand), any of their own state's amounts."""
+        if previous is None:
+            return _first_amounts(self.follows[seen, seen], self.cap)
         return _follow_amounts(self.follows[previous.seen, seen],
                                *_RATIOS[previous.seen, seen], previous.amount, self.cap)
 
-    def follow_words(self, previous: Bet, seen: bool) -> str:
+    def follow_words(self, previous: Bet | None, seen: bool) -> str:
         """Why the amounts are what they are, for refusals and explanations."""
+        if previous is None:
+            return (f"the first bet of the hand is any of a {state_word(seen)} player's "
+                    f"amounts {list(self.follows[seen, seen])} up to the cap {self.cap} "
+                    f"(H5, H3): allowed {list(self.follow_amounts(None, seen))}")
         key, multiple = FOLLOW_TABLES[previous.seen, seen]
         times = {Fraction(1): "", Fraction(2): "2 x ", Fraction(1, 2): "1/2 x "}[multiple]
         who = "the ante (posted blind)" if previous.player is None else \
@@ -159,6 +171,11 @@ def _minimum(numerator: int, denominator: int, amount: int, cap: int) -> Fractio
 def _minimum_json(numerator: int, denominator: int, amount: int, cap: int) -> int | str:
     value = _minimum(numerator, denominator, amount, cap)
     return int(value) if value.denominator == 1 else str(value)
+
+
+@lru_cache(maxsize=256)
+def _first_amounts(table: tuple[int, ...], cap: int) -> tuple[int, ...]:
+    return tuple(a for a in table if a <= cap)
 
 
 @lru_cache(maxsize=4096)

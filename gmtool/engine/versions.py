@@ -12,6 +12,16 @@ dealt after it is held to the fix.
 | 3 | S18 a reconnect exactly n minutes after the disconnect is in time; S19 D-10 a banker
       who folded does not win an escape; H5 a follow is any of the follower's own amounts
       that meets the minimum; L10 a raise beyond the call is a sum of raise chips |
+| 4 | (RULES corrected 2026-12-02) S7 ties between showing cards follow the profile's S6
+      policy; S14 a street at the hand cap still gives every player the turn to check or
+      fold; S18 the reconnect window runs from the disconnect, whoever is to act; L10 the
+      opening is the opener's raise of the street; H5 the first bet is any of the first
+      speaker's own amounts (the ante is not a bet to follow); H12 a three-card player
+      needs the ante plus one follow at the cap to sit |
+
+Some corrections need no flag: H4 (looking out of turn) only allows what no earlier hand
+could record, and the unit of L10's raise chips is the compiled config's
+(`betting.raise_chip_unit`, absent from configs compiled before it: coins).
 """
 
 from __future__ import annotations
@@ -29,13 +39,20 @@ class Revision(NamedTuple):
     escape_winner_still_in_hand: bool  # S19 D-10: a folded banker does not win an escape
     follows_by_own_state: bool  # H5: the follower's own amounts, filtered by the minimum
     raise_chips: bool  # L10: the raise above the call is a sum of the profile's raise chips
+    showing_by_policy: bool  # S7: showing-card ties follow the profile's S6 policy
+    street_at_hand_cap: bool  # S14: a street nobody can bet on is still played (check/fold)
+    window_from_disconnect: bool  # S18: the window runs from the disconnect, on any turn
+    opening_is_raise: bool  # L10: the L9 opening is the opener's raise of the street
+    first_bet_own_state: bool  # H5: the first speaker bets any amount of their own state
+    seat_for_a_follow: bool  # H12: a three-card seat needs the ante plus a follow at the cap
 
 
 REVISIONS = {
-    "2": Revision("2", False, False, False, False),
-    "3": Revision("3", True, True, True, True),
+    "2": Revision("2", *[False] * 10),
+    "3": Revision("3", *[True] * 4, *[False] * 6),
+    "4": Revision("4", *[True] * 10),
 }
-ENGINE_VERSION = "3"  # what new hands are played by
+ENGINE_VERSION = "4"  # what new hands are played by
 CURRENT = REVISIONS[ENGINE_VERSION]
 
 

@@ -222,6 +222,13 @@ def _check_three_card_tier(out: Collector, tier: dict, path: tuple) -> None:
     ante, cap = _int(tier.get("ante")), _int(tier.get("cap"))
     if ante is not None and cap is not None and ante > cap:
         out.add(path + ("ante",), "out-of-range", f"ante {ante} is above the cap {cap} (RULES H3)")
+    min_holding = _int(tier.get("min_holding"))
+    if ante is not None and cap is not None and min_holding is not None \
+            and tier.get("coins", True) is not False and min_holding < ante + cap:
+        out.add(path + ("min_holding",), "min-holding",
+                f"min_holding {min_holding} is below the ante {ante} plus one follow at the "
+                f"cap {cap} ({ante + cap}): a player seated with less could only look or pass "
+                "(RULES H12)")
     tables = {name: _ints(tier.get(name)) for name in _FOLLOWS}
     sound = True  # each table is checked on its own; the H5 minimums need all four sound
     for name, amounts in tables.items():
@@ -241,11 +248,10 @@ def _check_three_card_tier(out: Collector, tier: dict, path: tuple) -> None:
                 sound = False
     if not sound:
         return
-    # What each state can have bet before: the ante (posted blind) and its follow amounts.
+    # What each state can have bet before: its follow amounts (the ante is not a bet to
+    # follow, H5: the first speaker bets any amount of their own state).
     bets = {"blind": set(tables["blind_follows_blind"]) | set(tables["blind_follows_seen"]),
             "seen": set(tables["seen_follows_seen"]) | set(tables["seen_follows_blind"])}
-    if ante is not None:
-        bets["blind"].add(ante)
     for name, (previous, _, multiple) in _FOLLOWS.items():
         amounts = tables[name]
         low, high = min(bets[previous]), max(bets[previous])

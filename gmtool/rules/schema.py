@@ -20,7 +20,9 @@ from gmtool.bounds import MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION
 # The compiled form's version. 2 (2026-12-01): `ranking.tie_break = "ranks_then_suit"`
 # means seed 000's rule (RULES S6, corrected); configs of version 1 that say it meant what
 # is now "all_ranks_then_suit", and keep that meaning (engine/config.tie_break_of).
-SCHEMA_VERSION = 2
+# 3 (2026-12-02): owner-ante configs carry `betting.raise_chip_unit` (L10); configs
+# without it counted their raise chips in coins, and keep that meaning (engine/spec.py).
+SCHEMA_VERSION = 3
 
 STUD5 = "stud5"
 THREE_CARD = "three-card"
@@ -264,6 +266,9 @@ BETTING = _section("Betting rules.", {
                                      'three-card)')),
     "raise_chips": _int_list("Raise chip buttons, strictly increasing.", "L10",
                              fixed([1, 5, 10, 50, 100]), IS_OWNER_ANTE),
+    "raise_chip_unit": _choice("What the raise chips count: antes (seed 000: the ante the "
+                               "owner sets defines the raise amounts) or coins.", "L10",
+                               ("ante", "coin"), fixed("ante"), IS_OWNER_ANTE),
     "open_min_antes": _int("The opener bets at least this many antes.", "L9", fixed(1),
                            minimum=1, maximum=MAX_COUNT, when=IS_OWNER_ANTE),
 })
@@ -313,6 +318,15 @@ _FOLLOW = {
     "seen_follows_blind": "Amounts a seen player may follow a blind bet with.",
 }
 
+def _three_card_seat(ctx: Context, table: dict) -> int:
+    """H12: a three-card player needs the ante plus one follow at the cap; 0 elsewhere."""
+    ante, cap = table.get("ante"), table.get("cap")
+    if ctx.game == THREE_CARD and table.get("coins", True) is not False \
+            and isinstance(ante, int) and isinstance(cap, int):
+        return ante + cap
+    return 0
+
+
 TIER = Field("table", "One room tier.", fields={
     "id": Field("string", "Tier id, unique in the file; `rules set` addresses tiers by it.", "",
                 required=True, pattern=ID_PATTERN),
@@ -332,7 +346,9 @@ TIER = Field("table", "One room tier.", fields={
     "hand_cap": _int("The most a player may put in one hand.", "Q1, Q3", minimum=1,
                      when=IS_CAPPED, required=True),
     "min_holding": replace(
-        _int("Coins needed to sit (required in capped tiers).", "Q1, Q5, H3", fixed(0),
+        _int("Coins needed to sit (required in capped tiers; in three-card at least the ante "
+             "plus one follow at the cap).", "Q1, Q5, H12",
+             Default(_three_card_seat, "the ante plus the cap (three-card), 0 (training)"),
              when=CAPPED_OR_THREE_CARD),
         required_when=IS_CAPPED),
     "cap": _int("The most any single bet may be (封顶).", "H3", minimum=1, when=IS_THREE_CARD,
