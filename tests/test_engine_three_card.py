@@ -202,14 +202,16 @@ def test_h4_look_is_permanent_and_keeps_the_turn() -> None:
 
 
 def test_h4_look_at_any_time_after_the_deal() -> None:
-    """H4 (corrected 2026-12-02): looking is allowed on one's turn or not; it changes
-    nobody's turn or clock, and a player who left the hand may not look."""
+    """H4 (corrected 2026-12-02): looking is allowed on one's turn or not, also after
+    passing; it changes nobody's turn or clock."""
     hand = play(deal(), "wait 5", "bob look")
     assert hand.seen["bob"] and hand.to_act == "ann"
     assert hand.players["ann"].action_elapsed == 5
     play(hand, "ann follow 10")
     assert hand.legal_actions()[0].amounts == (20,)  # bob now follows at seen prices
-    assert refused(play(deal(), "ann pass"), "ann look").rule == "H4"
+    hand = play(deal(), "ann pass", "ann look")
+    assert hand.seen["ann"] and hand.to_act == "bob"
+    assert refused(hand, "ann look").rule == "H4"  # looking is permanent: once
 
 
 def test_g3_looking_reveals_no_card_in_the_log() -> None:

@@ -13,9 +13,9 @@ whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`
   answers the previous bet, the last follow made in the hand by anyone, even if its
   player has left since. The cap bounds follows only: buy and open prices are multiples
   set by H7/H8 and may exceed it.
-- Looking (H4): at any time after the deal, on one's turn or not, by a player still in
-  the hand. It never ends a turn, nor restarts the action clock. A player may look, buy
-  and open within one turn.
+- Looking (H4): at any time after the deal, on one's turn or not, also after passing
+  (the seed sets no limit; it changes nothing for the others then). It never ends a
+  turn, nor restarts the action clock. A player may look, buy and open within one turn.
 - Seats (H12, D-11): a player needs the ante plus one follow at the cap to sit, and is
   named below the minimum after a hand that leaves less (S21).
 - Buying (H7): only on one's own turn, by a seen player, of another seen player still in
@@ -173,7 +173,6 @@ class ThreeCardHand(Hand):
     # -- look (H4) --------------------------------------------------------------------------
 
     def verify_look(self, action: Action) -> None:
-        self._require_live(action, "H4")  # at any time after the deal, on one's turn or not
         if self.seen[action.player]:
             raise IllegalAction("H4", action.player, "has already looked; looking is permanent")
 
