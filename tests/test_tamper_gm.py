@@ -15,8 +15,9 @@ from typing import Callable
 import pytest
 from helpers import gm_identity, public_key
 
+from gmtool.evidence import records
 from gmtool.evidence import request as requests
-from gmtool.store import evidence, ledger
+from gmtool.store import ledger, log_append
 from gmtool.store import gm as gm_store
 from gmtool.store.db import Store, connect
 
@@ -25,7 +26,7 @@ OPERATOR = "boss"
 
 def _sign(store: Store, by: str, action: str, target: str, reason: str | None,
           args: dict) -> str:
-    return requests.make(gm_identity(by), evidence.store_id(store), action, target, reason,
+    return requests.make(gm_identity(by), log_append.store_id(store), action, target, reason,
                          args, store.now())
 
 
@@ -96,7 +97,7 @@ def operator_key_swapped(store: Store) -> str:
     """The operator's registered key replaced by mallory's, with no signed request."""
     store.conn.execute("UPDATE gm_users SET key = ? WHERE name = ?", (public_key("mallory"),
                                                                      OPERATOR))
-    evidence.append_row(store, evidence.gm_user_body, "gm_users", "name", OPERATOR)
+    log_append.append_row(store, records.gm_user_body, "gm_users", "name", OPERATOR)
     return "gm_signature"
 
 
@@ -106,7 +107,7 @@ def forged_command_request(store: Store) -> str:
     store.conn.execute("INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, "
                        "issued_at, status, request) VALUES ('close', ?, NULL, 'forged', ?, ?, "
                        "'pending', ?)", (table, OPERATOR, store.now(), request))
-    evidence.append_row(store, evidence.gm_request_body, "gm_commands", "id",
+    log_append.append_row(store, records.gm_request_body, "gm_commands", "id",
                         store.one("SELECT MAX(id) FROM gm_commands")[0])
     return "gm_signature"
 

@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 from test_audit_incremental import _sql
 
+from gmtool.evidence import records
 from gmtool.evidence import opening
 from gmtool.evidence.note import Signer
 from gmtool.house.notary import origin_of
-from gmtool.store import evidence, ledger
+from gmtool.store import ledger, log_append
 from gmtool.store.clock import iso
 from gmtool.store.db import connect
 
@@ -127,7 +128,7 @@ def deployment_no_gm_action_made(db: Path) -> None:
             "active, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row["profile_id"], row["rooms"], row["config_id"], row["deployed_by"],
              store.now(), row["active"], row["note"])).lastrowid
-        evidence.append_row(store, evidence.deployment_body, "deployments", "id", new_id)
+        log_append.append_row(store, records.deployment_body, "deployments", "id", new_id)
 
 
 def log_record_duplicated(db: Path) -> None:
@@ -135,7 +136,7 @@ def log_record_duplicated(db: Path) -> None:
     consistent tree, after every signed checkpoint): the same row logged twice."""
     with connect(db) as store, store.write():
         body = store.one("SELECT body FROM log ORDER BY idx DESC LIMIT 1")[0]
-        evidence.append(store, json.loads(body))
+        log_append.append(store, json.loads(body))
 
 
 def minted_player(db: Path) -> None:

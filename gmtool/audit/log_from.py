@@ -18,12 +18,12 @@ from __future__ import annotations
 import orjson
 
 from gmtool.audit.chain import Problem
-from gmtool.audit.evidence import LogCheck
+from gmtool.audit.log_check import LogCheck
 from gmtool.audit.scope import After
 from gmtool.canonical import ZERO_HASH
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
-from gmtool.store import evidence, log_range
+from gmtool.store import log_reads
 from gmtool.store.db import Store
 
 
@@ -46,12 +46,12 @@ class LogFrom(LogCheck):
         if base.origin != origin:
             return [Problem("checkpoint", f"{name} is for log {base.origin}, not this "
                             f"store's ({origin})")]
-        held = log_range.size(self.store)
+        held = log_reads.size(self.store)
         if held < base.size:
             return [Problem("checkpoint_rollback", f"the store holds {held} evidence records, "
                             f"but {name} was signed at {base.size}: records after {held} were "
                             "deleted, or an older copy of the store was restored")]
-        nodes = log_range.frontier_at(self.store, base.size)
+        nodes = log_reads.frontier_at(self.store, base.size)
         if None in nodes or Frontier(base.size, nodes).root() != base.root:
             return [Problem("checkpoint_rewrite", f"the log's first {base.size} records are "
                             f"not the ones {name} signed (records before it, or the tree's "
@@ -68,7 +68,7 @@ class LogFrom(LogCheck):
 
     def _batch_before(self, table: str) -> tuple[int, str] | None:
         if table not in self._before:
-            self._before[table] = log_range.last_batch_before(self.store, table,
+            self._before[table] = log_reads.last_batch_before(self.store, table,
                                                               self.base.size)
         return self._before[table]
 
@@ -77,38 +77,38 @@ class LogFrom(LogCheck):
         return before[0] if before else 0
 
     def run(self, sizes: set[int] = frozenset()) -> list[Problem]:
-        ranged = set(log_range.RANGED) | {"hand_end"}
+        ranged = set(log_reads.RANGED) | {"hand_end"}
         logged, retired, batches = self._walk(ranged, sizes)
         self._check_state()
         self._check_nodes()
         self._check_batches_from(batches)
         self.after = after = self._cutoffs(logged)
-        for kind in log_range.RANGED:
-            self._check_rows(kind, logged[kind], log_range.rows_from(
+        for kind in log_reads.RANGED:
+            self._check_rows(kind, logged[kind], log_reads.rows_from(
                 self.store, kind, getattr(after, kind)))
-        running = [log_range.last_hand_before(self.store, table, after.hand)
+        running = [log_reads.last_hand_before(self.store, table, after.hand)
                    for table in self._before]  # the hand each table may have had running
         ended = {*logged["hand_end"], *(hand for hand in running if hand is not None)}
-        self._check_rows("hand_end", logged["hand_end"], log_range.ended_hands(
+        self._check_rows("hand_end", logged["hand_end"], log_reads.ended_hands(
             self.store, after.hand, ended), self._ended_before)
-        self._check_whole([kind for kind in evidence.LOGGED_ROWS if kind not in ranged],
+        self._check_whole([kind for kind in log_reads.LOGGED_ROWS if kind not in ranged],
                           retired)
         self._check_guards()
         return self.problems
 
     def _ended_before(self, hand: int) -> bool:
-        index = log_range.record_index(self.store, "hand_end", hand)
+        index = log_reads.record_index(self.store, "hand_end", hand)
         return index is not None and index < self.base.size
 
     def _cutoffs(self, logged: dict[str, dict]) -> After:
         first = {kind: min((key for key in logged[kind] if isinstance(key, int)), default=None)
-                 for kind in log_range.RANGED}
+                 for kind in log_reads.RANGED}
         for kind, key in first.items():
             if key is None:  # nothing of this kind after the checkpoint
-                first[kind] = log_range.max_logged_id(self.store, kind) + 1
+                first[kind] = log_reads.max_logged_id(self.store, kind) + 1
         head = ZERO_HASH
         if first["gm_action"] > 1:
-            body = log_range.logged_body(self.store, "gm_action", first["gm_action"] - 1)
+            body = log_reads.logged_body(self.store, "gm_action", first["gm_action"] - 1)
             head = _field(body, "hash") or ZERO_HASH
         ended = tuple(sorted(key for key in logged["hand_end"]
                              if isinstance(key, int) and key < first["hand"]))
@@ -122,12 +122,12 @@ class LogFrom(LogCheck):
         rewritten = set()
         for table in list(self._before):
             before = self._batch_before(table)
-            if before and log_range.event_hash(self.store, table, before[0]) != before[1]:
+            if before and log_reads.event_hash(self.store, table, before[0]) != before[1]:
                 rewritten.add(table)
                 self._rewritten(table, before[0], before[0], "its last record before the "
                                 "checkpoint")
         self._check_heads(rewritten)
-        stored = log_range.last_seqs(self.store)
+        stored = log_reads.last_seqs(self.store)
         for table in sorted({*stored, *batches, *(t for t, b in self._before.items() if b)}):
             last, logged = stored.get(table, 0), batches.get(table, self._logged_before(table))
             if last > logged:
@@ -141,7 +141,7 @@ class LogFrom(LogCheck):
         """The small tables, whole: every record of their kinds (through the log's index
         on kind) against every row."""
         logged: dict[str, dict] = {kind: {} for kind in kinds}
-        for _, kind, body in log_range.records_of_kinds(self.store, [*kinds, "retire"]):
+        for _, kind, body in log_reads.records_of_kinds(self.store, [*kinds, "retire"]):
             try:
                 record = orjson.loads(body)
             except ValueError:
@@ -152,7 +152,7 @@ class LogFrom(LogCheck):
                 logged[kind][record.get("name", record.get("id"))] = record
         deployments = set(logged.get("deployment", ()))
         for kind, records in logged.items():
-            self._check_rows(kind, records, evidence.logged_rows(self.store, kind))
+            self._check_rows(kind, records, log_reads.logged_rows(self.store, kind))
         self._check_active(deployments, retired)
 
 

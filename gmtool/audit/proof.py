@@ -20,7 +20,7 @@ from gmtool.canonical import pretty_json
 from gmtool.evidence.merkle import leaf_hash, verify_inclusion
 from gmtool.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint
 from gmtool.rules.compile import config_id_of
-from gmtool.store import evidence
+from gmtool.store import log_reads
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
 from gmtool.store.hands import event_hash
@@ -34,15 +34,15 @@ class NotCovered(Exception):
 def hand_proof(store: Store, hand_id: int, note: str, checkpoint: Checkpoint,
                verifier: Verifier) -> dict:
     row = hand_row(store, hand_id)
-    records = evidence.records_of_hand(store, hand_id, row["table_id"])
+    records = log_reads.records_of_hand(store, hand_id, row["table_id"])
     last = max((r["index"] for r in records), default=-1)
     if last >= checkpoint.size:
         raise NotCovered(f"hand {hand_id}'s records reach record {last}; the newest checkpoint "
                          f"covers {checkpoint.size}")
-    tree = evidence.tree(store)
+    tree = log_reads.tree(store)
     batches = [json.loads(r["body"]) for r in records
                if json.loads(r["body"])["kind"] == "events"]
-    events = evidence.events_between(store, row["table_id"], min(b["first"] for b in batches),
+    events = log_reads.events_between(store, row["table_id"], min(b["first"] for b in batches),
                                      max(b["last"] for b in batches)) if batches else []
     return {
         "checkpoint": note, "verifier_key": verifier.text(),

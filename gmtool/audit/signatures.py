@@ -26,20 +26,20 @@ import orjson
 
 from gmtool.audit.chain import Problem
 from gmtool.evidence import request as requests
-from gmtool.store import evidence, gm
+from gmtool.store import gm, log_append, log_reads
 
 PRIVILEGED = {"kick", "close", "adjust", "deploy", "rollback", "users_add"}
 COMMANDS = {"kick", "close"}
 
 
 def verify_signatures(store) -> Iterator[Problem]:
-    store_id = evidence.store_id(store)
+    store_id = log_append.store_id(store)
     actions = gm.actions_by_id(store)
     users: dict[str, tuple[str, str | None]] = {}  # name -> (role, key) as logged so far
     good_requests: set[int] = set()  # commands whose request held
     seen: set[str] = set()  # request notes used
     change = None  # a GM user change waiting for the users_add that made it
-    for idx, kind, body in evidence.gm_records(store):
+    for idx, kind, body in log_reads.gm_records(store):
         try:
             record = orjson.loads(body)
         except ValueError:

@@ -30,7 +30,7 @@ from gmtool.audit.replay import (
 )
 from gmtool.audit.tallies import add_settlement
 from gmtool.canonical import ZERO_HASH
-from gmtool.store import log_range, scan
+from gmtool.store import log_reads, scan
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
 from gmtool.store.hands import event_hashes
@@ -88,7 +88,7 @@ class TableAudit:
         # Taken up after the event before `from_seq` as stored: the chain from there must
         # reach the head the log's last batch before `start` names (the log checks that).
         head = ZERO_HASH if from_seq == 1 else \
-            log_range.event_hash(self.store, table_id, from_seq - 1) or ZERO_HASH
+            log_reads.event_hash(self.store, table_id, from_seq - 1) or ZERO_HASH
         chain = _Chain(self.store, result, table_id, from_seq - 1, head)
         current, events = None, []
         rows = scan.table_events(self.store, table_id, from_seq)
@@ -149,10 +149,10 @@ def _start_of(store: Store, table_id: str, start: int | None) -> tuple[int, int]
     `start` on: the hand running at `start` (its events began before) is read whole."""
     if start is None or start <= 1:
         return 1, 0
-    running = log_range.hand_before(store, table_id, start)
+    running = log_reads.hand_before(store, table_id, start)
     if running is None:
         return start, 0
-    first, last = log_range.hand_seqs(store, running)
+    first, last = log_reads.hand_seqs(store, running)
     if last is not None and last >= start:
         return first, running
     return start, running + 1

@@ -53,7 +53,7 @@ def audit(
         signed_checkpoints,
     )
     from gmtool.house.seeds import existing_key
-    from gmtool.store.log_range import hands_after
+    from gmtool.store.log_reads import hands_after
     from gmtool.store.scan import count_hands
 
     if from_checkpoint is not None and (since or until or table or player):

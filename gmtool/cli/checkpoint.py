@@ -48,7 +48,7 @@ def verify(
 ) -> None:
     """Check the checkpoint's signature and that the store's log extends it: exit 1 if
     history before it was rewritten, truncated or an older copy restored."""
-    from gmtool.audit.evidence import LogCheck, checkpoint_problems
+    from gmtool.audit.log_check import LogCheck, checkpoint_problems
     from gmtool.cli.checkpoints import signed_checkpoints
 
     with open_store(db) as store:

@@ -20,7 +20,7 @@ from gmtool.evidence import request as requests
 from gmtool.evidence.gm_keys import key_dir
 from gmtool.evidence.note import NoteError, Verifier
 from gmtool.evidence.request import Gm
-from gmtool.store import evidence, gm, ledger
+from gmtool.store import gm, ledger, log_append
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
@@ -76,7 +76,7 @@ def sign_request(store: Store, actor: Gm, action: str, target: str | None,
         raise UsageError(f"no GM key for {actor.name} in {key_dir()}: make one with `gmtool gm "
                          f"keys new {actor.name}` and have an operator register it (or pick "
                          "your key with --as)")
-    return requests.make(actor, evidence.store_id(store), action, target, reason, args,
+    return requests.make(actor, log_append.store_id(store), action, target, reason, args,
                          store.now())
 
 
@@ -149,7 +149,7 @@ def bootstrap(store: Store, actor: Gm) -> bool:
     with store.write(durable=True):
         if gm.has_keys(store):
             return False
-        request = requests.make(actor, evidence.store_id(store), "users_add", actor.name,
+        request = requests.make(actor, log_append.store_id(store), "users_add", actor.name,
                                 None, args, store.now())
         gm.add_user(store, actor.name, "operator", key)
         gm.log_action(store, actor.name, "users_add", actor.name, None, {"ok": True, **args},

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
-from gmtool.store import evidence
+from gmtool.store import log_append, log_reads
 from gmtool.store.db import Store, StoreError
 
 
 def origin_of(store: Store) -> str:
-    return f"gmtool/{evidence.store_id(store)}"
+    return f"gmtool/{log_append.store_id(store)}"
 
 
 class Notary:
@@ -55,14 +55,14 @@ class Notary:
         if latest is None:
             return
         path, checkpoint = latest
-        size, _ = evidence.state(self.store)
+        size, _ = log_append.state(self.store)
         if checkpoint.size > size:
             raise StoreError(
                 f"{self.store.path} holds {size} evidence records, but {path} was signed at "
                 f"{checkpoint.size}: this is an older copy of the store, or records were "
                 "deleted. The host will not deal hands again from it; run `gmtool audit` and "
                 "restore the newest copy")
-        if checkpoint.size and evidence.tree(self.store).hash(0, checkpoint.size) \
+        if checkpoint.size and log_reads.tree(self.store).hash(0, checkpoint.size) \
                 != checkpoint.root:
             raise StoreError(f"{self.store.path}: its first {checkpoint.size} evidence records "
                              f"are not the ones {path} signed (history was rewritten); the "
@@ -70,7 +70,7 @@ class Notary:
 
     def sign(self) -> Path | None:
         """Sign the log's state now into the witness (unless it is signed already)."""
-        size, root = evidence.state(self.store)
+        size, root = log_append.state(self.store)
         if size == self.signed_size:
             return None
         note = sign_checkpoint(Checkpoint(self.origin, size, root), self.signer)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from typing import Callable
 
+from gmtool.evidence import records
 from gmtool.canonical import canonical_json
-from gmtool.store import evidence
+from gmtool.store import log_append
 from gmtool.store.db import NoSuchRecord, Store, StoreError
 
 
@@ -25,7 +26,7 @@ def save_config(store: Store, compiled: dict, profile_text: str) -> None:
          compiled["profile"]["title"], compiled["game"], canonical_json(compiled),
          profile_text, at))
     if cursor.rowcount == 1:
-        evidence.append(store, evidence.config_body({
+        log_append.append(store, records.config_body({
             "config_id": compiled["config_id"], "profile_text": profile_text,
             "created_at": at}))
 
@@ -49,7 +50,7 @@ def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | N
             " active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (compiled["profile"]["id"], json.dumps(sorted(rooms)) if rooms else None,
              compiled["config_id"], by, store.now(), note))
-        evidence.append_row(store, evidence.deployment_body, "deployments", "id",
+        log_append.append_row(store, records.deployment_body, "deployments", "id",
                             cursor.lastrowid)
         if logged is not None:
             logged(cursor.lastrowid)
@@ -151,14 +152,14 @@ def rollback(store: Store, profile_id: str, by: str,
         latest, previous = rows[0], rows[1]
         store.conn.execute("UPDATE deployments SET active = 0 WHERE id IN (?, ?)",
                            (latest["id"], previous["id"]))
-        evidence.append(store, evidence.retire_body([latest["id"], previous["id"]],
+        log_append.append(store, records.retire_body([latest["id"], previous["id"]],
                                                     store.now()))
         cursor = store.conn.execute(
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
             "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (profile_id, previous["rooms"], previous["config_id"], by, store.now(),
              f"rollback of deployment {latest['id']} to {previous['id']}"))
-        evidence.append_row(store, evidence.deployment_body, "deployments", "id",
+        log_append.append_row(store, records.deployment_body, "deployments", "id",
                             cursor.lastrowid)
         result = {"rolled_back": latest["config_id"], "active": previous["config_id"],
                   "deployment": cursor.lastrowid}

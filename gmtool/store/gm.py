@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from gmtool.evidence import records
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import Refused, UsageError
 from gmtool.evidence import request
-from gmtool.store import evidence
+from gmtool.store import log_append
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
@@ -48,7 +49,7 @@ def log_action(store: Store, actor: str | None, action: str, target: str | None,
                        (row["id"], actor, action, target, reason, row["outcome"], row["at"],
                         request, prev, digest))
     set_head(store, "gm_actions", row["id"], digest)
-    evidence.append(store, evidence.gm_action_body({"id": row["id"], "hash": digest}))
+    log_append.append(store, records.gm_action_body({"id": row["id"], "hash": digest}))
     return row["id"]
 
 
@@ -68,7 +69,7 @@ def add_user(store: Store, name: str, role: str, key: str | None = None) -> bool
     store.conn.execute("INSERT INTO gm_users (name, role, created_at, key) VALUES (?, ?, ?, ?) "
                        "ON CONFLICT(name) DO UPDATE SET role = excluded.role, "
                        "key = COALESCE(excluded.key, key)", (name, role, store.now(), key))
-    evidence.append_row(store, evidence.gm_user_body, "gm_users", "name", name)
+    log_append.append_row(store, records.gm_user_body, "gm_users", "name", name)
     return True
 
 
@@ -109,7 +110,7 @@ def enqueue(store: Store, kind: str, table_id: str, player: str | None, reason: 
             "INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, issued_at, "
             "status, request) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
             (kind, table_id, player, reason, issued_by, store.now(), request))
-        evidence.append_row(store, evidence.gm_request_body, "gm_commands", "id",
+        log_append.append_row(store, records.gm_request_body, "gm_commands", "id",
                             cursor.lastrowid)
         return cursor.lastrowid
 
@@ -206,7 +207,7 @@ def request_problem(store: Store, note: str | None, by: str | None, action: str,
     """Why `note` is not a request that `by`, an operator now, signed with their registered
     key for exactly this action on this store; None when it is one."""
     return request.problem(note, by, role_of(store, by), registered_key(store, by),
-                           evidence.store_id(store), action, target, reason, args)
+                           log_append.store_id(store), action, target, reason, args)
 
 
 def actions_by_id(store: Store) -> dict[int, dict]:

@@ -11,8 +11,9 @@ import hashlib
 import json
 from typing import Callable, Iterable, Mapping
 
+from gmtool.evidence import records
 from gmtool.canonical import ZERO_HASH, canonical_json
-from gmtool.store import evidence, ledger
+from gmtool.store import ledger, log_append
 from gmtool.store.db import Store
 
 _INSERT_EVENT = ("INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
@@ -112,7 +113,7 @@ class TableLog:
             return
         self.store.conn.executemany(_INSERT_EVENT, rows)
         set_head(self.store, f"events:{self.table_id}", rows[-1][2], rows[-1][7])
-        evidence.append(self.store, evidence.events_body(self.table_id, rows[0][2], rows[-1][2],
+        log_append.append(self.store, records.events_body(self.table_id, rows[0][2], rows[-1][2],
                                                          rows[-1][7]))
 
 
@@ -130,7 +131,7 @@ def begin_hand(store: Store, log: TableLog, number: int, config_id: str, tier: s
                 (log.table_id, number, config_id, tier, banker, ante, canonical_json(seats),
                  commitment, algorithm, store.now()))
             hand_id = cursor.lastrowid
-            evidence.append_row(store, evidence.hand_body, "hands", "id", hand_id)
+            log_append.append_row(store, records.hand_body, "hands", "id", hand_id)
             log.write_rows(log.rows(hand_id, events))
             return hand_id
     except BaseException:
@@ -154,7 +155,7 @@ def settle_hand(store: Store, log: TableLog, hand_id: int, events: list[Mapping]
                 "UPDATE hands SET ended_at = ?, outcome = 'settled', winners = ?, seed = ? "
                 "WHERE id = ?", (store.now(), json.dumps(settlement["winners"]), seed_hex,
                                  hand_id))
-            evidence.append_row(store, evidence.hand_end_body, "hands", "id", hand_id)
+            log_append.append_row(store, records.hand_end_body, "hands", "id", hand_id)
     except BaseException:
         log.seq, log.head = seq, head
         raise
@@ -170,7 +171,7 @@ def void_hand(store: Store, log: TableLog, hand_id: int, reason: str, seed_hex: 
                                                "detail": detail, "stakes": "returned"}]))
             store.conn.execute("UPDATE hands SET ended_at = ?, outcome = 'voided', seed = ? "
                                "WHERE id = ?", (store.now(), seed_hex, hand_id))
-            evidence.append_row(store, evidence.hand_end_body, "hands", "id", hand_id)
+            log_append.append_row(store, records.hand_end_body, "hands", "id", hand_id)
     except BaseException:
         log.seq, log.head = seq, head
         raise

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from gmtool.store import evidence, scan
+from gmtool.evidence import records
+from gmtool.store import log_append, scan
 from gmtool.store.db import NoSuchRecord, Store
 
 TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
@@ -20,7 +21,7 @@ def ensure_player(store: Store, name: str, kind: str = "human") -> None:
     cursor = store.conn.execute("INSERT OR IGNORE INTO players (name, coins, score, kind, "
                                 "created_at) VALUES (?, 0, 0, ?, ?)", (name, kind, store.now()))
     if cursor.rowcount == 1:
-        evidence.append_row(store, evidence.player_body, "players", "name", name)
+        log_append.append_row(store, records.player_body, "players", "name", name)
 
 
 def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None = None,
@@ -36,7 +37,7 @@ def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None
         cursor = store.conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, "
                                     "reason, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                                     (hand_id, gm_action_id, player, delta, reason, at))
-        evidence.append(store, evidence.ledger_body({
+        log_append.append(store, records.ledger_body({
             "id": cursor.lastrowid, "hand_id": hand_id, "gm_action_id": gm_action_id,
             "player": player, "delta": delta, "reason": reason, "created_at": at}))
         ids.append(cursor.lastrowid)
@@ -74,7 +75,7 @@ def open_account(store: Store, player: str, amount: int, kind: str,
     with store.write(durable=True):
         ensure_player(store, player, kind)
         (ledger_id,) = post(store, [(player, amount, "opening_balance")])
-        evidence.append(store, evidence.opening_body(ledger_id, player, amount,
+        log_append.append(store, records.opening_body(ledger_id, player, amount,
                                                      vouch(ledger_id, player, amount)))
 
 
@@ -88,7 +89,7 @@ def vouch_for_older_openings(store: Store, vouch: Callable[[int, str, int], str]
         rows = store.all("SELECT id, player, delta FROM ledger WHERE reason = "
                          "'opening_balance' ORDER BY id")
         if rows and scan.first_signed_opening(store) is None:  # (another writer was first)
-            evidence.append_many(store.conn, [evidence.opening_body(
+            log_append.append_many(store.conn, [records.opening_body(
                 row["id"], row["player"], row["delta"],
                 vouch(row["id"], row["player"], row["delta"])) for row in rows])
             return len(rows)

@@ -1,4 +1,4 @@
-"""The store's schema (DESIGN.md "Store") as sqlite-utils migrations.
+"""The store's schema as sqlite-utils migrations (docs/architecture.md, "The store").
 
 Each migration is applied once, in order, inside a transaction, and recorded in
 `_sqlite_migrations`; `SCHEMA_VERSION` is the number of migrations this gmtool knows.
@@ -100,14 +100,16 @@ def m002_chain_heads(db: Database) -> None:
 
 @migrations()
 def m003_evidence_log(db: Database) -> None:
-    """The evidence log (store/evidence.py), its tree state and interior nodes, and the
+    """The evidence log (store/log_append.py), its tree state and interior nodes, and the
     store's identity (the origin its checkpoints name). What a store held before this
-    migration is logged now, in a fixed order: it is evidence from this moment on."""
-    from gmtool.store import evidence
+    migration is logged now, in a fixed order: it is evidence from this moment on, in the
+    record format of its time (store/migration_records.py)."""
+    from gmtool.store import log_append
+    from gmtool.store import migration_records as v1
 
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute("INSERT INTO meta (key, value) VALUES ('store_id', ?)",
-               [evidence.new_store_id()])
+               [log_append.new_store_id()])
     db.execute("CREATE TABLE log (idx INTEGER PRIMARY KEY, kind TEXT NOT NULL, tkey TEXT, "
                "nkey INTEGER, body TEXT NOT NULL, leaf BLOB NOT NULL)")
     db.execute("CREATE INDEX log_kind_key ON log (kind, tkey, nkey)")
@@ -126,27 +128,27 @@ def m003_evidence_log(db: Database) -> None:
         names = [c[0] for c in cursor.description]
         return [dict(zip(names, row)) for row in cursor]
 
-    bodies = [evidence.player_body(r) for r in rows("SELECT * FROM players ORDER BY rowid")]
-    bodies += [evidence.config_body(r) for r in rows("SELECT config_id FROM configs ORDER BY "
+    bodies = [v1.player_v1(r) for r in rows("SELECT * FROM players ORDER BY rowid")]
+    bodies += [v1.config_v1(r) for r in rows("SELECT config_id FROM configs ORDER BY "
                                                      "rowid")]
-    bodies += [evidence.deployment_body(r) for r in rows("SELECT * FROM deployments ORDER "
+    bodies += [v1.deployment_v1(r) for r in rows("SELECT * FROM deployments ORDER "
                                                          "BY id")]
-    bodies += [evidence.gm_user_body(r) for r in rows("SELECT * FROM gm_users ORDER BY "
+    bodies += [v1.gm_user_v1(r) for r in rows("SELECT * FROM gm_users ORDER BY "
                                                       "rowid")]
     for hand in rows("SELECT * FROM hands ORDER BY id"):
-        bodies.append(evidence.hand_body(hand))
+        bodies.append(v1.hand_v1(hand))
         if hand["outcome"] != "running":
-            bodies.append(evidence.hand_end_body(hand))
-    bodies += [evidence.events_body(r["table_id"], r["first"], r["last"], r["head"])
+            bodies.append(v1.hand_end_v1(hand))
+    bodies += [v1.events_v1(r["table_id"], r["first"], r["last"], r["head"])
                for r in rows("SELECT table_id, MIN(seq) AS first, MAX(seq) AS last, (SELECT "
                              "hash FROM events e WHERE e.table_id = events.table_id ORDER BY "
                              "seq DESC LIMIT 1) AS head FROM events GROUP BY table_id ORDER "
                              "BY table_id")]
-    bodies += [evidence.ledger_body(r) for r in rows("SELECT * FROM ledger ORDER BY id")]
-    bodies += [evidence.gm_action_body(r) for r in rows("SELECT id, hash FROM gm_actions "
+    bodies += [v1.ledger_v1(r) for r in rows("SELECT * FROM ledger ORDER BY id")]
+    bodies += [v1.gm_action_v1(r) for r in rows("SELECT id, hash FROM gm_actions "
                                                         "ORDER BY id")]
     if bodies:
-        evidence.append_many(conn, bodies)
+        log_append.append_many(conn, bodies)
 
 
 @migrations()
@@ -154,7 +156,8 @@ def m004_gm_keys(db: Database) -> None:
     """GM keys and signed requests: each GM user's registered verifier key, the signed
     request behind each GM action and command, and commands in the evidence log (those
     already made are logged now, without a request)."""
-    from gmtool.store import evidence
+    from gmtool.store import log_append
+    from gmtool.store import migration_records as v1
 
     db.execute("ALTER TABLE gm_users ADD COLUMN key TEXT")
     db.execute("ALTER TABLE gm_actions ADD COLUMN request TEXT")
@@ -162,9 +165,9 @@ def m004_gm_keys(db: Database) -> None:
     db.execute("CREATE UNIQUE INDEX gm_commands_request ON gm_commands (request)")
     cursor = db.conn.execute("SELECT * FROM gm_commands ORDER BY id")
     names = [c[0] for c in cursor.description]
-    bodies = [evidence.gm_request_body(dict(zip(names, row))) for row in cursor]
+    bodies = [v1.gm_request_v1(dict(zip(names, row))) for row in cursor]
     if bodies:
-        evidence.append_many(db.conn, bodies)
+        log_append.append_many(db.conn, bodies)
 
 
 KNOWN = (m001_initial.__name__, m002_chain_heads.__name__,

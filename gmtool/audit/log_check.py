@@ -20,10 +20,11 @@ from typing import Callable, Iterable, Iterator
 
 import orjson
 
+from gmtool.evidence.records import index_key
 from gmtool.audit.chain import Problem
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
-from gmtool.store import evidence, log_range
+from gmtool.store import log_append, log_reads
 from gmtool.store.db import Store, StoreError
 
 _NAMED = {"hand": "hand", "hand_end": "end of hand", "ledger": "ledger row",
@@ -77,13 +78,13 @@ class LogCheck:
         self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
     def run(self, sizes: set[int] = frozenset()) -> list[Problem]:
-        logged, retired, batches = self._walk(set(evidence.LOGGED_ROWS), sizes)
+        logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS), sizes)
         self._check_state()
         self._check_nodes()
         self._check_batches(batches)
         deployments = set(logged["deployment"])
         for kind, records in logged.items():  # (each check takes the records it matches)
-            self._check_rows(kind, records, evidence.logged_rows(self.store, kind))
+            self._check_rows(kind, records, log_reads.logged_rows(self.store, kind))
         self._check_active(deployments, retired)
         self._check_guards()
         return self.problems
@@ -99,8 +100,8 @@ class LogCheck:
         if frontier.size in sizes:
             self.roots[frontier.size] = frontier.root()
         loads, sha256 = orjson.loads, hashlib.sha256  # (a million a run)
-        index_key, nodes, made = evidence.index_key, frontier.nodes, self.made
-        for idx, kind, tkey, nkey, body, leaf in evidence.records(self.store, frontier.size):
+        nodes, made = frontier.nodes, self.made
+        for idx, kind, tkey, nkey, body, leaf in log_reads.records(self.store, frontier.size):
             if idx != frontier.size:
                 self._add("log_gap", f"log record {frontier.size} is missing (the next is "
                           f"{idx}): records were deleted")
@@ -157,7 +158,7 @@ class LogCheck:
 
     def _check_state(self) -> None:
         try:
-            size, root = evidence.state(self.store)
+            size, root = log_append.state(self.store)
         except StoreError:
             self._add("log_state", "the log's recorded state is no tree's state: its size "
                       "and nodes do not agree (edited)")
@@ -172,7 +173,7 @@ class LogCheck:
         walk made: at each level as many, with the same indexes and hashes, in order."""
         start, size = self.start, self.frontier.size
         stored = {level: (count, least, greatest) for level, count, least, greatest
-                  in log_range.node_levels(self.store, start, MAX_LEVEL)}
+                  in log_reads.node_levels(self.store, start, MAX_LEVEL)}
         expected = {level: (end - first, first, end - 1) for level in range(1, MAX_LEVEL + 1)
                     for first, end in [(start >> level, size >> level)] if end > first}
         for level in sorted(stored.keys() | expected.keys(),
@@ -185,14 +186,14 @@ class LogCheck:
     def _same_nodes(self, level: int) -> bool:
         digest = hashlib.sha256()
         try:
-            for (value,) in log_range.node_hashes(self.store, level, self.start >> level):
+            for (value,) in log_reads.node_hashes(self.store, level, self.start >> level):
                 digest.update(value)
         except TypeError:  # a hash edited into text or a number
             return False
         return digest.digest() == self.made[level].digest()
 
     def _check_guards(self) -> None:
-        missing = evidence.missing_guards(self.store)
+        missing = log_reads.missing_guards(self.store)
         if missing:
             self._add("triggers", f"the append-only guards {', '.join(missing)} were dropped "
                       "or defused: rows of those tables may have been changed or deleted since")
@@ -203,21 +204,21 @@ class LogCheck:
     def _check_heads(self, rewritten: set[str]) -> None:
         """Every batch of events from the frontier's size on names the hash its last event
         has now; a table is reported once (after a rewrite every later batch differs too)."""
-        for idx, table, first, last, logged, digest in log_range.batch_heads_from(
+        for idx, table, first, last, logged, digest in log_reads.batch_heads_from(
                 self.store, self.start):
             if digest != logged and table not in rewritten:
                 rewritten.add(table)
                 self._rewritten(table, first, last, f"log record {idx}")
 
     def _rewritten(self, table: str, first: int, last: int, where: str) -> None:
-        hand = log_range.batch_hand(self.store, table, first, last)
+        hand = log_reads.batch_hand(self.store, table, first, last)
         self._add("events_rewritten", f"table {table}: the events up to {last} are not the "
                   f"ones the log holds ({where}): rewritten", table=table,
                   **({"hand": hand} if hand is not None else {}))
 
     def _check_batches(self, batches: dict[str, int]) -> None:
         self._check_heads(set())
-        for table, last in log_range.last_seqs(self.store).items():
+        for table, last in log_reads.last_seqs(self.store).items():
             logged = batches.pop(table, 0)
             if last > logged:
                 self._add("events_unlogged", f"table {table}: events {logged + 1} to {last} "
@@ -253,7 +254,7 @@ class LogCheck:
 
     def _check_active(self, deployments: set[int], retired: set[int]) -> None:
         expected = deployments - retired
-        active = evidence.active_deployments(self.store)
+        active = log_reads.active_deployments(self.store)
         for ident in sorted(active ^ expected):
             state = "active" if ident in active else "inactive"
             self._add("differs_from_log", f"deployment {ident}: {state}, which the evidence "

@@ -1,5 +1,9 @@
-"""Reads for an audit from a signed checkpoint: the log's tree at the checkpoint's size,
-and the rows written after it, found through the indexes (no scan of what came before).
+"""The audit's reads of the evidence log (store/log_append.py writes it).
+
+The whole log (`records`, `logged_rows`: every row a kind of record logs, as its body),
+proofs (`tree`, `records_of_hand`) and the append-only guards; and for an audit from a
+signed checkpoint, the log's tree at the checkpoint's size and the rows written after
+it, found through the indexes (no scan of what came before).
 
 Rows are written in the same transaction as their log records and their ids grow with
 the log (nothing is ever deleted), so "written after record N" is "id from the first id
@@ -10,14 +14,20 @@ number its first batch from N on logs.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from gmtool.evidence.merkle import frontier_positions
-from gmtool.store.evidence import (
+from gmtool.evidence.merkle import Tree, frontier_positions
+from gmtool.evidence.records import (
+    config_body,
+    deployment_body,
     gm_action_body,
+    gm_request_body,
+    gm_user_body,
     hand_body,
     hand_end_body,
     ledger_body,
+    player_body,
 )
 
 if TYPE_CHECKING:
@@ -195,3 +205,111 @@ def hands_after(store: Store, lo: int) -> int:
     """How many hands began from log record `lo` on (for a progress bar)."""
     return store.one("SELECT COUNT(*) FROM hands WHERE id >= (SELECT MIN(nkey) FROM log WHERE "
                      "idx >= ? AND kind = 'hand')", (lo,))[0]
+
+
+# ---- the whole log, proofs and guards ------------------------------------------------
+
+def records(store: Store, lo: int = 0, hi: int | None = None) -> Iterator:
+    """Log rows (idx, kind, tkey, nkey, body, leaf) in order, from `lo` up to `hi`."""
+    sql = "SELECT idx, kind, tkey, nkey, body, leaf FROM log WHERE idx >= ?"
+    params: list = [lo]
+    if hi is not None:
+        sql += " AND idx < ?"
+        params.append(hi)
+    return store.conn.execute(sql + " ORDER BY idx", params)
+
+
+def leaves(store: Store, lo: int, hi: int) -> list[bytes]:
+    return [bytes(r[0]) for r in store.conn.execute(
+        "SELECT leaf FROM log WHERE idx >= ? AND idx < ? ORDER BY idx", (lo, hi))]
+
+
+def tree(store: Store) -> Tree:
+    """Proofs over the stored log, from its stored nodes."""
+    def node(level: int, index: int) -> bytes | None:
+        row = store.one("SELECT hash FROM log_nodes WHERE level = ? AND idx = ?",
+                        (level, index))
+        return bytes(row[0]) if row else None
+
+    return Tree(lambda lo, hi: leaves(store, lo, hi), node)
+
+
+def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
+    """The log records of one hand: its start, its end, its ledger rows and the batches of
+    its table's events that hold its events."""
+    seqs = store.one("SELECT MIN(seq), MAX(seq) FROM events WHERE hand_id = ?", (hand_id,))
+    rows = store.all(
+        "SELECT idx, body, leaf FROM log WHERE (kind IN ('hand', 'hand_end', 'ledger') AND "
+        "nkey IS NOT NULL AND ((kind != 'ledger' AND nkey = ?) OR (kind = 'ledger' AND "
+        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = ?))) OR (kind = 'events' AND tkey = ? AND nkey <= ? "
+        "AND json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) ORDER BY idx",
+        (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0))
+    return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()}
+            for r in rows]
+
+
+# Each logged table, the body function of its rows, and how a row is named in findings.
+LOGGED_ROWS = {
+    "hand": ("SELECT * FROM hands", hand_body),
+    "hand_end": ("SELECT * FROM hands WHERE outcome != 'running'", hand_end_body),
+    "ledger": ("SELECT * FROM ledger", ledger_body),
+    "gm_action": ("SELECT id, hash FROM gm_actions", gm_action_body),
+    "config": ("SELECT config_id, profile_text, created_at FROM configs", config_body),
+    "deployment": ("SELECT * FROM deployments", deployment_body),
+    "gm_user": ("SELECT * FROM gm_users", gm_user_body),
+    "gm_request": ("SELECT * FROM gm_commands", gm_request_body),
+    "player": ("SELECT * FROM players", player_body),
+}
+
+
+def logged_rows(store: Store, kind: str) -> Iterator[dict]:
+    """The rows a kind of record logs, as body dicts, from the tables as they are now."""
+    sql, body_of = LOGGED_ROWS[kind]
+    cursor = store.conn.execute(sql)
+    names = [c[0] for c in cursor.description]
+    for row in cursor:
+        yield body_of(dict(zip(names, row)))
+
+
+def active_deployments(store: Store) -> set[int]:
+    return {r[0] for r in store.conn.execute("SELECT id FROM deployments WHERE active = 1")}
+
+
+GUARDED = ("events", "ledger", "gm_actions", "log", "log_nodes", "meta")
+
+
+def missing_guards(store: Store) -> list[str]:
+    """The append-only triggers the schema made that are gone (dropped by hand) or no
+    longer refuse the change (replaced by a trigger of the same name that does nothing)."""
+    present = dict(store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = "
+                                      "'trigger'"))
+    names = [(f"{table}_no_{change}", table, change) for table in GUARDED
+             for change in ("update", "delete")]
+    return [name for name, table, change in names
+            if not _refuses(present.get(name), name, table, change)]
+
+
+def _refuses(sql: str | None, name: str, table: str, change: str) -> bool:
+    """Whether `sql` is the guard as the schema makes it: before every `change` of `table`,
+    abort (the message may say "are" or "is")."""
+    if not isinstance(sql, str):
+        return False
+    words = " ".join(sql.split())
+    head = f"CREATE TRIGGER {name} BEFORE {change.upper()} ON {table} BEGIN SELECT RAISE(ABORT, '"
+    return words.startswith(head) and words.endswith("'); END") and \
+        "'" not in words[len(head):-len("'); END")]
+
+
+def events_between(store: Store, table_id: str, first: int, last: int) -> list[dict]:
+    """A table's stored events `first` to `last`, every column but the row id."""
+    cursor = store.conn.execute(
+        "SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM events "
+        "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq", (table_id, first, last))
+    names = [c[0] for c in cursor.description]
+    return [dict(zip(names, row)) for row in cursor]
+
+
+def gm_records(store: Store) -> Iterator:
+    """(idx, kind, body) of the GM records (users, actions, command requests) in log order."""
+    return store.conn.execute("SELECT idx, kind, body FROM log WHERE kind IN ('gm_user', "
+                              "'gm_action', 'gm_request') ORDER BY idx")
