@@ -87,7 +87,7 @@ class Builder:
     """Plays and records hands into one store; resumable (a store is a prefix of a larger)."""
 
     def __init__(self, path: Path) -> None:
-        from gmtool.engine.config import ranking_for
+        from gmtool.engine.games import ranking_for
         from gmtool.house import gm_ops
         from gmtool.house.operations import deploy_profile
         from gmtool.house.recorder import Recorder
@@ -176,7 +176,7 @@ def play_randomly(hand, rng: random.Random) -> None:
     """Random legal actions until the hand ends, with the host's time and connection news."""
     from gmtool.engine.events import Action
 
-    timeouts = hand.config.timeouts  # the hand's typed config (engine/spec.py)
+    timeouts = hand.config.timeouts  # the hand's typed config (engine/config.py)
     actions = 0
     while not hand.is_over:
         actor = hand.to_act

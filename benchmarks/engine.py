@@ -169,7 +169,7 @@ class Stud5Table:
     """
 
     def __init__(self, profile: str, tier_id: str) -> None:
-        from gmtool.engine.config import ranking_for
+        from gmtool.engine.games import ranking_for
         from gmtool.rules.compile import compile_file
 
         self.config = compile_file(RULES / f"{profile}.toml")
@@ -181,7 +181,7 @@ class Stud5Table:
         self.tally = Tally()
 
     def _deck_cards(self):
-        from gmtool.engine.config import deck_for
+        from gmtool.engine.rankings import deck_for
 
         return deck_for(self.config).cards
 

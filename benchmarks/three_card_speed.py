@@ -18,11 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-from gmtool.engine.config import deck_for, ranking_for
 from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import DeckSource, Seat
 from gmtool.engine.play import start_hand
+from gmtool.engine.rankings import deck_for
 from gmtool.rules.compile import compile_file
 
 PROFILE = Path(__file__).resolve().parent.parent / "rules" / "suihua-three-card.toml"

@@ -21,8 +21,8 @@ from pathlib import Path
 from helpers import clean_env, gmtool_command
 
 from gmtool.audit.run import run_audit
-from gmtool.engine.play import seeded_source, start_hand
 from gmtool.engine.hand import Seat
+from gmtool.engine.play import seeded_source, start_hand
 from gmtool.house.host import Host, HostOptions
 from gmtool.house.recorder import Recorder
 from gmtool.house.seeds import hand_seed, load_key

@@ -11,9 +11,10 @@ import re
 import subprocess
 from pathlib import Path
 
+from helpers import gmtool_command
+
 from gmtool.store import ledger
 from gmtool.store.db import connect
-from helpers import gmtool_command
 
 SHIPPED = {"lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
            "video-showhand"}

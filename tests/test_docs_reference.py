@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from gmtool.bounds import MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION
-
 from gmtool.rules import schema
 from gmtool.rules.findings import CODES, WARNING_CODES
 from gmtool.rules.schema import Context, Field

@@ -11,8 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gmtool.engine.cards import Deck
-from gmtool.engine.deck import (ALGORITHM, SeedError, _Draws, _fisher_yates, commitment, shuffle,
-                                uniform_below, verify)
+from gmtool.engine.deck import (
+    ALGORITHM,
+    SeedError,
+    _Draws,
+    _fisher_yates,
+    commitment,
+    shuffle,
+    uniform_below,
+    verify,
+)
 
 DECK = Deck.showhand()
 KAT_SEED = b"gmtool-kat"

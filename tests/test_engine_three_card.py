@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, inputs_of
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import fixed_source, replay, seeded_source, start_hand
 from gmtool.engine.settlement import Result
 from gmtool.engine.three_card import ThreeCardHand
-from gmtool.engine.versions import REVISIONS
 from gmtool.engine.three_card_pricing import Bet, Prices
+from gmtool.engine.versions import REVISIONS
 from gmtool.rules.compile import compile_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,13 +21,14 @@ ALLOWED = {
     "rules": ({"rules"}, {"tomlkit"}),
     "evidence": ({"evidence"}, {"cryptography"}),  # Merkle log, signed notes, keys
     "engine": ({"engine"}, set()),
+    "bots": ({"bots", "engine"}, set()),  # how machine players choose: policies, strength
     "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils"}),
-    "house": ({"house", "store", "engine", "rules", "evidence"}, set()),
+    "house": ({"house", "store", "engine", "rules", "evidence", "bots"}, set()),
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
-    "simulate": ({"simulate", "engine", "rules"}, {"matplotlib"}),  # what-if: bots, no store
+    "simulate": ({"simulate", "engine", "rules", "bots"}, {"matplotlib"}),  # what-if, no store
     "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox", "evidence",
-             "simulate"},
+             "simulate", "bots"},
             {"typer", "rich", "click"}),
 }
 SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use

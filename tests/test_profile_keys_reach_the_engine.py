@@ -2,7 +2,7 @@
 
 A key that validates and then changes nothing is a defect in itself (`betting.raise_chips`
 once was one, and `table.first_banker`). This test compiles every shipped profile into
-the engine's typed configuration (engine/spec.py, whose fields carry the JSON keys'
+the engine's typed configuration (engine/config.py, whose fields carry the JSON keys'
 names), hands the engine a view of it that records each field it reads, drives every rule
 that reads configuration (seating, dealing, betting, escapes, timeouts, the owner table's
 phases, training-room scores, titles), and then requires every key of the compiled form
@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from gmtool.engine.config import deck_for, ranking_for
+from gmtool.engine.config import EngineConfig
 from gmtool.engine.errors import IllegalAction
 from gmtool.engine.events import Action
-from gmtool.engine.games import game_of
+from gmtool.engine.games import game_of, ranking_for
 from gmtool.engine.hand import Seat
 from gmtool.engine.owner_table import OwnerTable
 from gmtool.engine.play import seeded_source, start_hand
+from gmtool.engine.rankings import deck_for
 from gmtool.engine.seating import coins_to_sit, enough_players, first_banker
 from gmtool.engine.settlement import player_title
-from gmtool.engine.spec import EngineConfig
 from gmtool.rules.compile import compile_file
 
 RULES = Path(__file__).resolve().parent.parent / "rules"

@@ -13,7 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gmtool.rules.compile import InvalidProfile, compile_data, compile_file, compile_text
+from gmtool.rules.compile import (
+    InvalidProfile,
+    compile_data,
+    compile_file,
+    compile_text,
+)
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
 SHIPPED = sorted(p for p in RULES.glob("*.toml"))

@@ -17,8 +17,12 @@ import pytest
 from gmtool.rules.compile import compile_text
 from gmtool.rules.findings import CODES, WARNING_CODES, Finding, Report, Severity
 from gmtool.rules.source import SourceMap
-from gmtool.rules.validate import (ProfileFileError, validate_bytes, validate_paths,
-                                   validate_text)
+from gmtool.rules.validate import (
+    ProfileFileError,
+    validate_bytes,
+    validate_paths,
+    validate_text,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "profiles"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from gmtool.bots.policies import Policy
 from gmtool.engine.hand import FixedSource
-from gmtool.engine.policies import Policy
 from gmtool.rules.compile import compile_file
 from gmtool.simulate import stats
 from gmtool.simulate.measures import tier_measures

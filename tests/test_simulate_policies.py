@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from gmtool.bots.policies import POLICIES, decide, policy_named, think_seconds
+from gmtool.bots.strength import strength
 from gmtool.engine.events import Action
 from gmtool.engine.hand import Legal, Seat
 from gmtool.engine.play import fixed_source, start_hand
-from gmtool.engine.policies import POLICIES, decide, policy_named, think_seconds
-from gmtool.engine.strength import strength
 from gmtool.errors import UsageError
 from gmtool.house import bots
 from gmtool.rules.compile import compile_file

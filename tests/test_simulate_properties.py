@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from gmtool.bots.policies import POLICIES
 from gmtool.cli import app
-from gmtool.engine.policies import POLICIES
 from gmtool.rules.compile import compile_file
 from gmtool.simulate.play import Table, bust_run, hand_key, play_hand
 from gmtool.simulate.setup import options, plan_for, profile_from

@@ -24,12 +24,19 @@ import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from gmtool.engine.config import deck_for, ranking_for
 from gmtool.engine.deck import commitment, shuffle, verify
 from gmtool.engine.errors import IllegalAction
-from gmtool.engine.events import HOST_VERBS, STUD5_VERBS, THREE_CARD_VERBS, Event, inputs_of
+from gmtool.engine.events import (
+    HOST_VERBS,
+    STUD5_VERBS,
+    THREE_CARD_VERBS,
+    Event,
+    inputs_of,
+)
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import DeckSource, Hand
 from gmtool.engine.play import Action, Seat, replay, seeded_source, start_hand
+from gmtool.engine.rankings import deck_for
 from gmtool.rules.compile import compile_file
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"

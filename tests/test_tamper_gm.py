@@ -17,8 +17,8 @@ from helpers import gm_identity, public_key
 
 from gmtool.evidence import records
 from gmtool.evidence import request as requests
-from gmtool.store import ledger, log_append
 from gmtool.store import gm as gm_store
+from gmtool.store import ledger, log_append
 from gmtool.store.db import Store, connect
 
 OPERATOR = "boss"

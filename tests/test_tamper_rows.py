@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 from test_audit_incremental import _sql
 
-from gmtool.evidence import records
-from gmtool.evidence import opening
+from gmtool.evidence import opening, records
 from gmtool.evidence.note import Signer
 from gmtool.house.notary import origin_of
 from gmtool.store import ledger, log_append

@@ -14,9 +14,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from gmtool.engine.config import ranking_for
 from gmtool.engine.errors import IllegalAction
 from gmtool.engine.events import Action, inputs_of
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import seeded_source, start_hand
 from gmtool.engine.settlement import Result

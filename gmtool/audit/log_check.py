@@ -20,10 +20,10 @@ from typing import Callable, Iterable, Iterator
 
 import orjson
 
-from gmtool.evidence.records import index_key
 from gmtool.audit.chain import Problem
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
+from gmtool.evidence.records import index_key
 from gmtool.store import log_append, log_reads
 from gmtool.store.db import Store, StoreError
 

@@ -16,12 +16,13 @@ import orjson
 
 from gmtool.canonical import canonical_json
 from gmtool.engine.cards import Card
-from gmtool.engine.config import deck_for, ranking_for
 from gmtool.engine.deck import commitment
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import ENGINE_VERSION, INPUT_TYPES, Action, Event
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import shuffled_source, start_hand
+from gmtool.engine.rankings import deck_for
 from gmtool.engine.versions import REVISIONS
 from gmtool.store import scan
 from gmtool.store.configs import load_config

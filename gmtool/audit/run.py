@@ -35,8 +35,8 @@ from gmtool.audit.chain import (
 from gmtool.audit.commands import verify_command_fates
 from gmtool.audit.configs import verify_configs
 from gmtool.audit.deployments import verify_deployments
-from gmtool.audit.log_check import LogCheck, checkpoint_problems
 from gmtool.audit.jobs import TablePasses
+from gmtool.audit.log_check import LogCheck, checkpoint_problems
 from gmtool.audit.log_from import LogFrom
 from gmtool.audit.openings import verify_openings
 from gmtool.audit.scope import Scope

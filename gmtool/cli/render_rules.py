@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gmtool.cli.console import Console
+from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of
 from gmtool.engine.seating import coins_to_sit
-from gmtool.engine.spec import engine_config
 
 _CAPPED_COLUMNS = ["tier", "title", "ante", "street 2 cap", "street 3 cap", "street 4 cap",
                    "street 5 cap", "hand cap", "to sit", "room"]

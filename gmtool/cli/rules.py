@@ -152,7 +152,7 @@ def odds(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Exact category counts by enumerating every hand of the profile's deck."""
-    from gmtool.engine.config import ranking_for
+    from gmtool.engine.games import ranking_for
     from gmtool.engine.odds import odds_report
     from gmtool.rules.compile import compile_file
 

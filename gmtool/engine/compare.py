@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from gmtool.engine.cards import CardError
-from gmtool.engine.config import deck_for, ranking_for
-from gmtool.engine.games import game_of
-from gmtool.engine.spec import engine_config
+from gmtool.engine.config import engine_config
+from gmtool.engine.games import game_of, ranking_for
+from gmtool.engine.rankings import deck_for
 
 
 def compare_hands(config: Mapping, hands: Sequence[str]) -> dict:

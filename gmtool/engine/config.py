@@ -1,70 +1,230 @@
-"""Decks and rankings of configurations, built once per process and shared.
+"""The engine's configuration: a compiled profile as frozen, typed records (RULES G4).
 
-Rankings are shared between configurations that rank alike (same deck, order and
-policy), so each ranking table is built once however many configs use it.
+`gmtool rules compile` writes a profile as canonical JSON: what the store keeps, and
+what `config_id` hashes. The engine reads that JSON once into an `EngineConfig` (cached
+by config id), whose records carry the same names as the JSON keys (`config.timeouts.
+action_s` is `timeouts.action_s` of the profile). Sections a game does not use are None.
+What differs between games is not here but in the registry (engine/games.py).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Mapping
 
-from gmtool.engine.cards import Deck
-from gmtool.engine.spec import EngineConfig, engine_config
-
-
-def deck_for(config: Mapping | EngineConfig) -> Deck:
-    deck = engine_config(config).deck
-    return _deck(deck.ranks, deck.suits)
+from gmtool.engine.errors import SetupError
 
 
-@lru_cache(maxsize=32)
-def _deck(ranks: tuple[str, ...], suits: tuple[str, ...]) -> Deck:
-    return Deck.from_config(ranks, suits)
+@dataclass(frozen=True, slots=True)
+class ProfileSpec:
+    id: str
+    title: str
+    version: int
+    game: str
 
 
-def ranking_for(config: Mapping | EngineConfig):
-    """The hand ranking a compiled profile describes (stud5 or three-card)."""
-    from gmtool.engine.games import game_of
-
-    spec = engine_config(config)
-    return game_of(spec).ranking(spec)
-
-
-def stud5_ranking(config: EngineConfig):
-    ranking, deck = config.ranking, config.deck
-    return _stud5(deck.ranks, deck.suits, ranking.categories, tie_break_of(config),
-                  ranking.wrap_straights, ranking.tie_break)
+@dataclass(frozen=True, slots=True)
+class DeckSpec:
+    ranks: tuple[str, ...]
+    suits: tuple[str, ...]
+    cards: tuple[str, ...] = ()
 
 
-def three_card_ranking(config: EngineConfig):
-    ranking, deck = config.ranking, config.deck
-    return _three_card(deck.ranks, deck.suits, ranking.categories, ranking.low_ace_straight)
+@dataclass(frozen=True, slots=True)
+class RankingSpec:
+    categories: tuple[str, ...]
+    tie_break: str | None = None  # stud5 (S6)
+    wrap_straights: bool = False  # stud5 (S4)
+    low_ace_straight: bool = True  # three-card (H9)
 
 
-def tie_break_of(config: EngineConfig) -> str:
-    """The S6 policy a compiled stud5 config means.
-
-    Compiled forms before schema version 2 said "ranks_then_suit" for the policy that
-    compares every kicker, which RULES S6 (corrected 2026-12-01) no longer calls seed
-    000's rule; such configs keep their meaning, so the hands played under them replay
-    and audit as they were played (history is never rewritten).
-    """
-    policy = config.ranking.tie_break
-    if policy == "ranks_then_suit" and config.schema_version < 2:
-        return "all_ranks_then_suit"
-    return policy
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    seats: int
+    min_players: int
+    first_banker: str
 
 
-@lru_cache(maxsize=32)
-def _stud5(ranks, suits, categories, tie_break, wrap, named):
-    from gmtool.engine.ranking import Stud5Ranking
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    action_s: int
+    continue_s: int
+    reconnect_min: int
+    set_ante_s: int | None = None  # owner-ante table (L4)
+    start_countdown_s: int | None = None  # owner-ante table (L5)
 
-    return Stud5Ranking(_deck(ranks, suits), categories, tie_break, wrap, named=named)
+
+@dataclass(frozen=True, slots=True)
+class Betting:
+    escape_policy: str
+    style: str | None = None  # stud5: "capped" | "owner_ante"
+    allin_from_street: int | None = None
+    allin_amount: str | None = None
+    raises_per_street: int | None = None
+    raise_chips: tuple[int, ...] | None = None  # owner-ante (L10)
+    raise_chip_unit: str = "coin"  # owner-ante (L10): "ante" | "coin" (compiled before it: coin)
+    open_min_antes: int | None = None  # owner-ante (L9)
 
 
-@lru_cache(maxsize=32)
-def _three_card(ranks, suits, categories, low_ace):
-    from gmtool.engine.ranking3 import ThreeCardRanking
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """Score changes by result in training rooms (S22)."""
 
-    return ThreeCardRanking(_deck(ranks, suits), categories, low_ace)
+    win: int
+    loss: int
+    draw: int
+    escape: int
+    disconnect: int
+
+    def of(self, result: str) -> int:
+        return getattr(self, result, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerAnteSpec:
+    chips: tuple[int, ...]
+    max_divisor: int
+    min_holding_antes: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreeCardSpec:
+    buy_multiplier: int
+    open_cost: Mapping[str, int]
+    max_rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class Title:
+    title: str
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ladder:
+    metric: str
+    titles: tuple[Title, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    id: str
+    title: str
+    enabled: bool = True
+    coins: bool = True
+    ante: int | None = None  # capped, three-card (an owner sets it at an owner table)
+    bet_unit: int | None = None  # capped
+    street_caps: tuple[int, ...] | None = None  # capped
+    hand_cap: int | None = None  # capped
+    min_holding: int = 0  # capped, three-card
+    cap: int | None = None  # three-card
+    blind_follows_blind: tuple[int, ...] | None = None  # three-card (H5)
+    seen_follows_seen: tuple[int, ...] | None = None
+    blind_follows_seen: tuple[int, ...] | None = None
+    seen_follows_blind: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """A compiled profile as the engine reads it. `compiled` is the JSON form it came from."""
+
+    game: str
+    config_id: str | None
+    schema_version: int
+    profile: ProfileSpec
+    deck: DeckSpec
+    ranking: RankingSpec
+    table: TableSpec
+    timeouts: Timeouts
+    betting: Betting
+    tiers: tuple[Tier, ...]
+    scoring: Scoring | None = None
+    owner_ante: OwnerAnteSpec | None = None
+    three_card: ThreeCardSpec | None = None
+    ladder: Ladder | None = None
+    compiled: Mapping = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, compiled: Mapping) -> EngineConfig:
+        """The typed form of a compiled config (SetupError naming G4 if it is malformed)."""
+        try:
+            return cls(
+                game=compiled["game"], config_id=compiled.get("config_id"),
+                schema_version=compiled.get("schema_version", 1),
+                profile=_record(ProfileSpec, compiled["profile"]),
+                deck=_record(DeckSpec, compiled["deck"]),
+                ranking=_record(RankingSpec, compiled["ranking"]),
+                table=_record(TableSpec, compiled["table"]),
+                timeouts=_record(Timeouts, compiled["timeouts"]),
+                betting=_record(Betting, compiled["betting"]),
+                tiers=tuple(_record(Tier, tier) for tier in compiled["tiers"]),
+                scoring=_record(Scoring, compiled.get("scoring")),
+                owner_ante=_record(OwnerAnteSpec, compiled.get("owner_ante")),
+                three_card=_record(ThreeCardSpec, compiled.get("three_card")),
+                ladder=_ladder(compiled.get("ladder")),
+                compiled=compiled)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise SetupError("G4", f"the compiled configuration is malformed: {error!r}") \
+                from None
+
+    def tier(self, tier_id: str) -> Tier | None:
+        for tier in self.tiers:
+            if tier.id == tier_id:
+                return tier
+        return None
+
+
+def _record(cls: type, values: Any):
+    """`cls` from a JSON object: its keys by field name, lists as tuples, objects read only."""
+    if values is None:
+        return None
+    names = {f.name for f in fields(cls)}
+    unknown = set(values) - names
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no {', '.join(sorted(unknown))}")
+    return cls(**{key: _frozen(value) for key, value in values.items()})
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    return value
+
+
+def _ladder(values: Mapping | None) -> Ladder | None:
+    if values is None:
+        return None
+    return Ladder(values["metric"], tuple(_record(Title, step) for step in values["titles"]))
+
+
+def engine_config(config: Mapping | EngineConfig) -> EngineConfig:
+    """The typed form of `config` (built once per config id and content); a typed one as
+    it is. Drivers may pass either: the host and audit keep compiled dicts by id. A
+    compiled dict is never changed once made (its id is its content's hash), so the
+    same dict object is answered from a cache without comparing it again."""
+    if type(config) is EngineConfig:  # the common case, before the slower ABC check
+        return config
+    seen = _BY_OBJECT.get(id(config))
+    if seen is not None and seen[0] is config:  # this very dict again: no comparison
+        return seen[1]
+    if not isinstance(config, Mapping):
+        return config
+    config_id = config.get("config_id")
+    if config_id is None:
+        return EngineConfig.of(config)
+    cached = _BY_ID.get(config_id)
+    if cached is None or cached.compiled is not config and cached.compiled != config:
+        cached = _BY_ID[config_id] = EngineConfig.of(config)
+        if len(_BY_ID) > 256:
+            _BY_ID.pop(next(iter(_BY_ID)))
+    _BY_OBJECT[id(config)] = (config, cached)  # (the dict is kept, so its id stays its own)
+    if len(_BY_OBJECT) > 256:
+        _BY_OBJECT.pop(next(iter(_BY_OBJECT)))
+    return cached
+
+
+_BY_ID: dict[str, EngineConfig] = {}
+_BY_OBJECT: dict[int, tuple[Mapping, EngineConfig]] = {}  # id(compiled dict) -> (it, typed)

@@ -2,22 +2,21 @@
 
 Two engine families play the five seed systems: five-card stud (seeds 000, 001, 003,
 004) and three-card (seed 002). Everything a driver (host, sandbox, audit, console)
-needs to know that depends on the family is a method of its `Game`: the hand class,
-cards per player, the ranking, who may sit, which rule a refusal names, whether a room
-is played as an owner table. Callers never compare game names: they ask `game_of`.
-A sixth system is a profile (data) and, at most, one new class here.
+needs to know that depends on the family is a method of its `Game`: cards per player,
+the ranking, who may sit, which rule a refusal names, whether a room is played as an
+owner table. Callers never compare game names: they ask `game_of`. The hand class of
+each game is `engine/play.py`'s (this module knows no hand). A sixth system is a profile
+(data) and, at most, one new class here and one hand class.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Mapping
 
+from gmtool.engine.config import EngineConfig, Tier, engine_config
 from gmtool.engine.errors import SetupError
-from gmtool.engine.spec import EngineConfig, Tier
-
-if TYPE_CHECKING:
-    from gmtool.engine.hand import CardSource, Hand, Seat
+from gmtool.engine.rankings import stud5_ranking, three_card_ranking
 
 
 class Game(ABC):
@@ -27,11 +26,6 @@ class Game(ABC):
     cards_each = 0
     seat_rule = ""  # the rule of seats and players (S8, H1)
     room_rule = ""  # the rule of rooms: no such room, a closed one (Q6, H3)
-
-    @abstractmethod
-    def start(self, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
-              source: CardSource, ante: int | None, ranking, engine: str) -> Hand:
-        """A new hand of this game (SetupError if it cannot start)."""
 
     @abstractmethod
     def ranking(self, config: EngineConfig):
@@ -61,15 +55,7 @@ class Stud5(Game):
     seat_rule = "S8"
     room_rule = "Q6"
 
-    def start(self, config, tier_id, seats, banker, source, ante, ranking, engine):
-        from gmtool.engine.stud5 import Stud5Hand
-
-        return Stud5Hand(config, tier_id, seats, banker, source, ante=ante, ranking=ranking,
-                         engine=engine)
-
     def ranking(self, config: EngineConfig):
-        from gmtool.engine.config import stud5_ranking
-
         return stud5_ranking(config)
 
     def owner_table(self, config: EngineConfig) -> bool:
@@ -95,15 +81,7 @@ class ThreeCard(Game):
     seat_rule = "H1"
     room_rule = "H3"
 
-    def start(self, config, tier_id, seats, banker, source, ante, ranking, engine):
-        from gmtool.engine.three_card import ThreeCardHand
-
-        return ThreeCardHand(config, tier_id, seats, banker, source, ranking=ranking,
-                             engine=engine)
-
     def ranking(self, config: EngineConfig):
-        from gmtool.engine.config import three_card_ranking
-
         return three_card_ranking(config)
 
     def coins_to_sit(self, config, tier, ante):
@@ -125,3 +103,9 @@ def game_of(config: EngineConfig) -> Game:
         raise SetupError("G4", f"no engine plays game {config.game!r} (games: "
                          f"{', '.join(GAMES)})")
     return game
+
+
+def ranking_for(config: Mapping | EngineConfig):
+    """The hand ranking a compiled profile describes (stud5 or three-card)."""
+    spec = engine_config(config)
+    return game_of(spec).ranking(spec)

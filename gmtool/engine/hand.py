@@ -26,10 +26,10 @@ from typing import Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 from gmtool.engine.cards import Card
 from gmtool.engine.chips import chip_sum
+from gmtool.engine.config import EngineConfig, engine_config
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import AMOUNT_VERBS, Action, Event
 from gmtool.engine.settlement import Entry, Result, Settlement
-from gmtool.engine.spec import EngineConfig, engine_config
 from gmtool.engine.versions import ENGINE_VERSION, revision
 
 _new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
@@ -201,6 +201,12 @@ class Hand(ABC):
         self.settlement: Settlement | None = None
         self.pot = 0  # every chip put in this hand: the sum of the players' totals
         self._live: list[PlayerState] | None = None
+
+    @classmethod
+    @abstractmethod
+    def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
+              source: CardSource, ante: int | None, ranking: object, engine: str) -> Hand:
+        """A new hand of this game (SetupError if it cannot start): `play.start_hand`."""
 
     # -- queries ----------------------------------------------------------------
 

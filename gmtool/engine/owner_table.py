@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
+from gmtool.engine.config import engine_config
 from gmtool.engine.deck import shuffle
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, Event, event
 from gmtool.engine.hand import CardSource, Seat
 from gmtool.engine.seating import enough_players, first_banker
-from gmtool.engine.spec import engine_config
 from gmtool.engine.stud5 import L7_MESSAGE, Stud5Hand
 
 TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")

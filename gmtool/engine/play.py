@@ -7,17 +7,22 @@ game's hand object back.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gmtool.engine.cards import Card
-from gmtool.engine.config import deck_for
+from gmtool.engine.config import EngineConfig, engine_config
 from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action, Event
-from gmtool.engine.games import game_of
+from gmtool.engine.games import Game, Stud5, ThreeCard, game_of
 from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
+from gmtool.engine.rankings import deck_for
 from gmtool.engine.seating import coins_to_sit  # noqa: F401  (the drivers' front door)
-from gmtool.engine.spec import EngineConfig, engine_config
+from gmtool.engine.stud5 import Stud5Hand
+from gmtool.engine.three_card import ThreeCardHand
 from gmtool.engine.versions import ENGINE_VERSION
+
+# The hand class of each game: games.py says what a family is, these play it.
+HANDS: dict[type[Game], type[Hand]] = {Stud5: Stud5Hand, ThreeCard: ThreeCardHand}
 
 
 def start_hand(config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
@@ -26,7 +31,8 @@ def start_hand(config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Sea
     """A new hand of the configuration's game, by the rules of engine version `engine`
     (replay passes the recorded one); raises SetupError if it cannot start."""
     spec = engine_config(config)
-    return game_of(spec).start(spec, tier_id, seats, banker, source, ante, ranking, engine)
+    return HANDS[type(game_of(spec))].start(spec, tier_id, seats, banker, source, ante,
+                                             ranking, engine)
 
 
 def seeded_source(config: Mapping, seed: bytes) -> DeckSource:
@@ -53,10 +59,6 @@ def replay(hand: Hand, events: Iterable[Event]) -> list[Event]:
     for action in inputs_of(list(events)):
         hand.apply(action)
     return hand.events
-
-
-def hole_cards(hand: Hand) -> dict[str, list[Card]]:
-    return {name: list(player.cards) for name, player in hand.players.items()}
 
 
 __all__ = ["Action", "Seat", "fixed_source", "replay", "seeded_source", "shuffled_source",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from gmtool.engine.config import EngineConfig, Tier, engine_config
 from gmtool.engine.errors import SetupError
 from gmtool.engine.games import game_of
-from gmtool.engine.spec import EngineConfig, Tier, engine_config
 
 
 def find_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:

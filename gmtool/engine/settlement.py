@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Mapping, NamedTuple, Sequence
 
-from gmtool.engine.spec import Ladder, Title
+from gmtool.engine.config import Ladder, Title
 
 
 class Result(StrEnum):

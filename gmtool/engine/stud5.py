@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from gmtool.engine.chips import chip_sum
-from gmtool.engine.config import ranking_for
+from gmtool.engine.config import EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.seating import check_holdings, open_tier
 from gmtool.engine.settlement import Entry, Result, split_pot
-from gmtool.engine.spec import EngineConfig
 from gmtool.engine.stud5_limits import L7_MESSAGE, limits_for  # noqa: F401 (owner_table)
 from gmtool.engine.versions import ENGINE_VERSION
 
@@ -65,6 +65,11 @@ class Stud5Hand(Hand):
             self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
         self.round_max = self.limits.ante
         self._next_street()
+
+    @classmethod
+    def start(cls, config, tier_id, seats, banker, source, ante, ranking, engine):
+        return cls(config, tier_id, seats, banker, source, ante=ante, ranking=ranking,
+                   engine=engine)
 
     # -- streets, speakers, dealing (S10-S12) ------------------------------------------
 

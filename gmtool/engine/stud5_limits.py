@@ -15,16 +15,22 @@ shared logic is `Limits`; a style overrides the few answers that differ (`STYLES
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gmtool.engine.chips import chip_step, chip_sum
+from gmtool.engine.config import EngineConfig, Tier
 from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Legal, PlayerState
-from gmtool.engine.spec import EngineConfig, Tier
 from gmtool.engine.versions import CURRENT, Revision
 
-if TYPE_CHECKING:
-    from gmtool.engine.stud5 import Stud5Hand
+
+class Stud5Hand(Protocol):
+    """What the limits read of a running stud5 hand (engine/stud5.py's `Stud5Hand`)."""
+
+    bound: int  # D-7: the smallest stack still in the hand, at its start
+    street: int
+    round_max: int
+    allin_target: int | None
 
 CHECK, FOLD = Legal("check"), Legal("fold")  # immutable: every legal list may share them
 L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"

@@ -44,13 +44,13 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from gmtool.engine.config import ranking_for
+from gmtool.engine.config import EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
 from gmtool.engine.seating import check_holdings, open_tier
 from gmtool.engine.settlement import Entry, Result
-from gmtool.engine.spec import EngineConfig
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
 from gmtool.engine.versions import ENGINE_VERSION
 
@@ -111,6 +111,10 @@ class ThreeCardHand(Hand):
         self.emit("deal", cards=dealt, rule="H1")
         self.emit("first_speaker", player=first, rule="H2")
         self._start_turn(first)
+
+    @classmethod
+    def start(cls, config, tier_id, seats, banker, source, ante, ranking, engine):
+        return cls(config, tier_id, seats, banker, source, ranking=ranking, engine=engine)
 
     # -- queries -----------------------------------------------------------------------
 

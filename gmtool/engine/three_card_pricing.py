@@ -33,8 +33,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Mapping
 
+from gmtool.engine.config import EngineConfig, Tier, engine_config
 from gmtool.engine.errors import SetupError
-from gmtool.engine.spec import EngineConfig, Tier, engine_config
 from gmtool.engine.versions import CURRENT, Revision
 
 # (previous bettor is seen, this player is seen) -> (tier key, H5 minimum multiple)

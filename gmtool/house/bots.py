@@ -1,9 +1,9 @@
 """Bots that stand in for players: the named policies, and chaos for testing recovery.
 
-A bot plays one of the policies of `engine/policies` (the same the what-if simulator
+A bot plays one of the policies of `bots/policies` (the same the what-if simulator
 `gmtool rules simulate` uses): it only ever chooses among the engine's legal actions (it
 cannot cheat, and it decides nothing about the rules), driven by the strength of the
-cards it can see (`engine/strength`). With chaos, a bot sometimes stalls until its clock
+cards it can see (`bots/strength`). With chaos, a bot sometimes stalls until its clock
 runs out, disconnects for a while (inside or past the reconnect window) or leaves in the
 middle of a hand.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from gmtool.bots.policies import POLICIES, Policy, decide, policy_named
+from gmtool.bots.strength import strength
 from gmtool.engine.events import Action
 from gmtool.engine.hand import Hand, Legal
-from gmtool.engine.policies import POLICIES, Policy, decide, policy_named
-from gmtool.engine.strength import strength
 from gmtool.errors import GmtoolError
 
 STYLE_NAMES = tuple(POLICIES)  # the styles the host deals out to its bots, in turn
@@ -40,7 +40,7 @@ def policy_of(style: str) -> Policy:
 def choose(style: str, legal: list[Legal], player: str, rng: random.Random,
            hand: Hand) -> Action:
     """The action the bot's policy takes among `legal`: it judges the cards the bot can
-    see in `hand` and the pot (`engine/policies.decide`), as in the simulator."""
+    see in `hand` and the pot (`bots/policies.decide`), as in the simulator."""
     return decide(policy_of(style), strength(hand, player), legal, player, rng, hand.pot)
 
 

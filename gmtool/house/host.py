@@ -15,9 +15,8 @@ import signal
 from functools import partial
 from typing import Callable
 
-from gmtool.engine.config import ranking_for
-from gmtool.engine.games import game_of
-from gmtool.engine.spec import engine_config
+from gmtool.engine.config import engine_config
+from gmtool.engine.games import game_of, ranking_for
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
 from gmtool.house.gm_ops import failure, refusal

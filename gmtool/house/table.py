@@ -16,8 +16,8 @@ import asyncio
 import random
 from typing import Callable, NamedTuple, Protocol
 
+from gmtool.engine.config import EngineConfig
 from gmtool.engine.events import Action
-from gmtool.engine.spec import EngineConfig
 from gmtool.engine.view import public_view
 from gmtool.errors import GmtoolError, NotFound
 from gmtool.house.bots import choose, plan_turn

@@ -7,14 +7,12 @@ type was already reported there, so here it is simply skipped.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gmtool.rules import schema
+from gmtool.rules.collector import Collector
 from gmtool.rules.deckspec import DeckSpecError, parse_ranks, parse_suits
 from gmtool.rules.schema import Context
-
-if TYPE_CHECKING:
-    from gmtool.rules.validate import Collector
 
 
 def _get(data: Any, *path: str | int) -> Any:

@@ -19,9 +19,9 @@ from gmtool.bounds import MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION
 
 # The compiled form's version. 2 (2026-12-01): `ranking.tie_break = "ranks_then_suit"`
 # means seed 000's rule (RULES S6, corrected); configs of version 1 that say it meant what
-# is now "all_ranks_then_suit", and keep that meaning (engine/config.tie_break_of).
+# is now "all_ranks_then_suit", and keep that meaning (engine/rankings.tie_break_of).
 # 3 (2026-12-02): owner-ante configs carry `betting.raise_chip_unit` (L10); configs
-# without it counted their raise chips in coins, and keep that meaning (engine/spec.py).
+# without it counted their raise chips in coins, and keep that meaning (engine/config.py).
 SCHEMA_VERSION = 3
 
 STUD5 = "stud5"

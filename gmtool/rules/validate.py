@@ -8,7 +8,6 @@ tests, the store's deploy) reports them its own way.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import stat
 import tomllib
@@ -17,9 +16,10 @@ from typing import Any
 
 from gmtool.errors import UsageError
 from gmtool.rules import checks, schema
+from gmtool.rules.collector import Collector
 from gmtool.rules.findings import Finding, Report
 from gmtool.rules.schema import Context, Field
-from gmtool.rules.source import Path, Position, SourceMap
+from gmtool.rules.source import Path, Position
 
 _TOML_ERROR_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 TOO_DEEP = "nested too deeply to read (arrays or tables inside one another, hundreds of levels)"
@@ -39,58 +39,6 @@ def context_of(data: dict) -> Context:
         game if game in schema.GAMES else None,
         style if style in (schema.CAPPED, schema.OWNER_ANTE) else schema.CAPPED,
     )
-
-
-def display_path(path: Path, data: dict) -> str:
-    """A dotted key path for people: tiers by their id where it is unique."""
-    tiers = data.get("tiers") if isinstance(data, dict) else None
-    out = ""
-    for i, part in enumerate(path):
-        if isinstance(part, int):
-            tier_id = _tier_id(tiers, part) if path[:i] == ("tiers",) else None
-            out += f".{tier_id}" if tier_id else f"[{part}]"
-        else:
-            part = _key_words(part)
-            out += f".{part}" if out else part
-    return out
-
-
-def _key_words(key: str) -> str:
-    """A key as TOML writes it in a dotted path: quoted unless bare ("a.b" stays one key)."""
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
-
-
-def _tier_id(tiers: Any, index: int) -> str | None:
-    if not isinstance(tiers, list) or index >= len(tiers) or not isinstance(tiers[index], dict):
-        return None
-    tier_id = tiers[index].get("id")
-    ids = [t.get("id") for t in tiers if isinstance(t, dict)]
-    if isinstance(tier_id, str) and re.match(schema.ID_PATTERN, tier_id) and ids.count(tier_id) == 1:
-        return tier_id
-    return None
-
-
-class Collector:
-    """Accumulates findings for one document, placing each at its key's position."""
-
-    def __init__(self, file: str, data: dict, text: str) -> None:
-        self.file = file
-        self.data = data
-        self.text = text
-        self._source: SourceMap | None = None
-        self.findings: list[Finding] = []
-
-    @property
-    def source(self) -> SourceMap:
-        """Built on the first finding only: a clean profile never pays for the scan."""
-        if self._source is None:
-            self._source = SourceMap(self.text)
-        return self._source
-
-    def add(self, path: Path, code: str, message: str, at: Position | None = None) -> None:
-        line, column = at or self.source.find(path)
-        self.findings.append(
-            Finding(self.file, line, column, display_path(path, self.data), code, message))
 
 
 def parse_toml(text: str) -> dict:

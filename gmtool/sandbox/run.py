@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gmtool.engine.config import engine_config
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, ActionSyntaxError, Event
 from gmtool.engine.games import game_of
-from gmtool.engine.spec import engine_config
 from gmtool.sandbox.scenario import Scenario, ScenarioError
 
 
@@ -54,8 +54,6 @@ def play(scenario: Scenario) -> Outcome:
     config = scenario_config(scenario)
     spec = engine_config(config)
     if game_of(spec).owner_table(spec) and scenario.ante is None:
-        from gmtool.sandbox.table_run import play_owner_table
-
         return play_owner_table(scenario, config)
     outcome = Outcome(scenario, config)
     try:
@@ -154,3 +152,42 @@ def default_coins(config: dict, tier: dict, ante: int | None) -> int:
     """Coins of a player the scenario gives none: ten times what the room requires."""
     spec = engine_config(config)
     return game_of(spec).scenario_coins(spec, spec.tier(tier["id"]), ante)
+
+
+def play_owner_table(scenario: Scenario, config: dict) -> Outcome:
+    """An owner-ante table scenario (RULES L1-L8): players join in the listed order."""
+    from gmtool.engine.owner_table import OwnerTable
+    from gmtool.engine.play import fixed_source, seeded_source
+
+    tier = pick_tier(scenario, config)
+    seed = (scenario.seed or scenario.path.name).encode("utf-8")
+
+    fixed = all(p.cards for p in scenario.players)
+    hands_given = max((len(p.cards) for p in scenario.players), default=0)
+
+    def deal(hand_number: int):
+        if not fixed:
+            return seeded_source(config, seed + b":hand:" + str(hand_number).encode())
+        if hand_number > hands_given:
+            raise SetupError("S10", f"the scenario gives cards for {hands_given} hand(s); "
+                             f"hand {hand_number} has none")
+        return fixed_cards(scenario, config, fixed_source, hand_number)
+
+    table = OwnerTable(config, tier["id"], seed, deal)
+    outcome = Outcome(scenario, config, state=table)
+    if fixed:
+        try:  # unknown cards are a scenario error, a card dealt twice breaks S1: both up front
+            for hand_number in range(1, hands_given + 1):
+                fixed_cards(scenario, config, fixed_source, hand_number)
+        except SetupError as error:
+            outcome.error, outcome.error_action = error, "(start of the hand)"
+            return outcome
+    for player in scenario.players:
+        try:
+            table.join(player.name, player.coins if player.coins is not None
+                       else default_coins(config, tier, 1))
+        except (IllegalAction, SetupError) as error:  # S8: no free seat
+            outcome.error, outcome.error_action = error, f"{player.name} join"
+            outcome.events = list(table.events)
+            return outcome
+    return drive(table, scenario, outcome)

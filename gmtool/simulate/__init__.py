@@ -1,7 +1,7 @@
 """What-if simulation of rule profiles (`gmtool rules simulate`): bots play the engine.
 
 The engine's fourth driver (DESIGN "One engine, four drivers"): bots of the named
-policies (`engine/policies`) play thousands of hands of each tier of a profile, or of two
+policies (`bots/policies`) play thousands of hands of each tier of a profile, or of two
 profiles on the same decks and seats, and the measures an operator tunes by (pots, hand
 length, showdowns, all-ins, escapes, coins by seat and banker, hands until a player who
 sat with the minimum holding is out) are estimated from them, with paired confidence

@@ -29,13 +29,14 @@ from math import expm1, log1p
 from operator import attrgetter, mul
 from typing import NamedTuple, Sequence
 
-from gmtool.engine.config import deck_for, ranking_for
+from gmtool.bots.policies import Policy, decide, policy_named
+from gmtool.bots.strength import Sight
+from gmtool.engine.config import EngineConfig
 from gmtool.engine.events import Action
+from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import CardSource, Hand, Seat
 from gmtool.engine.play import shuffled_source, start_hand
-from gmtool.engine.policies import Policy, decide, policy_named
-from gmtool.engine.spec import EngineConfig
-from gmtool.engine.strength import Sight
+from gmtool.engine.rankings import deck_for
 from gmtool.simulate.setup import MAX_BUST_HANDS, TierPlan
 
 WORDS = 32  # numbers a hand has at first: a stud5 hand draws about 19, rarely above 32
@@ -58,7 +59,7 @@ class SimulationStuck(RuntimeError):
 
 class Stream:
     """A hand's random numbers: `random()` is a float in [0, 1), a C-level step of an
-    iterator (the `rng` that `engine/policies` draws from)."""
+    iterator (the `rng` that `bots/policies` draws from)."""
 
     __slots__ = ("random",)
 

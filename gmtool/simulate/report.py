@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from gmtool.engine.policies import policy_named
+from gmtool.bots.policies import policy_named
 from gmtool.simulate.measures import (
     SIGNED,
     column_of,

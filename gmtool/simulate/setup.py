@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from gmtool.bots.policies import POLICIES, policy_named
+from gmtool.engine.config import EngineConfig
 from gmtool.engine.games import game_of
-from gmtool.engine.policies import POLICIES, policy_named
 from gmtool.engine.seating import coins_to_sit
-from gmtool.engine.spec import EngineConfig
 from gmtool.errors import UsageError
 
 MAX_HANDS = 1_000_000  # hands of one tier (bounds.MAX_COUNT)

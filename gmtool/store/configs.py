@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from gmtool.evidence import records
 from gmtool.canonical import canonical_json
+from gmtool.evidence import records
 from gmtool.store import log_append
 from gmtool.store.db import NoSuchRecord, Store, StoreError
 

@@ -25,22 +25,16 @@ from urllib.parse import quote
 
 import sqlite_utils
 
-from gmtool.errors import NotFound, Unavailable, UsageError
+from gmtool.errors import UsageError
 from gmtool.store.clock import SYSTEM, Clock, now
+from gmtool.store.errors import NoSuchRecord, StoreError  # noqa: F401 (callers import them here)
+from gmtool.store.schema import migrate, schema_state
 
 DEFAULT_DB = "gmtool.db"
 BUSY_TIMEOUT_MS = 10_000  # $GMTOOL_BUSY_TIMEOUT_MS overrides it
 DAMAGED = ("the file is damaged: restore it from a backup (or, if the host was killed "
            "while writing, from the copy a backup tool took), and keep the damaged file for "
            "the investigation")
-
-
-class StoreError(Unavailable):
-    """The database cannot be opened or used (missing, corrupt, locked, newer schema)."""
-
-
-class NoSuchRecord(StoreError, NotFound):
-    """A hand, player, config, room or table the store does not hold (exit 2)."""
 
 
 def resolve_path(db: str | None) -> Path:
@@ -239,10 +233,8 @@ def _open_for_reading(path: Path, clock: Clock) -> Store:
 
 
 def _check_schema(store: Store, create: bool) -> None:
-    from gmtool.store.schema import migrate, schema_state
-
     path = store.path
-    state = schema_state(store)
+    state = schema_state(store.db)
     if state == "newer":
         raise StoreError(f"{path} was written by a newer gmtool (schema newer than this "
                          "version knows); upgrade gmtool")
@@ -259,7 +251,7 @@ def _check_schema(store: Store, create: bool) -> None:
         raise StoreError(f"{path} was written by an older gmtool: run `gmtool db init --db "
                          f"{path}` (as a user who may write it) to upgrade it; reading "
                          "commands never change a store")
-    migrate(store)
+    migrate(store.db)
 
 
 def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:

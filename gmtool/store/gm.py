@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from gmtool.evidence import records
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import Refused, UsageError
-from gmtool.evidence import request
+from gmtool.evidence import records, request
 from gmtool.store import log_append
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head

@@ -11,8 +11,8 @@ import hashlib
 import json
 from typing import Callable, Iterable, Mapping
 
-from gmtool.evidence import records
 from gmtool.canonical import ZERO_HASH, canonical_json
+from gmtool.evidence import records
 from gmtool.store import ledger, log_append
 from gmtool.store.db import Store
 

@@ -18,13 +18,17 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gmtool.evidence.merkle import Frontier, leaf_hash
 from gmtool.evidence.records import index_key, record_text
+from gmtool.store.errors import StoreError
 
-if TYPE_CHECKING:
-    from gmtool.store.db import Store
+
+class Store(Protocol):
+    """What the appender needs of a store: its connection (store/db.py's `Store`)."""
+
+    conn: sqlite3.Connection
 
 def _load(conn: sqlite3.Connection) -> Frontier:
     row = conn.execute("SELECT size, nodes FROM log_state WHERE id = 1").fetchone()
@@ -34,8 +38,6 @@ def _load(conn: sqlite3.Connection) -> Frontier:
         nodes = bytes(row[1])
         return Frontier(row[0], [nodes[i:i + 32] for i in range(0, len(nodes), 32)])
     except (TypeError, ValueError) as error:  # edited by hand: no write may build on it
-        from gmtool.store.db import StoreError
-
         raise StoreError(f"the evidence log's recorded state is damaged ({error}): run "
                          "`gmtool audit`") from None
 
@@ -81,8 +83,8 @@ def state(store: Store) -> tuple[int, bytes]:
 
 
 def store_id(store: Store) -> str:
-    row = store.one("SELECT value FROM meta WHERE key = 'store_id'")
-    return row["value"] if row else ""
+    row = store.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+    return row[0] if row else ""
 
 
 def new_store_id() -> str:

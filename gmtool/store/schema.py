@@ -8,13 +8,8 @@ and is refused rather than guessed at.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
-
-if TYPE_CHECKING:
-    from gmtool.store.db import Store
 
 migrations = Migrations("gmtool")
 
@@ -175,20 +170,20 @@ KNOWN = (m001_initial.__name__, m002_chain_heads.__name__,
 SCHEMA_VERSION = len(KNOWN)
 
 
-def schema_state(store: Store) -> str:
+def schema_state(db: Database) -> str:
     """"empty", "foreign" (another application's database), "current", "old" (migrations
     pending) or "newer" (migrations this gmtool does not know)."""
-    tables = set(store.db.table_names())
+    tables = set(db.table_names())
     if not tables:
         return "empty"
     if "_sqlite_migrations" not in tables:
         return "foreign"  # tables, but not ours: never add gmtool's to someone's database
-    applied = {m.name for m in migrations.applied(store.db)}
+    applied = {m.name for m in migrations.applied(db)}
     known = set(KNOWN)
     if applied - known:
         return "newer"
     return "current" if applied == known else "old"
 
 
-def migrate(store: Store) -> None:
-    migrations.apply(store.db)
+def migrate(db: Database) -> None:
+    migrations.apply(db)

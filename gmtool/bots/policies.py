@@ -5,7 +5,7 @@ One set of policies serves both drivers that need players: the what-if simulator
 only ever picks among the engine's legal actions, or escapes (S19), which a live player
 may always do; it decides nothing about the rules.
 
-The strength is `engine/strength.strength(hand, player)`: an estimate in [0, 1] of the
+The strength is `bots/strength.strength(hand, player)`: an estimate in [0, 1] of the
 chance that the bot's cards beat every other live player's, from what it can see, or None
 while a three-card player has not looked (H4). Randomness comes from the `rng` passed in
 (anything with a `random()` method returning a float in [0, 1)); this module draws none

@@ -91,7 +91,7 @@ _TABLES: dict[int, tuple[object, Percentiles]] = {}
 
 def percentiles(ranking) -> Percentiles:
     """The percentile tables of `ranking`, built once per ranking object (rankings are
-    shared between configs that rank alike, engine/config)."""
+    shared between configs that rank alike, engine/rankings)."""
     found = _TABLES.get(id(ranking))
     if found is not None and found[0] is ranking:
         return found[1]
