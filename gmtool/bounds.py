@@ -14,3 +14,4 @@ MAX_ID = 2**63 - 1  # a hand or GM action id (SQLite's largest integer)
 MAX_COUNT = 10**6  # a count: --limit, rounds, antes, multiples, a score change
 MAX_VERSION = 2**31 - 1  # a profile's version
 MAX_SECONDS = 86_400  # a time limit in seconds (a day)
+MAX_JOBS = 64  # worker processes of `audit --jobs` and `rules simulate --jobs`

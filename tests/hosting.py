@@ -18,7 +18,7 @@ from typing import Any, Callable
 from helpers import gm_identity
 
 from gmtool.house.clock import Stepper
-from gmtool.house.gm_ops import send_command_async
+from gmtool.ops.gm import send_command_async
 from gmtool.house.host import HostOptions, HostReport, prepare_host
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, connect

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers import gm_identity, query
 
-from gmtool.house.gm_ops import sign_request
+from gmtool.ops.gm import sign_request
 from gmtool.store import gm as gm_store
 
 OPERATOR = "boss"

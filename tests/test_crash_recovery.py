@@ -98,7 +98,7 @@ def check_recovery(output: str, unfinished: set[int], db: Path) -> None:
 def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path, launch_host) -> None:
     db = tmp_path / "crash.db"
     assert gmtool("db", "init", "--db", db).returncode == 0
-    from gmtool.house.operations import deploy_profile
+    from gmtool.ops.deploy import deploy_profile
 
     with connect(db) as store:
         for profile in SHIPPED:
@@ -184,7 +184,7 @@ def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path,
     and the first host must go on and stop cleanly."""
     db = tmp_path / "two.db"
     assert gmtool("db", "init", "--db", db).returncode == 0
-    from gmtool.house.operations import deploy_profile
+    from gmtool.ops.deploy import deploy_profile
 
     with connect(db) as store:
         for profile in ("qq-showhand", "lequ-showhand"):

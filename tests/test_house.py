@@ -31,9 +31,9 @@ from hosting import VirtualHost, hand_events
 
 from gmtool.audit.chain import verify_balances, verify_event_chains
 from gmtool.errors import NotFound
-from gmtool.house.gm_ops import CommandFailed, bootstrap
+from gmtool.ops.gm import CommandFailed, bootstrap
 from gmtool.house.host import COMMAND_POLL_S
-from gmtool.house.operations import deploy_profile
+from gmtool.ops.deploy import deploy_profile
 from gmtool.rules.edit import set_in_file
 from gmtool.store import gm as gm_store
 from gmtool.store import tables as table_store

@@ -16,7 +16,7 @@ from pathlib import Path
 from helpers import gm_identity
 
 from gmtool.house.host import Host, HostOptions
-from gmtool.house.operations import deploy_profile
+from gmtool.ops.deploy import deploy_profile
 from gmtool.rules.edit import set_values
 from gmtool.store import ledger
 from gmtool.store.db import connect

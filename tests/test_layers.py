@@ -25,10 +25,11 @@ ALLOWED = {
     "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils"}),
     "house": ({"house", "store", "engine", "rules", "evidence", "bots"}, set()),
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
+    "ops": ({"ops", "house", "audit", "store", "engine", "rules", "evidence", "bots"}, set()),
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
     "simulate": ({"simulate", "engine", "rules", "bots"}, {"matplotlib"}),  # what-if, no store
-    "cli": ({"cli", "rules", "engine", "store", "house", "audit", "sandbox", "evidence",
-             "simulate", "bots"},
+    "cli": ({"cli", "ops", "rules", "engine", "store", "house", "audit", "sandbox",
+             "evidence", "simulate", "bots"},
             {"typer", "rich", "click"}),
 }
 SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use

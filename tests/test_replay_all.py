@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gmtool.audit.replay import replay_hand
-from gmtool.house.demo import SHIPPED as PROFILES
+from gmtool.ops.demo import SHIPPED as PROFILES
 from gmtool.store.db import connect
 
 # Event types that prove the hard paths were recorded (RULES S17-S19, G2).

@@ -20,7 +20,7 @@ from test_audit_incremental import _sql
 
 from gmtool.evidence import opening, records
 from gmtool.evidence.note import Signer
-from gmtool.house.notary import origin_of
+from gmtool.store.log_append import origin_of
 from gmtool.store import ledger, log_append
 from gmtool.store.clock import iso
 from gmtool.store.db import connect

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Callable
 
 from gmtool.audit.tables import TableAudit, TableResult
+from gmtool.bounds import MAX_JOBS
 from gmtool.errors import UsageError
 from gmtool.store.db import Store, connect
-
-MAX_JOBS = 64
 
 _audit: TableAudit | None = None  # a worker's own
 _news = None  # a worker's queue of hands checked, for the caller's progress

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from gmtool.bounds import MAX_JOBS
 from gmtool.cli.common import (
     DB_OPTION,
     JSON_OPTION,
@@ -17,9 +18,7 @@ from gmtool.cli.common import (
     emit,
     open_store,
 )
-from gmtool.cli.console import Abort, console
-
-MAX_JOBS = 64  # as gmtool.audit.jobs.MAX_JOBS (not imported: `gmtool --help` stays light)
+from gmtool.cli.console import console
 
 
 def audit(
@@ -45,39 +44,13 @@ def audit(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
-    from gmtool.audit.chain import Problem
-    from gmtool.audit.run import run_audit
-    from gmtool.cli.checkpoints import (
-        base_checkpoint,
-        host_verifier,
-        signed_checkpoints,
-    )
-    from gmtool.house.seeds import existing_key
-    from gmtool.store.log_reads import hands_after
-    from gmtool.store.scan import count_hands
+    from gmtool.ops.audit import Audit
 
-    if from_checkpoint is not None and (since or until or table or player):
-        raise Abort("--from-checkpoint audits everything after the checkpoint: leave out "
-                    "--since, --until, --table and --player", code=2)
     with open_store(db) as store:
-        checkpoints, refused, origin = signed_checkpoints(store, checkpoint, key, witness)
-        host_key = host_verifier(store, key)
-        if host_key is not None and host_key.name != origin:
-            refused.append(Problem("verifier_key", f"the verifier key given is log "
-                                   f"{host_key.name}'s, not this store's ({origin}): the "
-                                   "host's signatures over opening balances were not checked"))
-            host_key = None
-        base = None if from_checkpoint is None else \
-            base_checkpoint(store, from_checkpoint, key, witness)
-        total = count_hands(store, since, until, table, player) if base is None else \
-            hands_after(store, base[1].size)
-        with console.progress("auditing hands", total=max(total, 1)) as advance:
-            report = run_audit(store, since, until, table, player, progress=advance,
-                               checkpoints=checkpoints, origin=origin,
-                               seed_key=existing_key(store.path), jobs=jobs, base=base,
-                               host_key=host_key)
-    for problem in refused:
-        report.add(problem)
+        job = Audit(store, since, until, table, player, checkpoint, key, from_checkpoint,
+                    jobs, witness)
+        with console.progress("auditing hands", total=max(job.total, 1)) as advance:
+            report = job.run(advance)
     emit(report.as_json(), as_json, _render)
     if report.problems:
         raise typer.Exit(1)

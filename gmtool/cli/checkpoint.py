@@ -48,19 +48,12 @@ def verify(
 ) -> None:
     """Check the checkpoint's signature and that the store's log extends it: exit 1 if
     history before it was rewritten, truncated or an older copy restored."""
-    from gmtool.audit.log_check import LogCheck, checkpoint_problems
-    from gmtool.cli.checkpoints import signed_checkpoints
+    from gmtool.ops.verify import verify_checkpoint
 
     with open_store(db) as store:
-        found, refused, origin = signed_checkpoints(store, checkpoint, key, None)
-        with store.snapshot():
-            log = LogCheck(store)
-            problems = [*refused, *log.run({c.size for _, c in found}),
-                        *checkpoint_problems(log, found, origin)]
-    report = {"checkpoint": str(checkpoint), "size": found[0][1].size if found else None,
-              "records": log.frontier.size, "problems": [p.as_json() for p in problems]}
+        report = verify_checkpoint(store, checkpoint, key)
     emit(report, as_json, _render)
-    if problems:
+    if report["problems"]:
         raise typer.Exit(1)
 
 

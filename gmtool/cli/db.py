@@ -19,7 +19,7 @@ def init(db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> N
     its first operator with your GM key, made now if you have none; safe to run twice:
     the first operator is registered once."""
     from gmtool.evidence.gm_keys import new_key
-    from gmtool.house.gm_ops import bootstrap
+    from gmtool.ops.gm import bootstrap
     from gmtool.store.gm import has_keys
     from gmtool.store.schema import SCHEMA_VERSION
 

@@ -39,10 +39,10 @@ def demo(
     """Create a demo store, deploy every shipped profile, host tables of every system, report."""
     import asyncio
 
-    from gmtool.house import demo as demo_setup
     from gmtool.house import seeds
     from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock
+    from gmtool.ops import demo as demo_setup
 
     path = db or Path(demo_setup.DEMO_DB)
     with HostLock(path), demo_setup.fresh_store(path) as store:
@@ -62,13 +62,12 @@ def demo(
 
 
 def _summary(store, path: Path, report) -> None:
-    from gmtool.audit.run import run_audit
-    from gmtool.cli.checkpoints import host_verifier, signed_checkpoints
     from gmtool.cli.render_hands import timeline
     from gmtool.engine.events import Event
     from gmtool.evidence import witness
-    from gmtool.house import demo as demo_setup
     from gmtool.house import seeds
+    from gmtool.ops import demo as demo_setup
+    from gmtool.ops.audit import audit as run_audit
     from gmtool.store.queries import hand_events, showcase_hand, summary
 
     counts = summary(store)
@@ -82,10 +81,8 @@ def _summary(store, path: Path, report) -> None:
                   for e in hand_events(store, hand_id)]
         console.line(f"\none hand (#{hand_id}):")
         console.lines("  " + line for line in timeline(events))
-    checkpoints, refused, origin = signed_checkpoints(store, None, None, None)
-    audit = run_audit(store, checkpoints=checkpoints, origin=origin,
-                      seed_key=seeds.existing_key(path), host_key=host_verifier(store, None))
-    problems = [*audit.problems, *(p.as_json() for p in refused)]
+    audit = run_audit(store)
+    problems = audit.problems
     verdict = "ok" if not problems else f"{len(problems)} problem(s), first: " \
         f"{problems[0]['kind']}: {problems[0]['detail']}"
     console.line(f"\naudit of {audit.hands_checked} hands (chains, deck commitments, replays, "

@@ -46,11 +46,10 @@ def deploy(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compile PROFILE and make it active; tables switch at their next hand (G5)."""
-    from gmtool.house.operations import deploy_profile, plan_deployment
+    from gmtool.ops.deploy import deploy_profile, plan_deployment
 
     if dry_run:
         plan = with_store(db, plan_deployment, profile, rooms or None)
-        plan.pop("compiled")
         emit(plan, as_json,
              lambda value: _render_plan(value, "would change", "nothing would change"))
         return
@@ -114,7 +113,7 @@ def rollback(
     as_user: Optional[str] = AS_OPTION,
 ) -> None:
     """Retire the newest deployment of PROFILE; the one before it applies at the next hand."""
-    from gmtool.house.operations import rollback_profile
+    from gmtool.ops.deploy import rollback_profile
 
     result = writing(db, rollback_profile, profile, acting_user(as_user))
     console.success(f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "

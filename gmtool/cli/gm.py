@@ -76,7 +76,7 @@ def users_add(name: str = typer.Argument(..., help="User name."),
               db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Register a GM user with their key and role, or change a GM's role or key (operators,
     signed with your key). The first operator is registered by `gmtool db init`."""
-    from gmtool.house.gm_ops import add_user
+    from gmtool.ops.gm import add_user
 
     changed = writing(db, add_user, acting_user(as_user), name, role, key)
     console.success(f"{name} is now {role}" + ("" if changed else " (unchanged)"))

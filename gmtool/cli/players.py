@@ -80,7 +80,7 @@ def adjust(name: str = typer.Argument(..., help="Player name."),
            reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
            db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
-    from gmtool.house.gm_ops import adjust as adjust_coins
+    from gmtool.ops.gm import adjust as adjust_coins
 
     delta = _amount(delta)
     outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)

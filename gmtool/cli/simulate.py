@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from gmtool.bounds import MAX_JOBS
 from gmtool.cli.common import JSON_OPTION, emit
 from gmtool.cli.console import console
 
@@ -22,7 +23,7 @@ def simulate(
                                 help="Players a hand: a count, or a range drawn per hand."),
     seed: str = typer.Option("0", "--seed", help="Seed of decks, seats and bots: the same "
                              "seed gives the same report."),
-    jobs: int = typer.Option(1, "--jobs", min=1, max=64,
+    jobs: int = typer.Option(1, "--jobs", min=1, max=MAX_JOBS,
                              help="Worker processes; the report does not depend on it."),
     as_json: bool = JSON_OPTION,
     vs: Optional[Path] = typer.Option(None, "--vs", metavar="OTHER.toml",

@@ -79,7 +79,7 @@ def kick(table: str = typer.Argument(..., help="Table id."),
          db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
     from gmtool.cli.render_tables import command_lines
-    from gmtool.house.gm_ops import send_command
+    from gmtool.ops.gm import send_command
 
     console.lines(command_lines(writing(db, send_command, acting_user(as_user), "kick",
                                            table, player, reason, timeout)))
@@ -93,7 +93,7 @@ def close(table: str = typer.Argument(..., help="Table id."),
           db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
     """Close a table (operators); a running hand is voided with every stake returned."""
     from gmtool.cli.render_tables import command_lines
-    from gmtool.house.gm_ops import send_command
+    from gmtool.ops.gm import send_command
 
     console.lines(command_lines(writing(db, send_command, acting_user(as_user), "close",
                                            table, None, reason or None, timeout)))

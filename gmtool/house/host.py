@@ -17,13 +17,13 @@ from typing import Callable
 
 from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of, ranking_for
-from gmtool.errors import Unavailable
+from gmtool.errors import Refused, Unavailable
 from gmtool.house import seeds
-from gmtool.house.gm_ops import failure, refusal
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
 from gmtool.house.table import Closed, HandSlot, HostedTable, Room
+from gmtool.store.gm import failure
 from gmtool.store import configs, gm
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
@@ -319,3 +319,11 @@ def prepare_host(store: Store, options: HostOptions,
     host.key  # noqa: B018 - a damaged key file refuses the start here, not at a first hand
     host.notary.sign()  # keys and witness files only once the start has succeeded
     return host
+
+
+def refusal(store: Store, command: dict) -> dict | None:
+    """The host's check before it claims a command: its signed request must hold for an
+    operator's registered key and ask for exactly this command; else the refusal."""
+    why = gm.request_problem(store, command["request"], command["issued_by"], command["kind"],
+                             gm.command_target(command), command["reason"], {})
+    return None if why is None else {**failure(Refused(f"refused: {why}")), "refused": why}

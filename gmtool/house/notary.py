@@ -14,11 +14,8 @@ from pathlib import Path
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
 from gmtool.store import log_append, log_reads
+from gmtool.store.log_append import origin_of
 from gmtool.store.db import Store, StoreError
-
-
-def origin_of(store: Store) -> str:
-    return f"gmtool/{log_append.store_id(store)}"
 
 
 class Notary:

@@ -21,7 +21,7 @@ from gmtool.engine.events import Action
 from gmtool.engine.view import public_view
 from gmtool.errors import GmtoolError, NotFound
 from gmtool.house.bots import choose, plan_turn
-from gmtool.house.gm_ops import failure
+from gmtool.store.gm import failure
 from gmtool.house.options import HostOptions
 from gmtool.house.pool import BotPool
 from gmtool.house.recorder import Recorder

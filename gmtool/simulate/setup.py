@@ -26,7 +26,8 @@ from gmtool.engine.seating import coins_to_sit
 from gmtool.errors import UsageError
 
 MAX_HANDS = 1_000_000  # hands of one tier (bounds.MAX_COUNT)
-MAX_JOBS = 64
+from gmtool.bounds import MAX_JOBS
+
 MAX_BUST_HANDS = 500  # a run still seated after this many hands is counted at it (censored)
 DEFAULT_HANDS = 10_000
 DEFAULT_SEED = "0"

@@ -15,13 +15,19 @@ import json
 from typing import Any, Callable
 
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
-from gmtool.errors import Refused, UsageError
+from gmtool.errors import GmtoolError, Refused, UsageError
 from gmtool.evidence import records, request
 from gmtool.store import log_append
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
 ROLES = ("operator", "support")
+
+
+def failure(error: GmtoolError) -> dict:
+    """The recorded outcome of a GM action or command that was refused or could not be
+    carried out: the error's message and exit code."""
+    return {"ok": False, "error": str(error), "exit_code": error.exit_code}
 
 
 def gm_record(row: dict) -> dict:

@@ -87,5 +87,10 @@ def store_id(store: Store) -> str:
     return row[0] if row else ""
 
 
+def origin_of(store: Store) -> str:
+    """The log's origin, as its checkpoints name it (C2SP tlog-checkpoint)."""
+    return f"gmtool/{store_id(store)}"
+
+
 def new_store_id() -> str:
     return secrets.token_hex(8)

@@ -14,8 +14,8 @@ from pathlib import Path
 from gmtool.evidence import witness
 from gmtool.evidence.gm_keys import new_key
 from gmtool.evidence.request import Gm
-from gmtool.house.gm_ops import bootstrap
-from gmtool.house.operations import deploy_profile
+from gmtool.ops.deploy import deploy_profile
+from gmtool.ops.gm import bootstrap
 from gmtool.store.db import (
     Store,
     StoreError,

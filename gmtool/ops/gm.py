@@ -1,4 +1,4 @@
-"""GM actions with roles: who may do what, and a log entry for every attempt.
+"""GM actions from the console, with roles: who may do what, and a log entry for every attempt.
 
 Roles (issue: GM console): support may read, replay and audit; only operators may kick,
 close tables, adjust coins, deploy and roll back, and manage GM users. Reading needs no
@@ -24,6 +24,7 @@ from gmtool.store import gm, ledger, log_append
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
+from gmtool.store.gm import failure
 
 PRIVILEGED = {"kick", "close", "adjust", "deploy", "rollback", "users_add"}
 
@@ -34,11 +35,6 @@ class CommandFailed(GmtoolError):
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def failure(error: GmtoolError) -> dict:
-    """The recorded outcome of a command the host refused or could not carry out."""
-    return {"ok": False, "error": str(error), "exit_code": error.exit_code}
 
 
 def authorize(store: Store, actor: Gm, action: str, target: str | None,
@@ -239,14 +235,6 @@ def _queue(store: Store, actor: Gm, kind: str, table_id: str, player: str | None
         log(store, actor.name, kind, target, reason, failure(error), request)
         raise error
     return gm.enqueue(store, kind, table_id, player, reason, actor.name, request)
-
-
-def refusal(store: Store, command: dict) -> dict | None:
-    """The host's check before it claims a command: its signed request must hold for an
-    operator's registered key and ask for exactly this command; else the refusal."""
-    why = gm.request_problem(store, command["request"], command["issued_by"], command["kind"],
-                             gm.command_target(command), command["reason"], {})
-    return None if why is None else {**failure(Refused(f"refused: {why}")), "refused": why}
 
 
 def _answer(store: Store, command_id: int) -> dict | None:

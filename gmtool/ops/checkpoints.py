@@ -1,17 +1,18 @@
-"""The signed checkpoints a command checks a store against: `--checkpoint FILE`, else
-every checkpoint in the witness folder, each opened with the host's verifier key; and
-the one an audit takes up from (`--from-checkpoint`)."""
+"""The signed checkpoints a store is checked against: a checkpoint file given, else every
+checkpoint in the witness folder, each opened with the host's verifier key; and the one
+an audit takes up from. Files and keys that cannot be used are usage errors (exit 2);
+checkpoints in the witness that do not verify are findings."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from gmtool.audit.chain import Problem
-from gmtool.cli.console import Abort
+from gmtool.errors import UsageError
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Verifier
-from gmtool.house.notary import origin_of
 from gmtool.store.db import Store
+from gmtool.store.log_append import origin_of
 
 
 def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
@@ -25,7 +26,7 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
     paths = [checkpoint] if checkpoint else witness.files(witness.witness_dir(store.path,
                                                                               folder))
     if checkpoint and not checkpoint.is_file():
-        raise Abort(f"no checkpoint file at {checkpoint}", code=2)
+        raise UsageError(f"no checkpoint file at {checkpoint}")
     if not paths:
         if key is None and key_file.exists():
             where = witness.witness_dir(store.path, folder)
@@ -35,15 +36,15 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
         return [], [], origin
     verifier = host_verifier(store, key)
     if verifier is None:
-        raise Abort(f"no verifier key at {key_file}: pass --key with the host's verifier key",
-                    code=2)
+        raise UsageError(f"no verifier key at {key_file}: pass --key with the host's "
+                         "verifier key")
     found, problems = [], []
     for path in paths:
         try:
             found.append((path.name, witness.read(path, verifier)))
         except OSError as error:
             if checkpoint:
-                raise Abort(str(error), code=2) from None
+                raise UsageError(str(error)) from None
             problems.append(Problem("checkpoint_signature", f"{error}: a checkpoint in the "
                                     "witness that its host did not sign (forged or changed)"))
     return found, problems, origin
@@ -59,7 +60,7 @@ def host_verifier(store: Store, key: Path | None) -> Verifier | None:
     try:
         return witness.load_verifier(key_file)
     except OSError as error:
-        raise Abort(f"{error}: pass --key with the host's verifier key", code=2) from None
+        raise UsageError(f"{error}: pass --key with the host's verifier key") from None
 
 
 def base_checkpoint(store: Store, given: str, key: Path | None,
@@ -70,16 +71,16 @@ def base_checkpoint(store: Store, given: str, key: Path | None,
     where = witness.witness_dir(store.path, folder)
     path = Path(given)
     if not given.strip():
-        raise Abort("--from-checkpoint is blank: name the checkpoint a clean audit covered",
-                    code=2)
+        raise UsageError("--from-checkpoint is blank: name the checkpoint a clean audit "
+                         "covered")
     if not path.is_file() and Path(given).name == given and (where / given).is_file():
         path = where / given
     if not path.is_file():
-        raise Abort(f"no checkpoint file at {given} (nor in the witness folder {where})",
-                    code=2)
+        raise UsageError(f"no checkpoint file at {given} (nor in the witness folder "
+                         f"{where})")
     key_file = key or witness.public_key_path(store.path)
     try:
         return path.name, witness.read(path, witness.load_verifier(key_file))
     except OSError as error:
-        raise Abort(f"{error}: an audit from a checkpoint needs one its host signed "
-                    "(pass --key with the host's verifier key)", code=2) from None
+        raise UsageError(f"{error}: an audit from a checkpoint needs one its host signed "
+                    "(pass --key with the host's verifier key)") from None

@@ -1,0 +1,78 @@
+"""The audit as a library call: the whole report `gmtool audit` prints, findings and all.
+
+`audit(store, ...)` loads what the audit checks against (the signed checkpoints of the
+witness folder or the one given, the host's verifier key, its seed key, the checkpoint an
+audit takes up from), runs every check (audit/run.py) and adds the findings of that
+loading: a witness folder emptied while the host signs, a checkpoint whose signature
+does not hold, a verifier key of another store. `gmtool audit` is this call, a progress
+bar and a renderer. `Audit` splits the call in two for a caller that wants the number
+of hands before they are checked (a progress bar).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gmtool.audit.chain import Problem
+from gmtool.audit.run import AuditReport, run_audit
+from gmtool.errors import UsageError
+from gmtool.house.seeds import existing_key
+from gmtool.ops.checkpoints import base_checkpoint, host_verifier, signed_checkpoints
+from gmtool.store.db import Store
+from gmtool.store.log_reads import hands_after
+from gmtool.store.scan import count_hands
+
+
+class Audit:
+    """An audit ready to run: its options checked, its checkpoints and keys loaded."""
+
+    def __init__(self, store: Store, since: str | None = None, until: str | None = None,
+                 table: str | None = None, player: str | None = None,
+                 checkpoint: Path | None = None, key: Path | None = None,
+                 from_checkpoint: str | None = None, jobs: int = 1,
+                 witness: str | None = None) -> None:
+        if from_checkpoint is not None and (since or until or table or player):
+            raise UsageError("--from-checkpoint audits everything after the checkpoint: "
+                             "leave out --since, --until, --table and --player")
+        self.store = store
+        self.selection = (since, until, table, player)
+        self.jobs = jobs
+        self.checkpoints, self.refused, self.origin = signed_checkpoints(
+            store, checkpoint, key, witness)
+        self.host_key = host_verifier(store, key)
+        if self.host_key is not None and self.host_key.name != self.origin:
+            self.refused.append(Problem(
+                "verifier_key", f"the verifier key given is log {self.host_key.name}'s, not "
+                f"this store's ({self.origin}): the host's signatures over opening balances "
+                "were not checked"))
+            self.host_key = None
+        self.base = None if from_checkpoint is None else \
+            base_checkpoint(store, from_checkpoint, key, witness)
+
+    @property
+    def total(self) -> int:
+        """The hands this audit will check (for a progress bar)."""
+        if self.base is not None:
+            return hands_after(self.store, self.base[1].size)
+        return count_hands(self.store, *self.selection)
+
+    def run(self, progress: Callable[[int], None] | None = None) -> AuditReport:
+        report = run_audit(self.store, *self.selection, progress=progress,
+                           checkpoints=self.checkpoints, origin=self.origin,
+                           seed_key=existing_key(self.store.path), jobs=self.jobs,
+                           base=self.base, host_key=self.host_key)
+        for problem in self.refused:
+            report.add(problem)
+        return report
+
+
+def audit(store: Store, since: str | None = None, until: str | None = None,
+          table: str | None = None, player: str | None = None,
+          checkpoint: Path | None = None, key: Path | None = None,
+          from_checkpoint: str | None = None, jobs: int = 1, witness: str | None = None,
+          progress: Callable[[int], None] | None = None) -> AuditReport:
+    """Every check of `gmtool audit` with its options; the report it prints
+    (`report.as_json()` is exactly what `gmtool audit --json` prints)."""
+    return Audit(store, since, until, table, player, checkpoint, key, from_checkpoint, jobs,
+                 witness).run(progress)
