@@ -2,7 +2,7 @@
 
 `VirtualHost` runs the same `Host` that `gmtool house run` runs, on a real SQLite file,
 with the same bots, recorder and GM command queue; only its event loop is virtual
-(gmtool/house/clock.py): time jumps to the next timer whenever every task waits. A test
+(gmtool/house/virtual_time.py): time jumps to the next timer whenever every task waits. A test
 runs it a step at a time (`run_until` an event, `advance` some game seconds) and, between
 steps, the host is still: the console (a real subprocess) reads the store at rest. So a
 test waits for events, never for wall-clock seconds, and a busy machine only makes it
@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from helpers import gm_identity
 
-from gmtool.house.clock import Stepper
+from gmtool.house.virtual_time import Stepper
 from gmtool.ops.gm import send_command_async
 from gmtool.house.host import HostOptions, HostReport, prepare_host
 from gmtool.store import tables as table_store

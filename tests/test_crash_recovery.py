@@ -27,7 +27,8 @@ from pathlib import Path
 from helpers import clean_env as shared_env
 from helpers import gm_identity, gmtool_command
 
-from gmtool.audit.chain import verify_balances, verify_event_chains, verify_gm_log
+from gmtool.audit.chain import verify_event_chains, verify_gm_log
+from gmtool.audit.coins import verify_balances
 from gmtool.store.db import connect
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -29,11 +29,12 @@ import pytest
 from helpers import clean_env, gm_identity, query
 from hosting import VirtualHost, hand_events
 
-from gmtool.audit.chain import verify_balances, verify_event_chains
+from gmtool.audit.chain import verify_event_chains
+from gmtool.audit.coins import verify_balances
 from gmtool.errors import NotFound
-from gmtool.ops.gm import CommandFailed, bootstrap
 from gmtool.house.host import COMMAND_POLL_S
 from gmtool.ops.deploy import deploy_profile
+from gmtool.ops.gm import CommandFailed, bootstrap
 from gmtool.rules.edit import set_in_file
 from gmtool.store import gm as gm_store
 from gmtool.store import tables as table_store

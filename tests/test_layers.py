@@ -32,7 +32,7 @@ ALLOWED = {
              "evidence", "simulate", "bots"},
             {"typer", "rich", "click"}),
 }
-SHARED = {"canonical", "errors", "bounds"}  # stdlib-only modules every layer may use
+SHARED = {"canonical", "errors", "bounds", "findings"}  # stdlib-only modules every layer may use
 ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
                            "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}
 

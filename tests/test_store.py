@@ -18,7 +18,8 @@ import pytest
 from helpers import clean_env as shared_env
 from helpers import gmtool_command, public_key
 
-from gmtool.audit.chain import verify_balances, verify_event_chains
+from gmtool.audit.chain import verify_event_chains
+from gmtool.audit.coins import verify_balances
 from gmtool.store import configs, ledger
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gmtool.audit.chain import Problem, json_or_none
+from gmtool.audit.chain import json_or_none
 from gmtool.audit.signatures import COMMANDS, outcome_of
+from gmtool.findings import Finding
 from gmtool.store import gm
 
 
-def verify_command_fates(store) -> Iterator[Problem]:
+def verify_command_fates(store) -> Iterator[Finding]:
     actions = gm.actions_by_id(store)
     fates: dict[int, list[int]] = {}
     for row in sorted(actions.values(), key=lambda row: row["id"]):
@@ -36,27 +37,27 @@ def verify_command_fates(store) -> Iterator[Problem]:
         logged = fates.get(row["id"], [])
         where = f"GM command {row['id']}"
         if len(logged) > 1:
-            yield Problem("gm_command", f"{where} has {len(logged)} logged fates (GM actions "
+            yield Finding("gm_command", f"{where} has {len(logged)} logged fates (GM actions "
                           f"{', '.join(map(str, logged))})", gm_action=logged[-1])
         elif logged:
             yield from _decided(row, actions[logged[0]], where)
         elif row["status"] not in gm.IN_FLIGHT:
             fate = row["gm_action_id"]
-            yield Problem("gm_command", f"{where} is {row['status']!r}, but no GM action logs "
+            yield Finding("gm_command", f"{where} is {row['status']!r}, but no GM action logs "
                           "a fate of it" + (f" (GM action {fate} does not)" if fate else ""),
                           gm_action=fate if type(fate) is int else None)
         elif (row["acked_at"], row["outcome"], row["gm_action_id"]) != (None, None, None):
-            yield Problem("gm_command", f"{where} is {row['status']}, yet has an outcome, a "
+            yield Finding("gm_command", f"{where} is {row['status']}, yet has an outcome, a "
                           "time or a GM action that no logged fate gave it (edited)")
 
 
-def _decided(row: dict, action: dict, where: str) -> Iterator[Problem]:
+def _decided(row: dict, action: dict, where: str) -> Iterator[Finding]:
     """A command whose fate `action` logged: its row must say the same."""
     status, logged = row["status"], outcome_of(action)
     fate = logged.pop("fate", None)
     logged.pop("command", None)
     if status in gm.IN_FLIGHT:
-        yield Problem("gm_command", f"{where} is {status} again after its fate was logged "
+        yield Finding("gm_command", f"{where} is {status} again after its fate was logged "
                       f"(GM action {action['id']}): revived by hand", gm_action=action["id"])
         return
     expected = fate if fate is not None else \
@@ -68,7 +69,7 @@ def _decided(row: dict, action: dict, where: str) -> Iterator[Problem]:
         (f"time {row['acked_at']!r}, not {action['at']!r}",
          fate is None or row["acked_at"] == action["at"])) if not same]
     if differs:
-        yield Problem("gm_command", f"{where}'s row says {', '.join(differs)}, against its "
+        yield Finding("gm_command", f"{where}'s row says {', '.join(differs)}, against its "
                       f"logged fate (GM action {action['id']}): edited",
                       gm_action=action["id"])
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from gmtool.audit.chain import Problem
+from gmtool.findings import Finding
 from gmtool.rules.compile import config_id_of
 from gmtool.store.configs import stored_configs
 
 
-def verify_configs(store) -> Iterator[Problem]:
+def verify_configs(store) -> Iterator[Finding]:
     for config_id, profile_id, version, title, game, compiled_text in stored_configs(store):
         name = f"config {str(config_id)[:12]}"
         try:
@@ -24,12 +24,12 @@ def verify_configs(store) -> Iterator[Problem]:
             profile = compiled["profile"]
             shown = (profile["id"], profile["version"], profile["title"], compiled["game"])
         except (TypeError, ValueError, KeyError):
-            yield Problem("config", f"{name}: its compiled rules are not a compiled config "
+            yield Finding("config", f"{name}: its compiled rules are not a compiled config "
                           "(edited)")
             continue
         if compiled.get("config_id") != config_id or config_id_of(compiled) != config_id:
-            yield Problem("config", f"{name}: its compiled rules do not hash to its id "
+            yield Finding("config", f"{name}: its compiled rules do not hash to its id "
                           "(edited)")
         elif (profile_id, version, title, game) != shown:
-            yield Problem("config", f"{name}: profile, version, title or game differ from "
+            yield Finding("config", f"{name}: profile, version, title or game differ from "
                           "its compiled rules (edited)")

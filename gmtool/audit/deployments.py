@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
-from gmtool.audit.chain import Problem
 from gmtool.audit.signatures import outcome_of
+from gmtool.findings import Finding
 from gmtool.store import gm
 from gmtool.store.configs import deployment_rows
 from gmtool.store.db import Store
@@ -23,7 +23,7 @@ from gmtool.store.db import Store
 MAKERS = ("deploy", "rollback")
 
 
-def verify_deployments(store: Store) -> Iterator[Problem]:
+def verify_deployments(store: Store) -> Iterator[Finding]:
     made: dict[int, dict] = {}  # deployment id -> the GM action whose outcome names it
     unnamed: Counter[str] = Counter()  # by profile: older rollbacks that name no row
     for action in sorted(gm.actions_by_id(store).values(), key=lambda row: row["id"]):
@@ -36,7 +36,7 @@ def verify_deployments(store: Store) -> Iterator[Problem]:
                 unnamed[action["target"]] += 1
             continue
         if deployment in made:
-            yield Problem("deployment", f"deployment {deployment} is named by GM actions "
+            yield Finding("deployment", f"deployment {deployment} is named by GM actions "
                           f"{made[deployment]['id']} and {action['id']}",
                           gm_action=action["id"])
             continue
@@ -49,12 +49,12 @@ def verify_deployments(store: Store) -> Iterator[Problem]:
             if (row["note"] or "").startswith("rollback of") and unnamed[row["profile_id"]]:
                 unnamed[row["profile_id"]] -= 1
                 continue
-            yield Problem("deployment", f"{what} was made by no GM action (inserted)")
+            yield Finding("deployment", f"{what} was made by no GM action (inserted)")
         elif (action["target"], action["actor"], action["config"]) != (
                 row["profile_id"], row["deployed_by"], row["config_id"]):
-            yield Problem("deployment", f"{what} is not what GM action {action['id']} made: "
+            yield Finding("deployment", f"{what} is not what GM action {action['id']} made: "
                           f"{action['action']} of {action['target']} by {action['actor']}, "
                           f"config {str(action['config'])[:12]}", gm_action=action["id"])
     for deployment, action in sorted(made.items()):
-        yield Problem("deployment", f"GM action {action['id']} made deployment {deployment}, "
+        yield Finding("deployment", f"GM action {action['id']} made deployment {deployment}, "
                       "which is not in the store (deleted)", gm_action=action["id"])

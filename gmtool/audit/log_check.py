@@ -20,10 +20,10 @@ from typing import Callable, Iterable, Iterator
 
 import orjson
 
-from gmtool.audit.chain import Problem
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
 from gmtool.evidence.records import index_key
+from gmtool.findings import Finding
 from gmtool.store import log_append, log_reads
 from gmtool.store.db import Store, StoreError
 
@@ -73,11 +73,11 @@ class LogCheck:
         self.start = 0  # the first record checked
         self.frontier = Frontier()
         self.roots: dict[int, bytes] = {}  # tree size -> root, for the sizes asked for
-        self.problems: list[Problem] = []
+        self.problems: list[Finding] = []
         # by level: a digest of the complete tree nodes the walk made, in index order
         self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
-    def run(self, sizes: set[int] = frozenset()) -> list[Problem]:
+    def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
         logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS), sizes)
         self._check_state()
         self._check_nodes()
@@ -199,7 +199,7 @@ class LogCheck:
                       "or defused: rows of those tables may have been changed or deleted since")
 
     def _add(self, kind: str, detail: str, **where) -> None:
-        self.problems.append(Problem(kind, detail, **where))
+        self.problems.append(Finding(kind, detail, **where))
 
     def _check_heads(self, rewritten: set[str]) -> None:
         """Every batch of events from the frontier's size on names the hash its last event
@@ -262,7 +262,7 @@ class LogCheck:
 
 
 def checkpoint_problems(check: LogCheck, checkpoints: list[tuple[str, Checkpoint]],
-                        origin: str) -> Iterator[Problem]:
+                        origin: str) -> Iterator[Finding]:
     """Whether the store's log extends the signed checkpoints (name, checkpoint): same
     origin, at least as many records, the same root over the first `size` of them. A
     rewrite is placed between the last checkpoint that still holds and the first that
@@ -271,19 +271,19 @@ def checkpoint_problems(check: LogCheck, checkpoints: list[tuple[str, Checkpoint
     good = None
     for name, checkpoint in sorted(checkpoints, key=lambda item: item[1].size):
         if checkpoint.origin != origin:
-            yield Problem("checkpoint", f"{name} is for log {checkpoint.origin}, not this "
+            yield Finding("checkpoint", f"{name} is for log {checkpoint.origin}, not this "
                           f"store's ({origin})")
             continue
         if checkpoint.size > size:
             newest = max(c.size for _, c in checkpoints if c.origin == origin)
-            yield Problem("checkpoint_rollback", f"the store holds {size} evidence records, "
+            yield Finding("checkpoint_rollback", f"the store holds {size} evidence records, "
                           f"but a checkpoint was signed at {newest}: records after {size} were "
                           "deleted, or an older copy of the store was restored")
             return
         if check.roots.get(checkpoint.size) != checkpoint.root:
             since = f"after record {good[1].size} ({good[0]} still holds)" if good else \
                 "from the first record on"
-            yield Problem("checkpoint_rewrite", f"the log's first {checkpoint.size} records "
+            yield Finding("checkpoint_rewrite", f"the log's first {checkpoint.size} records "
                           f"are not the ones {name} signed: history was rewritten {since}")
             return
         good = (name, checkpoint)

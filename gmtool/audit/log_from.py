@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import orjson
 
-from gmtool.audit.chain import Problem
 from gmtool.audit.log_check import LogCheck
 from gmtool.audit.scope import After
 from gmtool.canonical import ZERO_HASH
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
+from gmtool.findings import Finding
 from gmtool.store import log_reads
 from gmtool.store.db import Store
 
@@ -38,22 +38,22 @@ class LogFrom(LogCheck):
         self.after: After | None = None
         self._before: dict[str, tuple[int, str] | None] = {}  # table -> last batch before
 
-    def anchor(self, origin: str) -> list[Problem]:
+    def anchor(self, origin: str) -> list[Finding]:
         """Whether the store extends the checkpoint: its origin, at least its size, its
         stored tree at that size the signed root. Any problem here leaves nothing after
         the checkpoint to build on: the audit stops and says to run a full one."""
         name, base = self.name, self.base
         if base.origin != origin:
-            return [Problem("checkpoint", f"{name} is for log {base.origin}, not this "
+            return [Finding("checkpoint", f"{name} is for log {base.origin}, not this "
                             f"store's ({origin})")]
         held = log_reads.size(self.store)
         if held < base.size:
-            return [Problem("checkpoint_rollback", f"the store holds {held} evidence records, "
+            return [Finding("checkpoint_rollback", f"the store holds {held} evidence records, "
                             f"but {name} was signed at {base.size}: records after {held} were "
                             "deleted, or an older copy of the store was restored")]
         nodes = log_reads.frontier_at(self.store, base.size)
         if None in nodes or Frontier(base.size, nodes).root() != base.root:
-            return [Problem("checkpoint_rewrite", f"the log's first {base.size} records are "
+            return [Finding("checkpoint_rewrite", f"the log's first {base.size} records are "
                             f"not the ones {name} signed (records before it, or the tree's "
                             "stored nodes, were changed): run a full audit (without "
                             "--from-checkpoint) to find where")]
@@ -76,7 +76,7 @@ class LogFrom(LogCheck):
         before = self._batch_before(table)
         return before[0] if before else 0
 
-    def run(self, sizes: set[int] = frozenset()) -> list[Problem]:
+    def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
         ranged = set(log_reads.RANGED) | {"hand_end"}
         logged, retired, batches = self._walk(ranged, sizes)
         self._check_state()

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gmtool.audit.chain import Problem, json_or_none
+from gmtool.audit.chain import json_or_none
 from gmtool.evidence import opening
 from gmtool.evidence.note import Verifier
+from gmtool.findings import Finding
 from gmtool.store import scan
 from gmtool.store.db import Store
 
 
 def verify_openings(store: Store, verifier: Verifier | None,
-                    from_ledger: int = 1) -> Iterator[Problem]:
+                    from_ledger: int = 1) -> Iterator[Finding]:
     first_signed = scan.first_signed_opening(store)
     for row in scan.openings(store, from_ledger):
         what = f"ledger row {row['id']}: an opening balance of {row['delta']} for " \
@@ -33,15 +34,15 @@ def verify_openings(store: Store, verifier: Verifier | None,
             # (a row that is not logged at all is reported by the log's own check)
             if first_signed is not None and row["logged_at"] is not None and \
                     row["logged_at"] > first_signed:
-                yield Problem("unjustified_coins", f"{what} that the host did not sign "
+                yield Finding("unjustified_coins", f"{what} that the host did not sign "
                               "(minted)", **where)
             continue
         body = json_or_none(row["signed"])
         if not isinstance(body, dict) or \
                 (body.get("player"), body.get("delta")) != (row["player"], row["delta"]):
-            yield Problem("unjustified_coins", f"{what} is not the grant the host signed "
+            yield Finding("unjustified_coins", f"{what} is not the grant the host signed "
                           "(edited)", **where)
         elif verifier is not None and not opening.verify(
                 verifier, row["id"], row["player"], row["delta"], body.get("signature")):
-            yield Problem("unjustified_coins", f"{what} whose signature is not the host's "
+            yield Finding("unjustified_coins", f"{what} whose signature is not the host's "
                           "(forged)", **where)

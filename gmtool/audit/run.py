@@ -22,16 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from gmtool.audit.chain import (
-    Problem,
-    verify_balances,
-    verify_chain_names,
-    verify_event_ids,
-    verify_gm_log,
-    verify_grants,
-    verify_ledger_links,
-    verify_seeds,
-)
+from gmtool.audit.chain import verify_chain_names, verify_event_ids, verify_gm_log
+from gmtool.audit.coins import verify_balances, verify_grants, verify_ledger_links
 from gmtool.audit.commands import verify_command_fates
 from gmtool.audit.configs import verify_configs
 from gmtool.audit.deployments import verify_deployments
@@ -40,10 +32,12 @@ from gmtool.audit.log_check import LogCheck, checkpoint_problems
 from gmtool.audit.log_from import LogFrom
 from gmtool.audit.openings import verify_openings
 from gmtool.audit.scope import Scope
+from gmtool.audit.seeds import verify_seeds
 from gmtool.audit.signatures import verify_signatures
 from gmtool.audit.tallies import verify_tallies
 from gmtool.errors import UsageError
 from gmtool.evidence.note import Checkpoint, Verifier
+from gmtool.findings import Finding
 from gmtool.store import scan
 from gmtool.store.db import Store
 from gmtool.store.queries import check_names
@@ -56,8 +50,8 @@ class AuditReport:
     checkpoint: dict | None = None  # the newest signed checkpoint the log was checked against
     incremental: dict | None = None  # an audit from a checkpoint: which, at what size
 
-    def add(self, problem: Problem | dict) -> None:
-        self.problems.append(problem.as_json() if isinstance(problem, Problem) else problem)
+    def add(self, problem: Finding | dict) -> None:
+        self.problems.append(problem.as_json() if isinstance(problem, Finding) else problem)
 
     def as_json(self) -> dict:
         out = {"hands_checked": self.hands_checked, "problems": self.problems}
@@ -72,61 +66,61 @@ class AuditReport:
 # A check that is cheap over the whole store ignores `scope.after` and so stays global in an
 # audit from a checkpoint; the others take up where the checkpoint left them.
 
-def _balances(store: Store, scope: Scope) -> Iterable[Problem]:
+def _balances(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_balances(store, scope.player)  # one aggregate over the ledger: global
 
 
-def _gm_log(store: Store, scope: Scope) -> Iterable[Problem]:
+def _gm_log(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
     return verify_gm_log(store) if after is None else \
         verify_gm_log(store, (after.gm_action - 1, after.gm_head))
 
 
-def _ledger_links(store: Store, scope: Scope) -> Iterable[Problem]:
+def _ledger_links(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_ledger_links(store, scope.after.ledger if scope.after else 1)
 
 
-def _grants(store: Store, scope: Scope) -> Iterable[Problem]:
+def _grants(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
     return verify_grants(store) if after is None else \
         verify_grants(store, after.ledger, after.gm_action)
 
 
-def _openings(store: Store, scope: Scope) -> Iterable[Problem]:
+def _openings(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_openings(store, scope.host_key, scope.after.ledger if scope.after else 1)
 
 
-def _seeds(store: Store, scope: Scope) -> Iterable[Problem]:
+def _seeds(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
     return verify_seeds(store, scope.seed_key, None if after is None else
                         (after.hand, list(after.ended)))
 
 
-def _configs(store: Store, scope: Scope) -> Iterable[Problem]:
+def _configs(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_configs(store)  # a handful of rows: global
 
 
-def _signatures(store: Store, scope: Scope) -> Iterable[Problem]:
+def _signatures(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_signatures(store)  # the GM records only (a few per GM action): global
 
 
-def _commands(store: Store, scope: Scope) -> Iterable[Problem]:
+def _commands(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_command_fates(store)  # a row per GM command: global
 
 
-def _deployments(store: Store, scope: Scope) -> Iterable[Problem]:
+def _deployments(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_deployments(store)  # a row per deploy or rollback: global
 
 
-def _event_ids(store: Store, scope: Scope) -> Iterable[Problem]:
+def _event_ids(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_event_ids(store)  # one aggregate over the events' ids: global
 
 
-def _chain_names(store: Store, scope: Scope) -> Iterable[Problem]:
+def _chain_names(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_chain_names(store)  # a row per table: global
 
 
-GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Problem]]] = [
+GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Finding]]] = [
     _balances, _event_ids, _chain_names, _gm_log, _ledger_links, _grants, _openings, _seeds,
     _signatures, _commands, _configs, _deployments]
 

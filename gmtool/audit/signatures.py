@@ -24,15 +24,15 @@ from typing import Iterator
 
 import orjson
 
-from gmtool.audit.chain import Problem
 from gmtool.evidence import request as requests
+from gmtool.findings import Finding
 from gmtool.store import gm, log_append, log_reads
 
 PRIVILEGED = {"kick", "close", "adjust", "deploy", "rollback", "users_add"}
 COMMANDS = {"kick", "close"}
 
 
-def verify_signatures(store) -> Iterator[Problem]:
+def verify_signatures(store) -> Iterator[Finding]:
     store_id = log_append.store_id(store)
     actions = gm.actions_by_id(store)
     users: dict[str, tuple[str, str | None]] = {}  # name -> (role, key) as logged so far
@@ -56,7 +56,7 @@ def verify_signatures(store) -> Iterator[Problem]:
             users[record.get("name")] = (record.get("role"), record.get("key"))
         elif kind == "gm_request":
             if keyed and (why := _command_problem(record, users, store_id, seen)):
-                yield Problem("gm_signature", f"GM command {record.get('id')} "
+                yield Finding("gm_signature", f"GM command {record.get('id')} "
                               f"({record.get('command')} {record.get('table')}): {why} "
                               "(forged)", gm_action=None)
             elif keyed:
@@ -72,7 +72,7 @@ def verify_signatures(store) -> Iterator[Problem]:
                     yield problem
                 continue
             if keyed and (why := _action_problem(row, users, store_id, good_requests, seen)):
-                yield Problem("gm_signature", f"GM action {row['id']} ({row['actor']} "
+                yield Finding("gm_signature", f"GM action {row['id']} ({row['actor']} "
                               f"{row['action']} {row['target']}): {why}", gm_action=row["id"])
     if change is not None:
         yield _unsigned_change(change)
@@ -91,9 +91,9 @@ def _users_add_of(row: dict | None, name: str) -> bool:
     return row is not None and row["action"] == "users_add" and row["target"] == name
 
 
-def _unsigned_change(change: tuple) -> Problem:
+def _unsigned_change(change: tuple) -> Finding:
     name, role, key, _, _ = change
-    return Problem("gm_signature", f"GM user {name} became {role}" + (
+    return Finding("gm_signature", f"GM user {name} became {role}" + (
         f" with key {key}" if key else "") + " without a signed `users add` (inserted)")
 
 
@@ -137,7 +137,7 @@ def _command_problem(record: dict, users: dict, store_id: str, seen: set[str]) -
 
 
 def _user_change_problem(row: dict, change: tuple, store_id: str,
-                         seen: set[str]) -> Problem | None:
+                         seen: set[str]) -> Finding | None:
     """The users_add right after a GM user's change must be a signed request for exactly
     that change: by an operator of the time before it, or the one bootstrap."""
     name, role, key, before, keyed = change
@@ -145,17 +145,17 @@ def _user_change_problem(row: dict, change: tuple, store_id: str,
     where = f"GM action {row['id']} ({row['actor']} users_add {name})"
     if not outcome.get("ok") or outcome.get("role") != role or \
             (key is not None and outcome.get("key") not in (None, key)):
-        return Problem("gm_signature", f"{where}: GM user {name} became {role} but the action "
+        return Finding("gm_signature", f"{where}: GM user {name} became {role} but the action "
                        "does not say so (edited or inserted)", gm_action=row["id"])
     if not keyed:
         if key is None:
             return None  # before GM keys
         if not outcome.get("bootstrap") or row["actor"] != name:
-            return Problem("gm_signature", f"{where}: the first key was not registered by "
+            return Finding("gm_signature", f"{where}: the first key was not registered by "
                            "its own holder (bootstrap)", gm_action=row["id"])
         before = {name: ("operator", key)}  # the bootstrap request is signed by that key
     elif outcome.get("bootstrap"):
-        return Problem("gm_signature", f"{where}: a second bootstrap, while GMs had keys "
+        return Finding("gm_signature", f"{where}: a second bootstrap, while GMs had keys "
                        "(a self-made operator)", gm_action=row["id"])
     who_role, who_key = before.get(row["actor"], (None, None))
     args = {"role": role, "key": outcome.get("key")}
@@ -164,4 +164,4 @@ def _user_change_problem(row: dict, change: tuple, store_id: str,
     why = _once(row["request"], seen) or requests.problem(
         row["request"], row["actor"], who_role, who_key, store_id, "users_add", name, None,
         args)
-    return Problem("gm_signature", f"{where}: {why}", gm_action=row["id"]) if why else None
+    return Finding("gm_signature", f"{where}: {why}", gm_action=row["id"]) if why else None

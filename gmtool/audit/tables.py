@@ -21,7 +21,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Callable, Iterator
 
-from gmtool.audit.chain import Problem, check_head
+from gmtool.audit.chain import check_head
 from gmtool.audit.replay import (
     ReplaySetup,
     decode_payloads,
@@ -30,6 +30,7 @@ from gmtool.audit.replay import (
 )
 from gmtool.audit.tallies import add_settlement
 from gmtool.canonical import ZERO_HASH
+from gmtool.findings import Finding
 from gmtool.store import log_reads, scan
 from gmtool.store.configs import load_config
 from gmtool.store.db import Store
@@ -51,8 +52,8 @@ class TableResult:
     tallies: Counter = field(default_factory=Counter)
     untallied: set = field(default_factory=set)  # seated in a hand whose results are lost
 
-    def add(self, problem: Problem | dict) -> None:
-        self.problems.append(problem.as_json() if isinstance(problem, Problem) else problem)
+    def add(self, problem: Finding | dict) -> None:
+        self.problems.append(problem.as_json() if isinstance(problem, Finding) else problem)
 
 
 class TableAudit:
@@ -120,7 +121,7 @@ class TableAudit:
         if next_hand is not None and next_hand[0] == hand_id:
             self._queue(next_hand, events)
             return next(hands, None)
-        self.result.add(Problem("hand_missing", f"events of hand {hand_id} but no hand row",
+        self.result.add(Finding("hand_missing", f"events of hand {hand_id} but no hand row",
                                 hand=hand_id))
         return next_hand
 
@@ -224,7 +225,7 @@ class _Chain:
             return False
 
     def _problem(self, kind: str, detail: str, seq: int, hand_id) -> None:
-        self.result.add(Problem(kind, f"table {self.table_id} event {seq} {detail}",
+        self.result.add(Finding(kind, f"table {self.table_id} event {seq} {detail}",
                                 hand=hand_id, table=self.table_id))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
-from gmtool.audit.chain import Problem
+from gmtool.findings import Finding
 from gmtool.store import scan
 from gmtool.store.db import Store
 from gmtool.store.ledger import TALLY_COLUMNS
@@ -38,7 +38,7 @@ def add_settlement(tallies: Counter, settlement: dict) -> None:
 
 
 def verify_tallies(store: Store, tallies: Counter, untallied: set[str] = frozenset()
-                   ) -> Iterator[Problem]:
+                   ) -> Iterator[Finding]:
     """Every player's row against the sums of every settled hand's settlement event, but
     for the `untallied`: those seated in a settled hand whose settlement event is gone or
     unreadable (reported as such, with the hand)."""
@@ -50,4 +50,4 @@ def verify_tallies(store: Store, tallies: Counter, untallied: set[str] = frozens
                  f"{tallies[player, column]}" for column in COLUMNS
                  if row[column] != tallies[player, column]]
         if wrong:
-            yield Problem("tallies", f"{player}: {', '.join(wrong)} (edited)", player=player)
+            yield Finding("tallies", f"{player}: {', '.join(wrong)} (edited)", player=player)

@@ -50,7 +50,7 @@ class Host:
 
     Time comes from `clock` (default: the store's), which must be the clock of the loop
     `run` is awaited on: the system clock on asyncio's own loop, or a virtual loop's
-    clock (house/clock.py) in tests and simulations.
+    clock (house/virtual_time.py) in tests and simulations.
     """
 
     def __init__(self, store: Store, options: HostOptions,

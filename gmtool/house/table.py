@@ -2,7 +2,7 @@
 
 Time: the profile's limits are game seconds; `speed` divides them into clock seconds
 for demos. Tables read time only from their host's clock and sleep with asyncio, so the
-same code runs in real time or on virtual time (house/clock.py). A bot thinks for a few
+same code runs in real time or on virtual time (house/virtual_time.py). A bot thinks for a few
 game seconds and acts; with chaos it may stall (the
 host then tells the engine that `action_s` passed, and the engine folds it), disconnect
 (the host reports the time away: inside the window the bot reconnects, past it the

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gmtool.audit.chain import Problem
 from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
+from gmtool.findings import Finding
 from gmtool.house.seeds import existing_key
 from gmtool.ops.checkpoints import base_checkpoint, host_verifier, signed_checkpoints
 from gmtool.store.db import Store
@@ -42,7 +42,7 @@ class Audit:
             store, checkpoint, key, witness)
         self.host_key = host_verifier(store, key)
         if self.host_key is not None and self.host_key.name != self.origin:
-            self.refused.append(Problem(
+            self.refused.append(Finding(
                 "verifier_key", f"the verifier key given is log {self.host_key.name}'s, not "
                 f"this store's ({self.origin}): the host's signatures over opening balances "
                 "were not checked"))

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gmtool.audit.chain import Problem
 from gmtool.errors import UsageError
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Verifier
+from gmtool.findings import Finding
 from gmtool.store.db import Store
 from gmtool.store.log_append import origin_of
 
 
 def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
                        folder: str | None) -> tuple[list[tuple[str, Checkpoint]],
-                                                    list[Problem], str]:
+                                                    list[Finding], str]:
     """(name, checkpoint) pairs whose signature holds, the problems of those whose
     signature does not, and the store's origin. A file named on the command line that
     cannot be read, or a missing key, is a usage error (exit 2)."""
@@ -30,7 +30,7 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
     if not paths:
         if key is None and key_file.exists():
             where = witness.witness_dir(store.path, folder)
-            return [], [Problem("witness_missing", f"the store's host signs checkpoints "
+            return [], [Finding("witness_missing", f"the store's host signs checkpoints "
                                 f"({key_file.name} exists) but {where} holds none: pass "
                                 "--witness where they are kept, or they were deleted")], origin
         return [], [], origin
@@ -45,7 +45,7 @@ def signed_checkpoints(store: Store, checkpoint: Path | None, key: Path | None,
         except OSError as error:
             if checkpoint:
                 raise UsageError(str(error)) from None
-            problems.append(Problem("checkpoint_signature", f"{error}: a checkpoint in the "
+            problems.append(Finding("checkpoint_signature", f"{error}: a checkpoint in the "
                                     "witness that its host did not sign (forged or changed)"))
     return found, problems, origin
 

@@ -3,7 +3,7 @@
 Nothing in the store or the host reads `time` itself. A `Clock` answers `monotonic()`
 (seconds that only move forward: turns, deadlines, durations) and `wall()` (seconds since
 the epoch, UTC: stored timestamps and the deadlines the console reads). Production uses
-`SYSTEM`; tests and simulations run the host on virtual time (gmtool/house/clock.py), so
+`SYSTEM`; tests and simulations run the host on virtual time (gmtool/house/virtual_time.py), so
 an hour of play passes in a moment and a run is the same however busy the machine is.
 The engine never sees a clock at all: time reaches it as `wait N` inputs.
 """
