@@ -1,6 +1,6 @@
 """The errors gmtool reports to its users: one hierarchy, each error carrying its exit code.
 
-DESIGN's contract: exit 0 = fine, 1 = a finding (an invalid profile, a refused action, an
+The command line's contract (docs/architecture.md): exit 0 = fine, 1 = a finding (an invalid profile, a refused action, an
 audit problem), 2 = usage or environment (a bad value, an unknown name, a store that
 cannot be used). Every layer raises these (the module is pure: no I/O, importable by the
 engine); the command line turns them into one message and the exit code in exactly one

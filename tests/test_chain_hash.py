@@ -1,4 +1,4 @@
-"""The event chain's hash: the fast paths equal DESIGN's definition."""
+"""The event chain's hash: the fast paths equal the definition in docs/architecture.md."""
 
 from __future__ import annotations
 

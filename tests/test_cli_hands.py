@@ -1,5 +1,5 @@
 """`gmtool hands play`, `gmtool rules test` and `gmtool hands compare` as users and CI see
-them (DESIGN.md, "Command line"; PROFILE.md, "Scenario files").
+them (docs/architecture.md; rules/scenarios/README.md).
 
 Exit codes: 0 = fine, 1 = a finding (an unmet expectation, an illegal scripted action),
 2 = usage or environment error (missing file, bad cards). JSON output is the contract and

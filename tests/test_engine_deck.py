@@ -1,4 +1,4 @@
-"""The committed shuffle (DESIGN "Engine contract"): deterministic, verifiable, unbiased."""
+"""The committed shuffle (docs/architecture.md, "The engine's contract"): deterministic, verifiable, unbiased."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md, enforced: a lower layer never imports a higher one.
+"""The layers of docs/architecture.md, enforced: a lower layer never imports a higher one.
 
 engine (pure rules) <- rules (profiles) <- store <- house / audit <- cli; evidence (the
 Merkle log and signed notes, stdlib and `cryptography` only) sits beside the engine. The engine
@@ -59,7 +59,7 @@ def _layer_modules():
 @pytest.mark.parametrize("layer, path", list(_layer_modules()),
                          ids=lambda v: v if isinstance(v, str) else v.name)
 def test_layer_imports_only_what_design_allows(layer: str, path: Path) -> None:
-    """DESIGN.md: the layering may not be refined; a lower layer never imports a higher one."""
+    """docs/architecture.md: the layering may not be refined; a lower layer never imports a higher one."""
     own, third_party = ALLOWED[layer]
     for line, module in _imports(path):
         top = module.split(".")[0]

@@ -1,6 +1,6 @@
 """Bad profile and scenario input found by an outside probe: each gets one clear message
 and exit 1 (a finding) or 2 (usage), never a traceback, an internal error, a hang or a
-half-written file (DESIGN.md, "Command line"; docs/profile-reference.md#bounds).
+half-written file (docs/architecture.md; docs/profile-reference.md#bounds).
 
 Every command runs the real console script in a subprocess with a timeout, so a command
 that hangs on a named pipe fails the test instead of hanging the run.

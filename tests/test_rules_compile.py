@@ -1,4 +1,4 @@
-"""Compilation: canonical JSON, resolved defaults and a content id (PROFILE.md, "Compiled form")."""
+"""Compilation: canonical JSON, resolved defaults and a content id (docs/profile-reference.md)."""
 
 from __future__ import annotations
 

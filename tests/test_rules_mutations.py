@@ -199,7 +199,7 @@ def test_misspelt_key_names_the_right_one(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_shipped_profiles_give_no_finding_in_any_format(output_format: str) -> None:
-    """PROFILE.md: the shipped profiles of the seed systems validate with no warning at all."""
+    """docs/profile-reference.md: the shipped profiles of the seed systems validate with no warning at all."""
     code, out = validate(str(RULES), "--strict", "--format", output_format)
     assert code == 0, out
     if output_format == "json":
@@ -239,7 +239,7 @@ def test_strict_turns_warnings_into_exit_1(tmp_path: Path, pattern: str, replace
 
 
 def test_a_folder_with_a_scenario_file_skips_the_scenario(tmp_path: Path) -> None:
-    """PROFILE.md: a scenario names its profile with a top-level string `profile = "..."`."""
+    """rules/scenarios/README.md: a scenario names its profile with a top-level string `profile = "..."`."""
     for path in SHIPPED.values():
         shutil.copy(path, tmp_path / path.name)
     scenarios = tmp_path / "hands"

@@ -1,4 +1,4 @@
-"""Validation of rule profiles (PROFILE.md, "Findings validation must produce").
+"""Validation of rule profiles (docs/profile-reference.md, "Findings").
 
 Golden files: every `tests/data/profiles/invalid/NAME.toml` has `NAME.expected.json` beside
 it, the full list of its findings in order, each `{"line", "column", "code", "path"}` and
@@ -74,7 +74,7 @@ def test_golden_files_come_in_pairs() -> None:
 
 
 def test_every_finding_code_has_a_golden_file() -> None:
-    """PROFILE.md: every kind of finding, errors and both warnings, is shown by an example."""
+    """docs/profile-reference.md: every kind of finding, errors and both warnings, is shown by an example."""
     seen = {row["code"] for path in INVALID for row in _expected(path)}
     # `unreadable` cannot be a committed file (it is one that cannot be read): a test makes
     # a broken link instead (tests/test_operator_safety.py)

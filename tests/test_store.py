@@ -1,4 +1,4 @@
-"""The SQLite store (DESIGN.md "Store"): schema, append-only tables, hash chains, atomic
+"""The SQLite store (docs/architecture.md, "The store"): schema, append-only tables, hash chains, atomic
 settlement, deployments, and how the CLI reports a database it cannot use.
 
 Everything runs against real SQLite files in `tmp_path`; CLI cases run the installed

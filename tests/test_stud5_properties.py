@@ -1,5 +1,5 @@
 """Stud5 hands under random legal play: the invariants of RULES S10, S15, S20, Q1-Q4, D-7
-and DESIGN "Engine contract", for every shipped stud5 profile and every open tier.
+and the engine's contract (docs/architecture.md), for every shipped stud5 profile and every open tier.
 
 Each example seats 2 to 4 players holding at least the room's minimum holding (the
 owner-ante table: an ante made of chip clicks, coins >= 200 x ante), deals from a seeded
@@ -345,7 +345,7 @@ def test_d7_no_hand_total_passes_the_smallest_stack(table, data, steps) -> None:
             assert total <= min(stacks[p] for p in live), e.as_json()
 
 
-# ---- replay and determinism (DESIGN "Engine contract") -----------------------------------
+# ---- replay and determinism (docs/architecture.md, "The engine's contract") -----------------------------------
 
 
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
@@ -423,7 +423,7 @@ def test_s10_dealt_cards_are_the_deck_prefix_in_dealing_order(table, data, steps
     assert verify(setup.seed, commitment(setup.seed), deck.cards, logged)
 
 
-# ---- illegal actions (DESIGN "Engine contract", STYLE verify/can/do) ------------------
+# ---- illegal actions (the engine's contract: verify, can, do) ------------------
 
 
 def legal_by_rules(hand: Hand, action: Action) -> bool:
@@ -508,7 +508,7 @@ def test_illegal_action_raises_with_a_rule_and_changes_nothing(table, data, step
 @PROPERTY
 @given(data=st.data(), steps=STEPS, finish=st.booleans())
 def test_can_agrees_with_the_rules_and_with_apply(table, data, steps, finish) -> None:
-    """STYLE verify/can/do: `can` (for menus and bots) is True exactly when the rules
+    """verify/can/do: `can` (for menus and bots) is True exactly when the rules
     allow the input, for every verb of every seated player; `apply` refuses the rest."""
     setup = data.draw(setups(table))
     hand = play(setup, steps, finish=finish)

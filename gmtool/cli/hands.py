@@ -53,7 +53,7 @@ def _render_comparison(result: dict) -> None:
 
 @app.command()
 def play(
-    script: Path = typer.Argument(..., help="A scenario file (PROFILE.md, 'Scenario files')."),
+    script: Path = typer.Argument(..., help="A scenario file (rules/scenarios/README.md)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Play a scripted hand without a database and check its [expect] table."""

@@ -1,4 +1,4 @@
-"""Scenario files: executable rule tests (PROFILE.md, "Scenario files").
+"""Scenario files: executable rule tests (rules/scenarios/README.md).
 
 A scenario plays one hand (or, for the owner-ante table, one table from its first
 player to the end of its hands) from a profile, players, cards or a seed, and actions,

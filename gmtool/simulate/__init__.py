@@ -1,6 +1,6 @@
 """What-if simulation of rule profiles (`gmtool rules simulate`): bots play the engine.
 
-The engine's fourth driver (DESIGN "One engine, four drivers"): bots of the named
+The engine's fourth driver (docs/architecture.md, "One engine, five drivers"): bots of the named
 policies (`bots/policies`) play thousands of hands of each tier of a profile, or of two
 profiles on the same decks and seats, and the measures an operator tunes by (pots, hand
 length, showdowns, all-ins, escapes, coins by seat and banker, hands until a player who

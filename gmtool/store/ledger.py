@@ -1,4 +1,4 @@
-"""Players and the ledger: coins change only by ledger rows (DESIGN "Store").
+"""Players and the ledger: coins change only by ledger rows (docs/architecture.md, "The store").
 
 A player's `coins` column is a cached balance, always written in the same transaction
 as the ledger row that changes it; audit checks that it equals the sum of the rows.
