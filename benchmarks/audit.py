@@ -88,9 +88,9 @@ class Builder:
 
     def __init__(self, path: Path) -> None:
         from gmtool.engine.games import ranking_for
-        from gmtool.house import gm_ops
-        from gmtool.house.operations import deploy_profile
         from gmtool.house.recorder import Recorder
+        from gmtool.ops import gm as gm_ops
+        from gmtool.ops.deploy import deploy_profile
         from gmtool.store import configs, ledger
         from gmtool.store import tables as table_store
         from gmtool.store.db import connect
@@ -139,8 +139,8 @@ class Builder:
     def play(self, table: dict) -> None:
         from gmtool.engine.hand import Seat
         from gmtool.engine.play import seeded_source, start_hand
-        from gmtool.house.gm_ops import adjust
         from gmtool.house.seeds import hand_seed
+        from gmtool.ops.gm import adjust
 
         config, room = table["config"], table["room"]
         number = self.numbers.get(table["id"], 0) + 1

@@ -83,8 +83,8 @@ def measure(path: Path, checkpoint_file: Path, repeat: int) -> dict:
     """The three audits of one store, interleaved, best of `repeat` each (seconds)."""
     from gmtool.audit.run import run_audit
     from gmtool.evidence import witness
-    from gmtool.house.notary import origin_of
     from gmtool.store.db import connect
+    from gmtool.store.log_append import origin_of
 
     verifier = witness.load_verifier(witness.public_key_path(path))
     checkpoint = witness.read(checkpoint_file, verifier)

@@ -16,6 +16,12 @@ the cost of a hand. The workloads come from each checkout's own `benchmarks/engi
 test store `tests/data/stores/engine-2.sqlite` (311 hands of every shipped profile), so
 each side runs its own code. Printed: instructions a hand for each side and the ratio
 (this checkout / baseline; below 1 is faster).
+
+Every run has PYTHONHASHSEED=0 (unless the environment sets another), so that a count
+repeats exactly: with a random hash seed the same run varies by about a million
+instructions (set and dict layouts), which a run of few hands cannot absorb. A baseline
+that is this checkout itself (`--baseline .`, a smoke run) is measured once: its ratio
+is 1 by construction.
 """
 
 from __future__ import annotations
@@ -47,13 +53,14 @@ def inner(workload: str, hands: int) -> None:
         from gmtool.audit.run import run_audit
         from gmtool.store.db import connect
 
-        copy = Path(tempfile.mkdtemp()) / "audit.sqlite"
-        shutil.copy(tree / STORE, copy)
-        with connect(copy) as store:
-            if hands:
-                report = run_audit(store)
-                if report.problems:
-                    raise SystemExit(f"the audit found problems: {report.problems[:3]}")
+        with tempfile.TemporaryDirectory() as folder:
+            copy = Path(folder) / "audit.sqlite"
+            shutil.copy(tree / STORE, copy)
+            with connect(copy) as store:
+                if hands:
+                    report = run_audit(store)
+                    if report.problems:
+                        raise SystemExit(f"the audit found problems: {report.problems[:3]}")
         return
     spec = importlib.util.spec_from_file_location("engine_bench", tree / "benchmarks/engine.py")
     module = importlib.util.module_from_spec(spec)
@@ -72,7 +79,8 @@ def inner(workload: str, hands: int) -> None:
 
 def instructions(tree: Path, workload: str, hands: int) -> int:
     """Instructions of one run of `inner` under callgrind, in `tree`."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     run = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          str(Path(__file__).resolve()), "--inner", workload, str(hands)],
@@ -110,13 +118,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--baseline CHECKOUT is required")
     if shutil.which("valgrind") is None:
         parser.error("valgrind is not installed (Debian: apt-get install valgrind)")
+    if args.hands < 1:
+        parser.error("--hands must be at least 1")
     baseline = args.baseline.resolve()
-    print(f"instructions a hand (valgrind callgrind): {THIS} / baseline {baseline}")
+    if not (baseline / "gmtool").is_dir() or not (baseline / STORE).is_file():
+        parser.error(f"--baseline {args.baseline}: not a gmtool checkout (no gmtool/ or {STORE})")
+    same = baseline == THIS
+    print(f"instructions a hand (valgrind callgrind): {THIS} / baseline {baseline}"
+          + (" (this checkout: measured once, ratio 1 by construction)" if same else ""))
     for workload in args.only:
         hands = audit_hands(baseline) if workload == "audit" else args.hands
-        ours, theirs = per_hand(THIS, workload, hands), per_hand(baseline, workload, hands)
+        ours = per_hand(THIS, workload, hands)
+        theirs = ours if same else per_hand(baseline, workload, hands)
         print(f"  {workload:6} {ours:14,.0f} / {theirs:14,.0f}   ratio {ours / theirs:.3f}"
-              f"   ({hands} hands)")
+              f"   ({hands} hands)", flush=True)
     return 0
 
 

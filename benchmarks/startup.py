@@ -58,7 +58,8 @@ def time_once(argv: list[str]) -> float:
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        sys.exit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+        sys.exit(f"{' '.join(argv)} exited {done.returncode}: "
+                 f"{done.stderr.decode(errors='replace')}")
     return elapsed
 
 
