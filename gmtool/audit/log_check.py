@@ -16,7 +16,10 @@ that is what a signed checkpoint kept elsewhere is for (`checkpoint_problems`).
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from heapq import merge
+from itertools import chain
+from typing import Any
 
 import orjson
 
@@ -63,13 +66,35 @@ def _key_of(body: dict):
     return body.get("name", body.get("id"))
 
 
+def _order(key: Any) -> tuple:
+    """A key's place in SQLite's order: NULL, then numbers, then text, then blobs (so an
+    edited key of another type neither breaks a comparison nor moves a row)."""
+    if key is None:
+        return (0,)
+    if isinstance(key, (int, float)) and not isinstance(key, bool):
+        return (1, key)
+    if isinstance(key, str):
+        return (2, key)
+    return (3, repr(key))
+
+
+# The kinds whose rows grow with play: a full audit compares them with their records as
+# two streams in key order, so its memory does not grow with the store.
+STREAMED = frozenset({"hand", "hand_end", "ledger", "gm_action", "gm_request", "player"})
+
+
 class LogCheck:
     """One pass over the log; keeps the tree it rebuilds (for checkpoints)."""
 
     after = None  # where the global checks take up: a full audit checks everything
+    streamed: frozenset[str] = STREAMED
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # records whose index columns do not say what their body is: (body kind -> (key,
+        # index, record)), and their indexes (edits: rare; held to the rows by their body)
+        self._strays: dict[str, list[tuple[Any, int, dict]]] = {}
+        self._stray_idx: set[int] = set()
         self.start = 0  # the first record checked
         self.frontier = Frontier()
         self.roots: dict[int, bytes] = {}  # tree size -> root, for the sizes asked for
@@ -78,13 +103,16 @@ class LogCheck:
         self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
     def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
-        logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS), sizes)
+        logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS) - self.streamed,
+                                              sizes)
         self._check_state()
         self._check_nodes()
         self._check_batches(batches)
         deployments = set(logged["deployment"])
         for kind, records in logged.items():  # (each check takes the records it matches)
             self._check_rows(kind, records, log_reads.logged_rows(self.store, kind))
+        for kind in sorted(self.streamed):
+            self._check_streamed(kind)
         self._check_active(deployments, retired)
         self._check_guards()
         return self.problems
@@ -134,6 +162,10 @@ class LogCheck:
                           f"{tkey!r} {nkey!r}, but its body is {indexed[0]} {indexed[1]!r} "
                           f"{indexed[2]!r} (edited)")
                 kind = indexed[0]
+                self._stray_idx.add(idx)
+                if kind in self.streamed:
+                    self._strays.setdefault(kind, []).append((_key_of(record), idx, record))
+                    continue
             if kind == "events":
                 table = record.get("table")
                 before = batches.get(table)
@@ -239,18 +271,79 @@ class LogCheck:
             key = _key_of(body)
             record = records.pop(key, None)
             if record is None:
-                if logged_before is not None and logged_before(key):
-                    continue
-                self._add("not_logged", f"{name} {key}: not in the evidence log (inserted)",
-                          **_where(kind, key, body))
-            elif record != body and not _older_form(kind, record, body):
-                changed = sorted(k for k in body if body.get(k) != record.get(k))
-                self._add("differs_from_log", f"{name} {key}: {', '.join(changed)} differ"
-                          f"{'s' if len(changed) == 1 else ''} from the evidence log (edited)",
-                          **_where(kind, key, record))
+                if logged_before is None or not logged_before(key):
+                    self._not_logged(kind, body)
+            else:
+                self._compare(kind, record, body)
         for key, record in sorted(records.items(), key=lambda item: str(item[0])):
             self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
                       "(deleted)", **_where(kind, key, record))
+
+    def _check_streamed(self, kind: str) -> None:
+        """The rows of `kind` against their records, both read in key order (a merge: no
+        record is held beyond its row's turn). As `_check_rows`, and a key logged twice
+        (not a GM user's, which is logged again at each change) is reported here."""
+        name, relogged = _NAMED[kind], kind in RELOGGED
+        rows = iter(log_reads.logged_rows(self.store, kind))
+        row = next(rows, None)
+        row_place = None if row is None else _order(_key_of(row))
+        records: Iterable[tuple] = self._records_by_key(kind)
+        strays = self._strays.get(kind)
+        if strays:
+            records = merge(records, sorted((_order(key), key, idx, record)
+                                            for key, idx, record in strays))
+        pending = None  # (place, key, index, record): the last record of the key in turn
+        for item in chain(records, (None,)):
+            if pending is not None and item is not None and item[0] == pending[0]:
+                if not relogged:
+                    self._add("log_record", f"log record {item[2]} logs {name} {item[1]} "
+                              "again (duplicated)", **_where(kind, item[1], item[3]))
+                pending = item  # the last one holds
+                continue
+            if pending is not None:
+                place, key, _, record = pending
+                while row is not None and row_place < place:
+                    self._not_logged(kind, row)
+                    row = next(rows, None)
+                    row_place = None if row is None else _order(_key_of(row))
+                if row is not None and row_place == place:
+                    self._compare(kind, record, row)
+                    row = next(rows, None)
+                    row_place = None if row is None else _order(_key_of(row))
+                else:
+                    self._add("deleted", f"{name} {key}: in the evidence log but not in the "
+                              "store (deleted)", **_where(kind, key, record))
+            pending = item
+        while row is not None:
+            self._not_logged(kind, row)
+            row = next(rows, None)
+
+    def _records_by_key(self, kind: str) -> Iterator[tuple[tuple, Any, int, dict]]:
+        """(place, key, index, record) of the records of `kind` whose index says so, in
+        key order; bodies that are not a record's JSON were reported by the walk."""
+        loads, strays = orjson.loads, self._stray_idx
+        for idx, body in log_reads.records_by_key(self.store, kind, self.start):
+            if idx in strays:
+                continue
+            try:
+                record = loads(body)
+                record["kind"]
+            except (ValueError, TypeError, KeyError):
+                continue
+            key = _key_of(record)
+            yield _order(key), key, idx, record
+
+    def _not_logged(self, kind: str, body: dict) -> None:
+        key = _key_of(body)
+        self._add("not_logged", f"{_NAMED[kind]} {key}: not in the evidence log (inserted)",
+                  **_where(kind, key, body))
+
+    def _compare(self, kind: str, record: dict, body: dict) -> None:
+        if record != body and not _older_form(kind, record, body):
+            changed = sorted(k for k in body if body.get(k) != record.get(k))
+            self._add("differs_from_log", f"{_NAMED[kind]} {_key_of(body)}: "
+                      f"{', '.join(changed)} differ{'s' if len(changed) == 1 else ''} from "
+                      "the evidence log (edited)", **_where(kind, _key_of(body), record))
 
     def _check_active(self, deployments: set[int], retired: set[int]) -> None:
         expected = deployments - retired

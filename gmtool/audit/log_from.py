@@ -32,6 +32,8 @@ class LogFrom(LogCheck):
     verified) on: `anchor` first, then `table_starts`, then `run`; `after` says where the
     global checks take up."""
 
+    streamed: frozenset[str] = frozenset()  # the records after a checkpoint: held, a few
+
     def __init__(self, store: Store, base: tuple[str, Checkpoint]) -> None:
         super().__init__(store)
         self.name, self.base = base

@@ -14,16 +14,43 @@ def verify_seeds(store: Store, key: bytes | None,
                  hands: tuple[int, list[int]] | None = None) -> Iterator[Finding]:
     """No two hands share a seed or a (table, number); with the host key, every revealed
     seed is HMAC(key, "table#number"). With `hands` (first id, other ids): only those
-    hands, against every hand they share a slot with, and without the key a seed."""
+    hands, against every hand they share a slot with, and without the key a seed.
+
+    A full audit asks SQLite for the shared slots and seeds, so no set of them grows in
+    memory with the store; from a checkpoint the few hands after it are compared here."""
+    if hands is not None:
+        yield from _seeds_around(store, key, hands)
+        return
+    for row in scan.shared_slots(store):
+        yield Finding("seed", f"hands {row['first']} and {row['id']} are both "
+                      f"{row['table_id']} #{row['number']}", hand=row["id"])
+    for row in scan.shared_seeds(store):
+        yield Finding("seed", f"hand {row['id']} was dealt from the seed of hand "
+                      f"{row['first']} (a deck dealt twice)", hand=row["id"])
+    if key is not None:
+        for row in scan.hand_seeds(store):
+            yield from _derived(key, row)
+
+
+def _derived(key: bytes, row) -> Iterator[Finding]:
+    """The host key's seed of the hand's table and number, if it revealed another."""
     from gmtool.engine.deck import hand_seed
 
+    seed = row["seed"]
+    if seed is not None and isinstance(row["number"], int) and isinstance(
+            row["table_id"], str) and seed != hand_seed(key, row["table_id"],
+                                                        row["number"]).hex():
+        yield Finding("seed", f"hand {row['id']}: its seed is not the host key's seed of "
+                      f"{row['table_id']} #{row['number']}", hand=row["id"])
+
+
+def _seeds_around(store: Store, key: bytes | None,
+                  hands: tuple[int, list[int]]) -> Iterator[Finding]:
     seeds: dict[str, int] = {}
     numbers: dict[tuple, int] = {}
-    # From a checkpoint with the key: a seed that is its slot's HMAC cannot be another
-    # slot's, and slots are found through their index, so no pass over older hands' seeds.
-    rows = scan.hand_seeds(store) if hands is None else \
-        scan.hand_seeds_around(store, *hands, by_seed=key is None)
-    for row in rows:
+    # With the key: a seed that is its slot's HMAC cannot be another slot's, and slots are
+    # found through their index, so no pass over older hands' seeds.
+    for row in scan.hand_seeds_around(store, *hands, by_seed=key is None):
         slot = (row["table_id"], row["number"])
         if slot in numbers:
             yield Finding("seed", f"hands {numbers[slot]} and {row['id']} are both "
@@ -36,8 +63,5 @@ def verify_seeds(store: Store, key: bytes | None,
             yield Finding("seed", f"hand {row['id']} was dealt from the seed of hand "
                           f"{seeds[seed]} (a deck dealt twice)", hand=row["id"])
         seeds.setdefault(seed, row["id"])
-        if key is not None and isinstance(row["number"], int) and isinstance(
-                row["table_id"], str) and seed != hand_seed(key, row["table_id"],
-                                                            row["number"]).hex():
-            yield Finding("seed", f"hand {row['id']}: its seed is not the host key's seed of "
-                          f"{row['table_id']} #{row['number']}", hand=row["id"])
+        if key is not None:
+            yield from _derived(key, row)

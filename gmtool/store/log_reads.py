@@ -249,17 +249,28 @@ def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
 
 
 # Each logged table, the body function of its rows, and how a row is named in findings.
-LOGGED_ROWS = {
-    "hand": ("SELECT * FROM hands", hand_body),
-    "hand_end": ("SELECT * FROM hands WHERE outcome != 'running'", hand_end_body),
-    "ledger": ("SELECT * FROM ledger", ledger_body),
-    "gm_action": ("SELECT id, hash FROM gm_actions", gm_action_body),
-    "config": ("SELECT config_id, profile_text, created_at FROM configs", config_body),
-    "deployment": ("SELECT * FROM deployments", deployment_body),
-    "gm_user": ("SELECT * FROM gm_users", gm_user_body),
-    "gm_request": ("SELECT * FROM gm_commands", gm_request_body),
-    "player": ("SELECT * FROM players", player_body),
+LOGGED_ROWS = {  # in the order of their records' keys (name or id), as SQLite orders them
+    "hand": ("SELECT * FROM hands ORDER BY id", hand_body),
+    "hand_end": ("SELECT * FROM hands WHERE outcome != 'running' ORDER BY id", hand_end_body),
+    "ledger": ("SELECT * FROM ledger ORDER BY id", ledger_body),
+    "gm_action": ("SELECT id, hash FROM gm_actions ORDER BY id", gm_action_body),
+    "config": ("SELECT config_id, profile_text, created_at FROM configs ORDER BY config_id",
+               config_body),
+    "deployment": ("SELECT * FROM deployments ORDER BY id", deployment_body),
+    "gm_user": ("SELECT * FROM gm_users ORDER BY name", gm_user_body),
+    "gm_request": ("SELECT * FROM gm_commands ORDER BY id", gm_request_body),
+    "player": ("SELECT * FROM players ORDER BY name", player_body),
 }
+NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the others by id
+
+
+def records_by_key(store: Store, kind: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(index, body) of the records of `kind` from index `start` on whose index columns
+    are as the kind's are (a key in `tkey` or `nkey`, the other NULL), in the order of
+    their key, then of their index: the order `logged_rows` gives the rows they log."""
+    key, other = ("tkey", "nkey") if kind in NAMED_KINDS else ("nkey", "tkey")
+    return store.conn.execute(f"SELECT idx, body FROM log WHERE kind = ? AND {other} IS NULL "
+                              f"AND idx >= ? ORDER BY {key}, idx", (kind, start))
 
 
 def logged_rows(store: Store, kind: str) -> Iterator[dict]:

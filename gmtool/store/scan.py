@@ -231,6 +231,22 @@ def hand_seeds(store: Store) -> Iterator[sqlite3.Row]:
     return _rows(store, "SELECT id, table_id, number, seed FROM hands ORDER BY id")
 
 
+def shared_slots(store: Store) -> Iterator[sqlite3.Row]:
+    """Hands that share a (table, number) with an earlier hand: id, table, number and that
+    first hand's id, in id order (SQLite groups them: no set of slots in memory)."""
+    return _rows(store, "SELECT h.id, h.table_id, h.number, f.first FROM hands h JOIN (SELECT "
+                 "table_id, number, MIN(id) AS first FROM hands GROUP BY table_id, number "
+                 "HAVING COUNT(*) > 1) f ON h.table_id IS f.table_id AND h.number IS f.number "
+                 "AND h.id > f.first ORDER BY h.id")
+
+
+def shared_seeds(store: Store) -> Iterator[sqlite3.Row]:
+    """Hands dealt from the seed of an earlier hand: id and that first hand's id."""
+    return _rows(store, "SELECT h.id, f.first FROM hands h JOIN (SELECT seed, MIN(id) AS "
+                 "first FROM hands WHERE seed IS NOT NULL GROUP BY seed HAVING COUNT(*) > 1) "
+                 "f ON h.seed = f.seed AND h.id > f.first ORDER BY h.id")
+
+
 def hand_seeds_around(store: Store, from_id: int, ids: list[int],
                       by_seed: bool = True) -> list[sqlite3.Row]:
     """id, table, number and seed of the hands from `from_id` on and of `ids`, and of every
