@@ -121,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.hands < 1:
         parser.error("--hands must be at least 1")
     baseline = args.baseline.resolve()
-    if not (baseline / "gmtool").is_dir() or not (baseline / STORE).is_file():
-        parser.error(f"--baseline {args.baseline}: not a gmtool checkout (no gmtool/ or {STORE})")
+    if not (baseline / "gmtool").is_dir():
+        parser.error(f"--baseline {args.baseline}: not a gmtool checkout (no gmtool/)")
+    if "audit" in (args.only or WORKLOADS) and not (baseline / STORE).is_file():
+        parser.error(f"--baseline {args.baseline}: it has no {STORE} to audit (before "
+                     "issue 12): measure it with --only qq lequ")
     same = baseline == THIS
     print(f"instructions a hand (valgrind callgrind): {THIS} / baseline {baseline}"
           + (" (this checkout: measured once, ratio 1 by construction)" if same else ""))

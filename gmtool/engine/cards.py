@@ -10,7 +10,7 @@ Card text is what operators and players type: ``"AS KS QS JS TS"``, ``"10D"``, `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from gmtool.errors import UsageError
@@ -142,7 +142,8 @@ def _suit_symbol(text: str) -> str:
     return SUIT_GLYPHS.get(symbol, symbol)
 
 
-def _symbols(values: str | Sequence[str], normalise, what: str) -> tuple[str, ...]:
+def _symbols(values: str | Sequence[str], normalise: Callable[[str], str],
+             what: str) -> tuple[str, ...]:
     items = values.replace(",", " ").split() if isinstance(values, str) else list(values)
     symbols = tuple(normalise(str(item)) for item in items)
     if not symbols:

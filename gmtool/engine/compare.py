@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from gmtool.engine.cards import CardError
-from gmtool.engine.config import engine_config
+from gmtool.engine.cards import Card, CardError
+from gmtool.engine.config import Compiled, EngineConfig, engine_config
 from gmtool.engine.games import game_of, ranking_for
 from gmtool.engine.rankings import deck_for
 
 
-def compare_hands(config: Mapping, hands: Sequence[str]) -> dict:
+def compare_hands(config: Compiled | EngineConfig, hands: Sequence[str]) -> dict[str, Any]:
     """{"winner": INDEX or None on a tie, "hands": [{"cards", "category", "explanation"}]}."""
     spec = engine_config(config)
     deck = deck_for(spec)
     size = game_of(spec).cards_each
     parsed = [deck.parse_cards(text) for text in hands]
-    seen: dict = {}
+    seen: dict[Card, int] = {}
     for index, cards in enumerate(parsed):
         if len(cards) != size:
             raise CardError(f"hand {index + 1} has {len(cards)} cards; a {spec.game} "

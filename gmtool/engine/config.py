@@ -9,11 +9,23 @@ What differs between games is not here but in the registry (engine/games.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import Field, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, ClassVar, Protocol, TypeVar, overload
 
 from gmtool.engine.errors import SetupError
+
+Compiled = Mapping[str, Any]  # a compiled profile as the store keeps it (its JSON, read)
+
+
+class _Dataclass(Protocol):
+    """A dataclass, as `dataclasses.fields` takes it: the records below."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+
+_Record = TypeVar("_Record", bound=_Dataclass)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +155,10 @@ class EngineConfig:
     owner_ante: OwnerAnteSpec | None = None
     three_card: ThreeCardSpec | None = None
     ladder: Ladder | None = None
-    compiled: Mapping = field(default_factory=dict, compare=False, repr=False)
+    compiled: Compiled = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, compiled: Mapping) -> EngineConfig:
+    def of(cls, compiled: Compiled) -> EngineConfig:
         """The typed form of a compiled config (SetupError naming G4 if it is malformed)."""
         try:
             return cls(
@@ -175,7 +187,13 @@ class EngineConfig:
         return None
 
 
-def _record(cls: type, values: Any):
+@overload
+def _record(cls: type[_Record], values: Compiled) -> _Record: ...
+@overload
+def _record(cls: type[_Record], values: None) -> None: ...
+
+
+def _record(cls: type[_Record], values: Compiled | None) -> _Record | None:
     """`cls` from a JSON object: its keys by field name, lists as tuples, objects read only."""
     if values is None:
         return None
@@ -194,13 +212,13 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _ladder(values: Mapping | None) -> Ladder | None:
+def _ladder(values: Compiled | None) -> Ladder | None:
     if values is None:
         return None
     return Ladder(values["metric"], tuple(_record(Title, step) for step in values["titles"]))
 
 
-def engine_config(config: Mapping | EngineConfig) -> EngineConfig:
+def engine_config(config: Compiled | EngineConfig) -> EngineConfig:
     """The typed form of `config` (built once per config id and content); a typed one as
     it is. Drivers may pass either: the host and audit keep compiled dicts by id. A
     compiled dict is never changed once made (its id is its content's hash), so the
@@ -227,4 +245,4 @@ def engine_config(config: Mapping | EngineConfig) -> EngineConfig:
 
 
 _BY_ID: dict[str, EngineConfig] = {}
-_BY_OBJECT: dict[int, tuple[Mapping, EngineConfig]] = {}  # id(compiled dict) -> (it, typed)
+_BY_OBJECT: dict[int, tuple[Compiled, EngineConfig]] = {}  # id(compiled dict) -> (it, typed)

@@ -45,6 +45,7 @@ _DRAW_BYTES = 4
 _DRAW_SPAN = 1 << (8 * _DRAW_BYTES)
 
 T = TypeVar("T")
+_Keyed = tuple["hashlib._Hash", "hashlib._Hash"]  # SHA-256 fed the inner, the outer padded key
 
 
 class SeedError(UsageError, ValueError):
@@ -53,7 +54,7 @@ class SeedError(UsageError, ValueError):
 
 def hand_seed(key: bytes, table_id: str, number: int) -> bytes:
     """A hand's seed: HMAC-SHA256(host key, "table#number") (house/seeds.py keeps the key)."""
-    return hmac.new(key, f"{table_id}#{number}".encode("utf-8"), hashlib.sha256).digest()
+    return hmac.new(key, f"{table_id}#{number}".encode(), hashlib.sha256).digest()
 
 
 def commitment(seed: bytes) -> str:
@@ -104,7 +105,7 @@ def _fisher_yates(order: list[T], seed: bytes, draws: _Draws) -> tuple[T, ...]:
     return tuple(order)
 
 
-def _accepted(keyed: tuple, words: list[int], limits: Sequence[int]) -> list[int]:
+def _accepted(keyed: _Keyed, words: list[int], limits: Sequence[int]) -> list[int]:
     """The word each draw uses once rejected words are skipped (step 3), reading further
     blocks of the stream as needed."""
     accepted, at = [], 0
@@ -120,7 +121,7 @@ def _accepted(keyed: tuple, words: list[int], limits: Sequence[int]) -> list[int
     return accepted
 
 
-def _keyed(key: bytes) -> tuple:
+def _keyed(key: bytes) -> _Keyed:
     """HMAC-SHA256 keyed with a seed (RFC 2104): SHA-256 fed the inner and the outer padded
     key, hashed once and copied for every block (half the cost of copying an hmac.HMAC)."""
     if len(key) > _BLOCK:
@@ -134,7 +135,7 @@ _IPAD = bytes(x ^ 0x36 for x in range(256))  # byte tables: key.translate(_IPAD)
 _OPAD = bytes(x ^ 0x5C for x in range(256))
 
 
-def _block_words(keyed: tuple, first: int, count: int) -> list[int]:
+def _block_words(keyed: _Keyed, first: int, count: int) -> list[int]:
     """The 8 words of each HMAC block ``first .. first + count - 1`` of the stream (step 2);
     ``keyed`` is what `_keyed` gives."""
     inner_pad, outer_pad = keyed

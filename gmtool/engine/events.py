@@ -8,7 +8,8 @@ so replay is: start the same hand, apply the inputs again, compare the events.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from gmtool.engine.versions import ENGINE_VERSION  # noqa: F401  (recorded by hand_started)
 from gmtool.errors import UsageError
@@ -31,7 +32,7 @@ class Event(NamedTuple):
     type: str
     fields: Mapping[str, Any]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"type": self.type, **self.fields}
 
     @classmethod
@@ -89,7 +90,7 @@ class Action(NamedTuple):
             raise ActionSyntaxError(f"{text!r}: {verb!r} takes no argument")
         return cls(verb, player)
 
-    def as_fields(self) -> dict:
+    def as_fields(self) -> dict[str, Any]:
         fields = {"player": self.player, "amount": self.amount, "target": self.target,
                   "reason": self.reason}
         return {k: v for k, v in fields.items() if v is not None}

@@ -12,11 +12,15 @@ each game is `engine/play.py`'s (this module knows no hand). A sixth system is a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
 
-from gmtool.engine.config import EngineConfig, Tier, engine_config
+from gmtool.engine.config import Compiled, EngineConfig, OwnerAnteSpec, Tier, engine_config
 from gmtool.engine.errors import SetupError
-from gmtool.engine.rankings import stud5_ranking, three_card_ranking
+from gmtool.engine.rankings import Ranking, stud5_ranking, three_card_ranking
+
+if TYPE_CHECKING:
+    from gmtool.engine.ranking import Stud5Ranking
+    from gmtool.engine.ranking3 import ThreeCardRanking
 
 
 class Game(ABC):
@@ -28,7 +32,7 @@ class Game(ABC):
     room_rule = ""  # the rule of rooms: no such room, a closed one (Q6, H3)
 
     @abstractmethod
-    def ranking(self, config: EngineConfig):
+    def ranking(self, config: EngineConfig) -> Ranking:
         """The hand ranking of the config (shared by configs that rank alike)."""
 
     def owner_table(self, config: EngineConfig) -> bool:
@@ -55,23 +59,23 @@ class Stud5(Game):
     seat_rule = "S8"
     room_rule = "Q6"
 
-    def ranking(self, config: EngineConfig):
+    def ranking(self, config: EngineConfig) -> Stud5Ranking:
         return stud5_ranking(config)
 
     def owner_table(self, config: EngineConfig) -> bool:
         return config.betting.style == "owner_ante"
 
-    def coins_to_sit(self, config, tier, ante):
+    def coins_to_sit(self, config: EngineConfig, tier: Tier, ante: int | None) -> int:
         if self.owner_table(config):  # L7: min_holding_antes x the ante in force
-            return config.owner_ante.min_holding_antes * max(ante or 1, 1)
+            return _owner_ante(config).min_holding_antes * max(ante or 1, 1)
         return super().coins_to_sit(config, tier, ante)  # Q1 (Q5 keeps it >= the hand cap)
 
     def sit_rule(self, config: EngineConfig) -> str:
         return "L7" if self.owner_table(config) else "Q1"
 
-    def scenario_coins(self, config, tier, ante):
+    def scenario_coins(self, config: EngineConfig, tier: Tier, ante: int | None) -> int:
         if self.owner_table(config):
-            return config.owner_ante.min_holding_antes * (ante or 1) * 10
+            return _owner_ante(config).min_holding_antes * (ante or 1) * 10
         return super().scenario_coins(config, tier, ante)
 
 
@@ -81,16 +85,21 @@ class ThreeCard(Game):
     seat_rule = "H1"
     room_rule = "H3"
 
-    def ranking(self, config: EngineConfig):
+    def ranking(self, config: EngineConfig) -> ThreeCardRanking:
         return three_card_ranking(config)
 
-    def coins_to_sit(self, config, tier, ante):
+    def coins_to_sit(self, config: EngineConfig, tier: Tier, ante: int | None) -> int:
         # H12 (D-11): the ante the system posts plus one follow at the cap, whatever a
         # config compiled before the rule says
         return max((tier.ante or 0) + (tier.cap or 0), tier.min_holding or 0)
 
     def sit_rule(self, config: EngineConfig) -> str:
         return "H12"
+
+
+def _owner_ante(config: EngineConfig) -> OwnerAnteSpec:
+    """The [owner_ante] section, which an owner-table config always has (the compiler's)."""
+    return cast(OwnerAnteSpec, config.owner_ante)
 
 
 GAMES: dict[str, Game] = {game.name: game for game in (Stud5(), ThreeCard())}
@@ -105,7 +114,7 @@ def game_of(config: EngineConfig) -> Game:
     return game
 
 
-def ranking_for(config: Mapping | EngineConfig):
+def ranking_for(config: Compiled | EngineConfig) -> Ranking:
     """The hand ranking a compiled profile describes (stud5 or three-card)."""
     spec = engine_config(config)
     return game_of(spec).ranking(spec)

@@ -20,17 +20,21 @@ player's turn and dropped the seconds past a timeout: `_wait_before_4`.)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Iterable, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from gmtool.engine.cards import Card
 from gmtool.engine.chips import chip_sum
-from gmtool.engine.config import EngineConfig, engine_config
+from gmtool.engine.config import Compiled, EngineConfig, engine_config
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import AMOUNT_VERBS, Action, Event
 from gmtool.engine.settlement import Entry, Result, Settlement
 from gmtool.engine.versions import ENGINE_VERSION, revision
+
+if TYPE_CHECKING:
+    from gmtool.engine.rankings import Ranking
 
 _new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
 
@@ -55,8 +59,8 @@ class Legal(NamedTuple):
     chips: tuple[int, ...] = ()  # the part above `base` is a sum of these (L10 raise chips)
     base: int = 0  # the call a chip raise starts from
 
-    def as_json(self) -> dict:
-        out = {"verb": self.verb}
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verb": self.verb}
         if self.min_amount is not None:
             out.update(min=self.min_amount, max=self.max_amount, step=self.step)
         if self.targets:
@@ -71,7 +75,8 @@ class Legal(NamedTuple):
         """Whether `amount` is one this entry allows (bounds, step, amounts, chips)."""
         if self.amounts:
             return amount in self.amounts
-        if self.min_amount is None or not self.min_amount <= amount <= self.max_amount \
+        # an entry with a minimum has a maximum (every Legal is made with both or neither)
+        if self.min_amount is None or not self.min_amount <= amount <= cast(int, self.max_amount) \
                 or (amount - self.min_amount) % self.step:
             return False
         return not self.chips or chip_sum(amount - self.base, self.chips)
@@ -79,13 +84,14 @@ class Legal(NamedTuple):
     def actions(self, player: str, limit: int | None = None) -> list[Action]:
         """The concrete actions this entry allows `player`, smallest amounts first; at most
         `limit` of them (an owner-ante bet may range over hundreds of thousands)."""
+        amounts: Iterable[int]
         if self.targets:
             return [Action(self.verb, player, target=target) for target in self.targets]
         if self.amounts:
             amounts = self.amounts[:limit] if limit else self.amounts
             return [Action(self.verb, player, amount) for amount in amounts]
         if self.min_amount is not None and self.verb in AMOUNT_VERBS:
-            amounts = range(self.min_amount, self.max_amount + 1, self.step)
+            amounts = range(self.min_amount, cast(int, self.max_amount) + 1, self.step)
             if self.chips:
                 amounts = (a for a in amounts if chip_sum(a - self.base, self.chips))
             if limit:
@@ -164,6 +170,37 @@ class FixedSource:
         return [self.draw(player) for player in players]
 
 
+class PlayerAction(Protocol):
+    """An action as `verify_<verb>` and `_do_<verb>` get it for every verb but `wait`: `apply`
+    and `can` pass them only an action whose player is seated (S8), so it names one."""
+
+    @property
+    def verb(self) -> str: ...
+    @property
+    def player(self) -> str: ...
+    @property
+    def amount(self) -> int | None: ...
+    @property
+    def target(self) -> str | None: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+class AmountAction(PlayerAction, Protocol):
+    """A bet, raise or follow as its `_do_<verb>` gets it: `verify_<verb>` has checked the
+    amount, so there is one."""
+
+    @property
+    def amount(self) -> int: ...
+
+
+class WaitAction(Protocol):
+    """`wait N` as `_do_wait` gets it: `verify_wait` has checked N, a number of seconds."""
+
+    @property
+    def amount(self) -> int: ...
+
+
 class Hand(ABC):
     """The shared machinery of a hand; games add their betting and showdown."""
 
@@ -172,14 +209,15 @@ class Hand(ABC):
     verb_rule = "S13"  # the rule an action word of another game breaks
     below_minimum_rule = "S21"  # the rule of a player left below the room's minimum
     # verb -> (verify_<verb>, _do_<verb>) of the class, found once when the class is made
-    _inputs: dict[str, tuple] = {}
+    _inputs: dict[str, tuple[Callable[..., None], Callable[..., None]]] = {}
+    training: bool  # a training room's hand (S22): set by each game when it starts
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._inputs = {name[4:]: (getattr(cls, "verify_" + name[4:]), getattr(cls, name))
                        for name in dir(cls) if name.startswith("_do_")}
 
-    def __init__(self, config: Mapping | EngineConfig, seats: Sequence[Seat],
+    def __init__(self, config: Compiled | EngineConfig, seats: Sequence[Seat],
                  source: CardSource, engine: str = ENGINE_VERSION) -> None:
         self.revision = revision(engine)  # the rule fixes in force (engine/versions)
         self.config = config = engine_config(config)
@@ -205,7 +243,8 @@ class Hand(ABC):
     @classmethod
     @abstractmethod
     def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
-              source: CardSource, ante: int | None, ranking: object, engine: str) -> Hand:
+              source: CardSource, ante: int | None, ranking: Ranking | None,
+              engine: str) -> Hand:
         """A new hand of this game (SetupError if it cannot start): `play.start_hand`."""
 
     # -- queries ----------------------------------------------------------------
@@ -289,15 +328,15 @@ class Hand(ABC):
             return False
         return True
 
-    def emit(self, type_: str, **fields) -> None:
+    def emit(self, type_: str, **fields: Any) -> None:
         self.events.append(_new_event(Event, (type_, fields)))  # Event(type_, fields), sooner
 
-    def _require_turn(self, action: Action, rule: str = "S12") -> PlayerState:
+    def _require_turn(self, action: PlayerAction, rule: str = "S12") -> PlayerState:
         if action.player != self.to_act:
             raise IllegalAction(rule, action.player, f"it is {self.to_act}'s turn, not theirs")
         return self.players[action.player]
 
-    def _require_live(self, action: Action, rule: str) -> PlayerState:
+    def _require_live(self, action: PlayerAction, rule: str) -> PlayerState:
         player = self.players[action.player]
         if player.folded:
             raise IllegalAction(rule, action.player, "has already left this hand")
@@ -309,7 +348,7 @@ class Hand(ABC):
         if action.amount is None or action.amount < 0:
             raise IllegalAction("G1", None, "time only moves forward (wait SECONDS >= 0)")
 
-    def _do_wait(self, action: Action) -> None:
+    def _do_wait(self, action: WaitAction) -> None:
         self.emit("wait", amount=action.amount)
         if not self.revision.window_from_disconnect:
             self._wait_before_4(action.amount)
@@ -363,48 +402,48 @@ class Hand(ABC):
                 self.emit("window_expired", player=player.name, cause="clock", rule="S18")
                 self._escape(player, Result.DISCONNECT, "reconnect_window")
 
-    def verify_timeout(self, action: Action) -> None:
+    def verify_timeout(self, action: PlayerAction) -> None:
         player = self._require_turn(action, "S17")
         if not player.connected:
             raise IllegalAction("S18", action.player, "is disconnected: the action clock is "
                                 "paused while the reconnect window runs")
 
-    def _do_timeout(self, action: Action) -> None:
+    def _do_timeout(self, action: PlayerAction) -> None:
         self.emit("timeout", player=action.player, rule="S17")
         self._timeout_fold(self.players[action.player])
 
-    def verify_disconnect(self, action: Action) -> None:
+    def verify_disconnect(self, action: PlayerAction) -> None:
         player = self._require_live(action, "S18")
         if not player.connected:
             raise IllegalAction("S18", action.player, "is already disconnected")
 
-    def _do_disconnect(self, action: Action) -> None:
+    def _do_disconnect(self, action: PlayerAction) -> None:
         player = self.players[action.player]
         player.connected = False
         if self.revision.window_from_disconnect:
             player.window_elapsed = 0  # S18: the window runs from this moment
         self.emit("disconnect", player=player.name)
 
-    def verify_reconnect(self, action: Action) -> None:
+    def verify_reconnect(self, action: PlayerAction) -> None:
         if self.players[action.player].connected:
             raise IllegalAction("S18", action.player, "is not disconnected")
 
-    def _do_reconnect(self, action: Action) -> None:
+    def _do_reconnect(self, action: PlayerAction) -> None:
         player = self.players[action.player]
         player.connected = True
         self.emit("reconnect", player=player.name, waited_s=player.window_elapsed)
 
-    def verify_escape(self, action: Action) -> None:
+    def verify_escape(self, action: PlayerAction) -> None:
         self._require_live(action, "S19")
 
-    def _do_escape(self, action: Action) -> None:
+    def _do_escape(self, action: PlayerAction) -> None:
         self.emit("escape", player=action.player, rule="S19")
         self._escape(self.players[action.player], Result.ESCAPE, "left")
 
-    def verify_kick(self, action: Action) -> None:
+    def verify_kick(self, action: PlayerAction) -> None:
         self._require_live(action, "G2")
 
-    def _do_kick(self, action: Action) -> None:
+    def _do_kick(self, action: PlayerAction) -> None:
         fields = {"player": action.player, "rule": "G2"}
         if action.reason:
             fields["reason"] = action.reason
@@ -438,11 +477,11 @@ class Hand(ABC):
         """D-9: the pot on the table, at most the coins the escapee held."""
         return min(self.pot, escapee.coins)
 
-    def _ended_fields(self, winner: str) -> dict:
+    def _ended_fields(self, winner: str) -> dict[str, Any]:
         """Fields a game adds to `hand_ended` (three-card names the next dealer)."""
         return {}
 
-    def _minimum_after_hand(self) -> tuple[int, dict]:
+    def _minimum_after_hand(self) -> tuple[int, dict[str, Any]]:
         """The coins a player must still hold after the hand, and the fields of a
         `below_minimum` event (its rule, a message), S21."""
         return 0, {"rule": self.below_minimum_rule}
@@ -468,7 +507,8 @@ class Hand(ABC):
                   pot=self.pot, charge=charge, rule="S19", **self._ended_fields(banker))
         self._finish(entries, results, (banker,), "escape")
 
-    def _finish(self, entries: list[Entry], results: dict, winners: tuple, reason: str) -> None:
+    def _finish(self, entries: list[Entry], results: Mapping[str, Result],
+                winners: tuple[str, ...], reason: str) -> None:
         """Settle the hand: coins move (or, in a training room, only scores), then the
         players left below the room's minimum are named (S20, S21, S22)."""
         score = {}

@@ -7,6 +7,7 @@ category of a key is one shift and one dict look-up (stud5 and three-card alike)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gmtool.engine.cards import Card, Deck
 
@@ -16,6 +17,10 @@ class KeyedRanking:
 
     _shift: int
     _by_strength: dict[int, str]
+
+    if TYPE_CHECKING:
+        def key(self, cards: Sequence[Card]) -> int:
+            """The hand's strength: larger beats smaller (each ranking's own)."""
 
     def category(self, cards: Sequence[Card]) -> str:
         """The hand's category id, such as "one_pair" or "pair"."""

@@ -17,15 +17,18 @@ just frees the seat (G2).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
-from gmtool.engine.config import engine_config
+from gmtool.engine.config import Compiled, EngineConfig, OwnerAnteSpec, engine_config
 from gmtool.engine.deck import shuffle
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action, Event, event
-from gmtool.engine.hand import CardSource, Seat
+from gmtool.engine.hand import CardSource, PlayerAction, Seat
 from gmtool.engine.seating import enough_players, first_banker
-from gmtool.engine.stud5 import L7_MESSAGE, Stud5Hand
+from gmtool.engine.settlement import Settlement
+from gmtool.engine.stud5 import Stud5Hand
+from gmtool.engine.stud5_limits import L7_MESSAGE
 
 TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
 
@@ -33,13 +36,14 @@ TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
 class OwnerTable:
     """One owner-ante table and its hands; `apply` takes table and hand actions alike."""
 
-    def __init__(self, config: Mapping, tier_id: str, seed: bytes,
+    def __init__(self, config: Compiled | EngineConfig, tier_id: str, seed: bytes,
                  deal: Callable[[int], CardSource]) -> None:
         self.config = config = engine_config(config)
         self.tier_id = tier_id
         self.seed = seed
         self.deal = deal  # hand number -> card source
-        self.owner_ante = config.owner_ante
+        # an owner-table config has [owner_ante] (the compiler's)
+        self.owner_ante = cast(OwnerAnteSpec, config.owner_ante)
         self.timeouts = config.timeouts
         self.capacity = config.table.seats
         self.seated: list[str] = []
@@ -62,10 +66,10 @@ class OwnerTable:
     # -- queries for drivers and expectations --------------------------------------------
 
     @property
-    def settlement(self):
+    def settlement(self) -> Settlement | None:
         return self.hand.settlement if self.hand else None
 
-    def __getattr__(self, name: str):  # to_act, pot, street, legal_actions of the hand
+    def __getattr__(self, name: str) -> Any:  # to_act, pot, street, legal_actions of the hand
         if name in ("to_act", "pot", "street", "legal_actions") and self.__dict__.get("hand"):
             return getattr(self.__dict__["hand"], name)
         raise AttributeError(name)
@@ -74,20 +78,21 @@ class OwnerTable:
 
     def apply(self, action: Action) -> list[Event]:
         start = len(self.events)
-        playing = self._playing()
-        in_hand = playing and action.player in self.hand.players
-        if in_hand and action.verb in ("leave", "kick") and self.hand.players[action.player].folded:
-            self._leave_after_hand(action)  # folded: nothing left to forfeit
-            return self.events[start:]
-        if in_hand and action.verb == "leave":
-            action = Action("escape", action.player)  # L13: leaving a running hand escapes
-        if action.verb in TABLE_VERBS or (action.verb in ("wait", "kick") and not playing):
+        hand = self.hand if self._playing() else None  # the hand being played
+        if hand is not None and action.player in hand.players:
+            if action.verb in ("leave", "kick") and hand.players[action.player].folded:
+                # folded: nothing left to forfeit
+                self._leave_after_hand(action.player, action.verb, action.reason)
+                return self.events[start:]
+            if action.verb == "leave":
+                action = Action("escape", action.player)  # L13: leaving a running hand escapes
+        if action.verb in TABLE_VERBS or (action.verb in ("wait", "kick") and hand is None):
             handler = getattr(self, f"_{action.verb}")
             handler(action)
-        elif playing:
-            self._absorb(self.hand.apply(action))
-            if self.hand.is_over:
-                self._after_hand()
+        elif hand is not None:
+            self._absorb(hand.apply(action))
+            if hand.is_over:
+                self._after_hand(hand)
         else:
             raise IllegalAction("S9", action.player, f"no hand is running ({action.verb})")
         return self.events[start:]
@@ -106,19 +111,19 @@ class OwnerTable:
         if self.owner is None:
             self._new_owner(name, "L1")
 
-    def _join(self, action: Action) -> None:
+    def _join(self, action: PlayerAction) -> None:
         self.join(action.player, action.amount or 0)
 
     def _playing(self) -> bool:
         return self.hand is not None and not self.hand.is_over and self.phase == "playing"
 
-    def _emit(self, type_: str, **fields) -> None:
+    def _emit(self, type_: str, **fields: Any) -> None:
         self.events.append(event(type_, **fields))
 
     def _absorb(self, events: Sequence[Event]) -> None:
         self.events.extend(events)
 
-    def _require(self, action: Action, owner: bool | None, phases: tuple[str, ...],
+    def _require(self, action: PlayerAction, owner: bool | None, phases: tuple[str, ...],
                  rule: str) -> None:
         if action.player not in self.seated:
             raise IllegalAction("S8", action.player, "is not seated at this table")
@@ -156,7 +161,7 @@ class OwnerTable:
         self.agreed.discard(name)
         self.ready.discard(name)
         self.removed.append(name)
-        fields = {"player": name, "reason": reason, "rule": rule}
+        fields: dict[str, Any] = {"player": name, "reason": reason, "rule": rule}
         if message:
             fields["message"] = message
             self.messages.append(message)
@@ -164,7 +169,7 @@ class OwnerTable:
         if name == self.owner:
             self._new_owner(self._random_other(name), "L1")
 
-    def _ante(self, action: Action) -> None:
+    def _ante(self, action: PlayerAction) -> None:
         self._require(action, True, ("setting_ante", "agreeing", "countdown"), "L2")
         bound = self.coins[action.player] // self.owner_ante.max_divisor
         if action.target == "clear":
@@ -191,7 +196,7 @@ class OwnerTable:
     def min_holding(self) -> int:
         return self.owner_ante.min_holding_antes * self.ante
 
-    def _agree(self, action: Action) -> None:
+    def _agree(self, action: PlayerAction) -> None:
         self._require(action, False, ("agreeing", "countdown"), "L3")
         if self.coins[action.player] < self.min_holding():
             self._remove(action.player, "below_minimum", "L7", L7_MESSAGE)
@@ -203,12 +208,12 @@ class OwnerTable:
             self.elapsed = 0
             self._emit("countdown", seconds=self.timeouts.start_countdown_s, rule="L5")
 
-    def _reject(self, action: Action) -> None:
+    def _reject(self, action: PlayerAction) -> None:
         self._require(action, False, ("agreeing", "countdown"), "L3")
         self._emit("reject", player=action.player, rule="L3")
         self._remove(action.player, "rejected_ante", "L3")
 
-    def _start(self, action: Action) -> None:
+    def _start(self, action: PlayerAction) -> None:
         if self.phase == "continue":
             self._require(action, None, ("continue",), "L6")
             self.ready.add(action.player)
@@ -247,26 +252,25 @@ class OwnerTable:
         self.ready.clear()
         self._absorb(self.hand.events)
 
-    def _leave_after_hand(self, action: Action) -> None:
+    def _leave_after_hand(self, player: str, verb: str, reason: str | None) -> None:
         """A player who has folded leaves (or is kicked) while the hand runs on: the seat
         is freed when the hand ends, and it is not an escape (L13, L14, G2)."""
-        fields = {"player": action.player, "rule": "G2" if action.verb == "kick" else "L14",
-                  "after_hand": True}
-        if action.reason:
-            fields["reason"] = action.reason
-        self._emit(action.verb, **fields)
-        self.leaving[action.player] = ("kicked", "G2") if action.verb == "kick" \
-            else ("left", "L14")
+        fields: dict[str, Any] = {"player": player, "rule": "G2" if verb == "kick" else "L14",
+                                  "after_hand": True}
+        if reason:
+            fields["reason"] = reason
+        self._emit(verb, **fields)
+        self.leaving[player] = ("kicked", "G2") if verb == "kick" else ("left", "L14")
 
-    def _after_hand(self) -> None:
-        settlement = self.hand.settlement
+    def _after_hand(self, hand: Stud5Hand) -> None:
+        settlement = cast(Settlement, hand.settlement)  # the hand is over
         for entry in settlement.entries:
             self.coins[entry.player] += entry.delta
         self.last_winner = settlement.winners[0] if settlement.winners else None
         self.phase = "continue"
         self.elapsed = 0
-        kicked = {e.get("player") for e in self.hand.events if e.type == "kick"}
-        for escaped in [n for n, p in self.hand.players.items() if p.escaped]:
+        kicked = {e.get("player") for e in hand.events if e.type == "kick"}
+        for escaped in [n for n, p in hand.players.items() if p.escaped]:
             if escaped in self.seated:
                 self._remove(escaped, *(("kicked", "G2") if escaped in kicked
                                         else ("escaped", "L13")))
@@ -274,24 +278,24 @@ class OwnerTable:
             if name in self.seated:
                 self._remove(name, reason, rule)
         self.leaving.clear()
-        for name in [e.get("player") for e in self.hand.events if e.type == "below_minimum"]:
+        for name in [e.get("player") for e in hand.events if e.type == "below_minimum"]:
             if name in self.seated:
                 self._remove(name, "below_minimum", "L7", L7_MESSAGE)
 
     # -- leaving and time (L4, L5, L6, L14) -------------------------------------------------
 
-    def _leave(self, action: Action) -> None:
+    def _leave(self, action: PlayerAction) -> None:
         if action.player not in self.seated:
             raise IllegalAction("S8", action.player, "is not seated at this table")
         self._emit("leave", player=action.player, rule="L14")
         self._remove(action.player, "left", "L14")
         self._continue_when_all_ready()  # the others may all have pressed start already
 
-    def _kick(self, action: Action) -> None:
+    def _kick(self, action: PlayerAction) -> None:
         """G2: a kick between hands just frees the seat (in a hand it is an escape)."""
         if action.player not in self.seated:
             raise IllegalAction("G2", action.player, "is not seated at this table")
-        fields = {"player": action.player, "rule": "G2"}
+        fields: dict[str, Any] = {"player": action.player, "rule": "G2"}
         if action.reason:
             fields["reason"] = action.reason
         self._emit("kick", **fields)
@@ -318,5 +322,5 @@ class OwnerTable:
                 else:
                     self.phase = "agreeing" if self.ante else "setting_ante"
                     self.agreed = set()
-        else:
-            self._remove(self.owner, "timeout", rule)
+        else:  # the owner's time (L4, L5): there is an owner while the ante is set
+            self._remove(cast(str, self.owner), "timeout", rule)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from gmtool.engine.cards import Card
-from gmtool.engine.config import EngineConfig, engine_config
+from gmtool.engine.config import Compiled, EngineConfig, engine_config
 from gmtool.engine.deck import shuffle
 from gmtool.engine.events import Action, Event
 from gmtool.engine.games import Game, Stud5, ThreeCard, game_of
 from gmtool.engine.hand import CardSource, DeckSource, FixedSource, Hand, Seat
-from gmtool.engine.rankings import deck_for
+from gmtool.engine.rankings import Ranking, deck_for
 from gmtool.engine.seating import coins_to_sit  # noqa: F401  (the drivers' front door)
 from gmtool.engine.stud5 import Stud5Hand
 from gmtool.engine.three_card import ThreeCardHand
@@ -25,9 +25,9 @@ from gmtool.engine.versions import ENGINE_VERSION
 HANDS: dict[type[Game], type[Hand]] = {Stud5: Stud5Hand, ThreeCard: ThreeCardHand}
 
 
-def start_hand(config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
-               banker: str, source: CardSource, ante: int | None = None, ranking=None,
-               engine: str = ENGINE_VERSION) -> Hand:
+def start_hand(config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
+               banker: str, source: CardSource, ante: int | None = None,
+               ranking: Ranking | None = None, engine: str = ENGINE_VERSION) -> Hand:
     """A new hand of the configuration's game, by the rules of engine version `engine`
     (replay passes the recorded one); raises SetupError if it cannot start."""
     spec = engine_config(config)
@@ -35,7 +35,7 @@ def start_hand(config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Sea
                                              ranking, engine)
 
 
-def seeded_source(config: Mapping, seed: bytes) -> DeckSource:
+def seeded_source(config: Compiled | EngineConfig, seed: bytes) -> DeckSource:
     """The deck a hand seed gives (RULES/DESIGN: HMAC-SHA256 Fisher-Yates)."""
     return shuffled_source(deck_for(config).cards, seed)
 
@@ -46,7 +46,8 @@ def shuffled_source(cards: Sequence[Card], seed: bytes) -> DeckSource:
     return DeckSource(shuffle(cards, seed))
 
 
-def fixed_source(config: Mapping, cards: Mapping[str, str | Sequence[str]]) -> FixedSource:
+def fixed_source(config: Compiled | EngineConfig,
+                 cards: Mapping[str, str | Sequence[str]]) -> FixedSource:
     """Cards named per player ("AS KS QS JS TS"), dealt in the order given."""
     deck = deck_for(config)
     return FixedSource({player: deck.parse_cards(text) for player, text in cards.items()})

@@ -312,6 +312,8 @@ class Stud5Ranking(KeyedRanking):
             elif self.wrap_straights and r == (0, 1, 2, 3, self._ranks - 1):
                 top = (3, 3)  # A-8-9-T-J: the ace plays low, the jack tops it
         every = self._all_ranks
+        plain: tuple[str, tuple[int, ...], int | None]  # as `_entry` takes them
+        suited: tuple[str, tuple[int, ...], int | None] | None
         if top is not None:
             plain, suited = ("straight", top[:1], top[1]), ("straight_flush", top[:1], top[1])
         else:
@@ -354,7 +356,7 @@ class Stud5Ranking(KeyedRanking):
             raise HandError(f"{hand_text(cards)}: a card is repeated")
 
 
-class _DirectLookup(dict):
+class _DirectLookup(dict[int, int]):
     """The table's stand-in on large decks: a key is evaluated on first use and kept."""
 
     def __init__(self, ranking: Stud5Ranking, limit: int = 1 << 18) -> None:

@@ -26,8 +26,8 @@ from gmtool.engine.cards import (
     outcome,
     with_article,
 )
-from gmtool.engine.keyed import KeyedRanking
-from gmtool.engine.ranking import RankingError, checked_categories, pack
+from gmtool.engine.keyed import KeyedRanking, pack
+from gmtool.engine.ranking import RankingError, checked_categories
 
 
 class Category3(StrEnum):

@@ -7,14 +7,15 @@ What differs by game is the registry's (engine/games.py).
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import cast
 
-from gmtool.engine.config import EngineConfig, Tier, engine_config
+from gmtool.engine.config import Compiled, EngineConfig, Tier, engine_config
 from gmtool.engine.errors import SetupError
 from gmtool.engine.games import game_of
 
 
-def find_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:
+def find_tier(config: Compiled | EngineConfig, tier_id: str) -> Tier:
     """The tier (room) `tier_id` of a config; SetupError naming the rooms if there is none."""
     spec = engine_config(config)
     tier = spec.tier(tier_id)
@@ -24,7 +25,7 @@ def find_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:
     return tier
 
 
-def open_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:
+def open_tier(config: Compiled | EngineConfig, tier_id: str) -> Tier:
     """`find_tier`, refused when the room is closed (Q6: a disabled tier seats nobody)."""
     tier = find_tier(config, tier_id)
     if not tier.enabled:
@@ -33,7 +34,7 @@ def open_tier(config: Mapping | EngineConfig, tier_id: str) -> Tier:
     return tier
 
 
-def coins_to_sit(config: Mapping | EngineConfig, tier_id: str, ante: int | None = None) -> int:
+def coins_to_sit(config: Compiled | EngineConfig, tier_id: str, ante: int | None = None) -> int:
     """The coins a player needs to sit down in a room.
 
     Training rooms (S22) need none: no coins move. An owner-ante table needs
@@ -48,12 +49,12 @@ def coins_to_sit(config: Mapping | EngineConfig, tier_id: str, ante: int | None 
     return game_of(spec).coins_to_sit(spec, tier, ante)
 
 
-def enough_players(config: Mapping | EngineConfig, count: int) -> bool:
+def enough_players(config: Compiled | EngineConfig, count: int) -> bool:
     """S9, L5: whether `count` players (seated, agreed or ready) may start a hand."""
     return count >= engine_config(config).table.min_players
 
 
-def first_banker(config: Mapping | EngineConfig, players: Sequence[str], owner: str | None = None,
+def first_banker(config: Compiled | EngineConfig, players: Sequence[str], owner: str | None = None,
                  previous_winner: str | None = None) -> str:
     """Who is banker (stud5) or dealer (three-card) of a hand (S11, L8, H2).
 
@@ -63,19 +64,19 @@ def first_banker(config: Mapping | EngineConfig, players: Sequence[str], owner: 
     rooms) counts the first player seated, who opened it, as its owner.
     """
     if previous_winner in players:
-        return previous_winner
+        return cast(str, previous_winner)  # one of `players`
     if engine_config(config).table.first_banker == "owner" and owner in players:
-        return owner
+        return cast(str, owner)  # one of `players`
     return players[0]
 
 
-def sit_rule(config: Mapping | EngineConfig) -> str:
+def sit_rule(config: Compiled | EngineConfig) -> str:
     """The rule a player below `coins_to_sit` breaks."""
     spec = engine_config(config)
     return game_of(spec).sit_rule(spec)
 
 
-def check_holdings(config: Mapping | EngineConfig, tier_id: str, coins: Mapping[str, int],
+def check_holdings(config: Compiled | EngineConfig, tier_id: str, coins: Mapping[str, int],
                    ante: int | None = None, need: int | None = None,
                    rule: str | None = None) -> None:
     """SetupError unless every player holds the coins to sit (`coins`: player -> coins);

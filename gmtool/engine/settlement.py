@@ -7,9 +7,10 @@ settlement carries results and score changes instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from gmtool.engine.config import Ladder, Title
 
@@ -51,7 +52,7 @@ class Settlement:
     def delta(self, player: str) -> int:
         return sum(entry.delta for entry in self.entries if entry.player == player)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "reason": self.reason,
             "winners": list(self.winners),
@@ -73,7 +74,7 @@ def split_pot(pot: int, winners: Sequence[str]) -> dict[str, int]:
     return {player: share + (1 if index < odd else 0) for index, player in enumerate(winners)}
 
 
-def player_title(coins: int, score: int, ladder: Ladder | Mapping | None) -> str | None:
+def player_title(coins: int, score: int, ladder: Ladder | Mapping[str, Any] | None) -> str | None:
     """S23/D-3: a player's title under a ladder, by coins or by score as its metric says."""
     ladder = as_ladder(ladder)
     if ladder is None:
@@ -81,7 +82,7 @@ def player_title(coins: int, score: int, ladder: Ladder | Mapping | None) -> str
     return title_for(score if ladder.metric == "score" else coins, ladder)
 
 
-def title_for(value: int, ladder: Ladder | Mapping | None) -> str | None:
+def title_for(value: int, ladder: Ladder | Mapping[str, Any] | None) -> str | None:
     """The highest title whose step `value` reaches (S23); None below the first step."""
     ladder = as_ladder(ladder)
     if ladder is None:
@@ -93,7 +94,7 @@ def title_for(value: int, ladder: Ladder | Mapping | None) -> str | None:
     return title
 
 
-def as_ladder(ladder: Ladder | Mapping | None) -> Ladder | None:
+def as_ladder(ladder: Ladder | Mapping[str, Any] | None) -> Ladder | None:
     """A ladder as the engine reads it (the compiled JSON's `ladder`, or one already read)."""
     if ladder is None or not isinstance(ladder, Mapping):
         return ladder or None

@@ -42,7 +42,11 @@ _WORDS = {
 _PLURAL = ("four_of_a_kind", "three_of_a_kind", "two_pair", "one_pair")
 # (category, rank fields, position of the suit-deciding card in rank-then-suit order)
 _Value = tuple[str, tuple[int, ...], int]
-_MEMOS: dict[tuple, tuple[dict, dict, dict]] = {}
+# a memo key of face-up cards: the bitmask a caller keeps, else `_mask` of the cards
+_MemoKey = int | tuple[int, int] | None
+_Memos = tuple[dict[_MemoKey, int], dict[_MemoKey, str],
+               dict[tuple[int, ...], tuple[_Value, _Value | None]]]  # keys, words, shapes
+_MEMOS: dict[tuple[Deck, bool, frozenset[str]], _Memos] = {}
 
 
 class ShowingRanking:
@@ -63,7 +67,7 @@ class ShowingRanking:
         self._keys, self._words, self._shapes = _MEMOS.setdefault(
             (deck, wrap_straights, all_ranks), ({}, {}, {}))
 
-    def key(self, cards: Sequence[Card], mask: int | None = None) -> int:
+    def key(self, cards: Sequence[Card], mask: _MemoKey = None) -> int:
         """The strength of face-up `cards`: larger speaks first. Memoised by the cards'
         bitmask; a caller keeping the mask of `cards` up to date may pass it."""
         if mask is None:
@@ -80,12 +84,12 @@ class ShowingRanking:
         return key
 
     @property
-    def known(self) -> Mapping[int, int]:
+    def known(self) -> Mapping[_MemoKey, int]:
         """The memo of `key` by mask (read only): a caller holding masks may look there
         first and call `key` only for a mask not in it."""
         return self._keys
 
-    def describe(self, cards: Sequence[Card], mask: int | None = None) -> str:
+    def describe(self, cards: Sequence[Card], mask: _MemoKey = None) -> str:
         """Face-up cards in words: "pair of kings with the king of spades"."""
         if mask is None:
             mask = _mask(cards)

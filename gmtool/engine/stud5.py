@@ -9,18 +9,30 @@ the ending that all games share are the base hand's (engine/hand.py).
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from gmtool.engine.chips import chip_sum
-from gmtool.engine.config import EngineConfig
+from gmtool.engine.config import Compiled, EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action
 from gmtool.engine.games import ranking_for
-from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
+from gmtool.engine.hand import (
+    AmountAction,
+    CardSource,
+    Hand,
+    Legal,
+    PlayerAction,
+    PlayerState,
+    Seat,
+)
+from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier
 from gmtool.engine.settlement import Entry, Result, split_pot
-from gmtool.engine.stud5_limits import L7_MESSAGE, limits_for  # noqa: F401 (owner_table)
+from gmtool.engine.stud5_limits import limits_for
 from gmtool.engine.versions import ENGINE_VERSION
+
+if TYPE_CHECKING:
+    from gmtool.engine.ranking import Stud5Ranking
 
 LAST_STREET = 5
 
@@ -30,15 +42,16 @@ class Stud5Hand(Hand):
 
     game = "stud5"
 
-    def __init__(self, config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
-                 banker: str, source: CardSource, ante: int | None = None, ranking=None,
-                 engine: str = ENGINE_VERSION) -> None:
+    def __init__(self, config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
+                 banker: str, source: CardSource, ante: int | None = None,
+                 ranking: Ranking | None = None, engine: str = ENGINE_VERSION) -> None:
         super().__init__(config, seats, source, engine)
         config = self.config
         self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("S11", f"banker {banker!r} is not seated")
-        self.ranking = ranking = ranking or ranking_for(config)
+        # the ranking of a stud5 config (the registry's: engine/games.py)
+        self.ranking = ranking = cast("Stud5Ranking", ranking or ranking_for(config))
         # S7: showing-card ties follow the profile's policy (engines before 4: one reading)
         self.showing = ranking.showing if self.revision.showing_by_policy \
             else ranking.showing_before_4
@@ -67,7 +80,9 @@ class Stud5Hand(Hand):
         self._next_street()
 
     @classmethod
-    def start(cls, config, tier_id, seats, banker, source, ante, ranking, engine):
+    def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
+              source: CardSource, ante: int | None, ranking: Ranking | None,
+              engine: str) -> Stud5Hand:
         return cls(config, tier_id, seats, banker, source, ante=ante, ranking=ranking,
                    engine=engine)
 
@@ -136,10 +151,11 @@ class Stud5Hand(Hand):
         if self.to_act is None:
             return []
         if self._legal_memo[0] != len(self.events):
-            self._legal_memo = (len(self.events), self.limits.legal(self, self.players[self.to_act]))
+            self._legal_memo = (len(self.events),
+                                self.limits.legal(self, self.players[self.to_act]))
         return self._legal_memo[1]
 
-    def _legal(self, action: Action) -> Legal:
+    def _legal(self, action: PlayerAction) -> Legal:
         """The legal entry of `action`'s verb, or IllegalAction naming the rule."""
         if action.player != self.to_act:
             self._require_turn(action)  # raises, naming whose turn it is
@@ -150,18 +166,19 @@ class Stud5Hand(Hand):
                 if legal.verb == verb:
                     return legal
         else:  # replay: build the one entry it needs
-            legal = self.limits.entry(self, self.players[action.player], verb)
-            if legal is not None:
-                return legal
+            entry = self.limits.entry(self, self.players[action.player], verb)
+            if entry is not None:
+                return entry
         raise IllegalAction(*self.limits.why_not(self, self.players[action.player], verb))
 
-    def _check_amount(self, action: Action) -> None:
+    def _check_amount(self, action: PlayerAction) -> None:
         legal = self._legal(action)
         amount = action.amount
-        if amount is None or not legal.min_amount <= amount <= legal.max_amount \
-                or (amount - legal.min_amount) % legal.step:
-            why = "small" if amount is None or amount < legal.min_amount else \
-                "large" if amount > legal.max_amount else "step"
+        # bet and raise entries have bounds
+        low, high = cast(int, legal.min_amount), cast(int, legal.max_amount)
+        if amount is None or not low <= amount <= high or (amount - low) % legal.step:
+            why = "small" if amount is None or amount < low else \
+                "large" if amount > high else "step"
             rule = self.limits.amount_rule(action.verb, why)
             steps = f" in steps of {legal.step}" if legal.step > 1 else ""
             raise IllegalAction(rule, action.player, f"{action.verb} {amount} is not allowed: "
@@ -178,7 +195,7 @@ class Stud5Hand(Hand):
     verify_bet = verify_raise = _check_amount
     verify_call = verify_check = verify_fold = verify_allin = _legal
 
-    def _put_in(self, action: Action, amount: int, **extra) -> None:
+    def _put_in(self, action: PlayerAction, amount: int, **extra: Any) -> None:
         player = self.players[action.player]
         self.put_in(player, amount)
         player.acted = True
@@ -192,31 +209,31 @@ class Stud5Hand(Hand):
                   pot=self.pot, **extra)
         self._advance()
 
-    def _do_bet(self, action: Action) -> None:
+    def _do_bet(self, action: AmountAction) -> None:
         if self.limits.opening_is_raise:  # L10: the L9 opening is the opener's raise
             self.players[action.player].raises += 1
         self._put_in(action, action.amount)
 
-    def _do_raise(self, action: Action) -> None:
+    def _do_raise(self, action: AmountAction) -> None:
         self.players[action.player].raises += 1
         self._put_in(action, action.amount)
 
-    def _do_call(self, action: Action) -> None:
+    def _do_call(self, action: PlayerAction) -> None:
         target = self.allin_target if self.allin_target is not None else self.round_max
         self._put_in(action, target - self.players[action.player].total)
 
-    def _do_allin(self, action: Action) -> None:
+    def _do_allin(self, action: PlayerAction) -> None:
         target = self.limits.allin_total(self)
         self.allin_target = target
         self._put_in(action, target - self.players[action.player].total, rule="S15")
 
-    def _do_check(self, action: Action) -> None:
+    def _do_check(self, action: PlayerAction) -> None:
         player = self.players[action.player]
         player.acted = True
         self.emit("check", player=player.name, pot=self.pot)
         self._advance()
 
-    def _do_fold(self, action: Action) -> None:
+    def _do_fold(self, action: PlayerAction) -> None:
         self.emit("fold", player=action.player, pot=self.pot)
         self._fold(self.players[action.player])
 
@@ -248,7 +265,7 @@ class Stud5Hand(Hand):
             self._start_turn(None)
             self._close_street()
             return
-        current = after or self.to_act
+        current = cast(str, after or self.to_act)  # a player is to act while a round runs
         self._start_turn(self.next_live(current))
 
     def _close_street(self) -> None:
@@ -321,5 +338,5 @@ class Stud5Hand(Hand):
                 else Result.DRAW if share and draw else Result.WIN if share else Result.LOSS
         self._finish(entries, results, tuple(shares), reason)
 
-    def _minimum_after_hand(self) -> tuple[int, dict]:
+    def _minimum_after_hand(self) -> tuple[int, dict[str, Any]]:
         return self.limits.min_holding, self.limits.below_minimum_fields()

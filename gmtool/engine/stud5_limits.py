@@ -15,10 +15,11 @@ shared logic is `Limits`; a style overrides the few answers that differ (`STYLES
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 from gmtool.engine.chips import chip_step, chip_sum
-from gmtool.engine.config import EngineConfig, Tier
+from gmtool.engine.config import EngineConfig, OwnerAnteSpec, Tier
 from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Legal, PlayerState
 from gmtool.engine.versions import CURRENT, Revision
@@ -32,6 +33,7 @@ class Stud5Hand(Protocol):
     round_max: int
     allin_target: int | None
 
+
 CHECK, FOLD = Legal("check"), Legal("fold")  # immutable: every legal list may share them
 L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"
 
@@ -43,7 +45,7 @@ class Limits:
                  "raises_per_street", "open_min", "min_holding", "hand_cap", "opening_is_raise")
 
     def __init__(self, ante: int, unit: int, allin_from_street: int, allin_to_hand_cap: bool,
-                 raises_per_street: int, open_min: int, min_holding: int,
+                 raises_per_street: int | None, open_min: int, min_holding: int,
                  hand_cap: int | None) -> None:
         self.ante = ante
         self.unit = unit
@@ -95,7 +97,7 @@ class Limits:
         low = facing + self.unit
         return Legal("raise", low, _top(low, room, self.unit), self.unit) if room >= low else None
 
-    def below_minimum_fields(self) -> dict:
+    def below_minimum_fields(self) -> dict[str, Any]:
         """The rule (and message) of a player left below the minimum after a hand."""
         return {"rule": "S21"}
 
@@ -204,10 +206,12 @@ class CappedLimits(Limits):
     def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
                  revision: Revision) -> None:
         betting = config.betting
-        super().__init__(tier.ante, tier.bet_unit, betting.allin_from_street,
+        # what a capped tier and stud5 betting always have (the compiler fills them in)
+        unit, caps = cast(int, tier.bet_unit), cast("tuple[int, ...]", tier.street_caps)
+        super().__init__(cast(int, tier.ante), unit, cast(int, betting.allin_from_street),
                          betting.allin_amount == "hand_cap", betting.raises_per_street,
-                         tier.bet_unit, tier.min_holding, tier.hand_cap)
-        self.street_caps = tier.street_caps
+                         unit, tier.min_holding, tier.hand_cap)
+        self.street_caps = caps
 
     def max_total(self, hand: Stud5Hand) -> int:
         cap = self.street_caps[hand.street - 2]
@@ -228,10 +232,14 @@ class OwnerAnteLimits(Limits):
         if ante is None or ante < 1:
             raise SetupError("L2", "the owner has not set an ante")
         betting = config.betting
-        super().__init__(ante, 1, betting.allin_from_street, betting.allin_amount == "hand_cap",
-                         betting.raises_per_street, betting.open_min_antes * ante,
-                         config.owner_ante.min_holding_antes * ante, None)
-        chips = tuple(betting.raise_chips) if revision.raise_chips else ()
+        # what an owner-ante config always has (the compiler fills them in)
+        owner_ante = cast(OwnerAnteSpec, config.owner_ante)
+        raise_chips = cast("tuple[int, ...]", betting.raise_chips)
+        super().__init__(ante, 1, cast(int, betting.allin_from_street),
+                         betting.allin_amount == "hand_cap", betting.raises_per_street,
+                         cast(int, betting.open_min_antes) * ante,
+                         owner_ante.min_holding_antes * ante, None)
+        chips = tuple(raise_chips) if revision.raise_chips else ()
         if betting.raise_chip_unit == "ante":  # L10: seed 000 counts its chips in antes
             chips = tuple(chip * ante for chip in chips)
         self.raise_chips = chips
@@ -283,17 +291,18 @@ class OwnerAnteLimits(Limits):
         return Legal("raise", facing + least, facing + _chip_top(least, room - facing, step, chips),
                      step, chips=chips, base=facing)
 
-    def below_minimum_fields(self) -> dict:
+    def below_minimum_fields(self) -> dict[str, Any]:
         return {"rule": "L7", "message": L7_MESSAGE}
 
 
-STYLES: dict[str, type[Limits]] = {"capped": CappedLimits, "owner_ante": OwnerAnteLimits}
+STYLES: dict[str, Callable[[EngineConfig, Tier, int | None, Revision], Limits]] = {
+    "capped": CappedLimits, "owner_ante": OwnerAnteLimits}
 
 
 def limits_for(config: EngineConfig, tier: Tier, ante: int | None,
                revision: Revision = CURRENT) -> Limits:
     """A hand's limits under the config's betting style."""
-    return STYLES[config.betting.style](config, tier, ante, revision)
+    return STYLES[cast(str, config.betting.style)](config, tier, ante, revision)
 
 
 def _chip_top(low: int, room: int, step: int, chips: tuple[int, ...]) -> int:

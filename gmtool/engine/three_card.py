@@ -42,19 +42,35 @@ whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
 
-from gmtool.engine.config import EngineConfig
+from gmtool.engine.config import Compiled, EngineConfig, ThreeCardSpec
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Action
 from gmtool.engine.games import ranking_for
-from gmtool.engine.hand import CardSource, Hand, Legal, PlayerState, Seat
+from gmtool.engine.hand import (
+    AmountAction,
+    CardSource,
+    Hand,
+    Legal,
+    PlayerAction,
+    PlayerState,
+    Seat,
+)
+from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier
 from gmtool.engine.settlement import Entry, Result
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
 from gmtool.engine.versions import ENGINE_VERSION
 
 CARDS_EACH = 3
+
+
+class BuyAction(PlayerAction, Protocol):
+    """`buy TARGET` as `_do_buy` gets it: `verify_buy` has checked that TARGET is seated."""
+
+    @property
+    def target(self) -> str: ...
 
 
 class ThreeCardHand(Hand):
@@ -64,8 +80,8 @@ class ThreeCardHand(Hand):
     seat_rule = "H1"
     verb_rule = "H5"
 
-    def __init__(self, config: Mapping | EngineConfig, tier_id: str, seats: Sequence[Seat],
-                 banker: str, source: CardSource, ranking=None,
+    def __init__(self, config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
+                 banker: str, source: CardSource, ranking: Ranking | None = None,
                  engine: str = ENGINE_VERSION) -> None:
         super().__init__(config, seats, source, engine)
         config = self.config
@@ -79,11 +95,12 @@ class ThreeCardHand(Hand):
             if self.revision.seat_for_a_follow:  # H12: the ante plus one follow at the cap
                 check_holdings(config, tier_id, coins)
             else:  # engines before 4: the ante the system posts was enough (H3)
-                check_holdings(config, tier_id, coins, need=max(self.prices.ante, self.prices.min_holding),
-                               rule="H3")
+                check_holdings(config, tier_id, coins,
+                               need=max(self.prices.ante, self.prices.min_holding), rule="H3")
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
-        self.max_rounds = config.three_card.max_rounds
+        # [three_card] is there: Prices.for_tier has read it
+        self.max_rounds = cast(ThreeCardSpec, config.three_card).max_rounds
         self.seen = {name: False for name in self.order}
         ante = Bet(self.prices.ante, seen=False)
         self.bets = {name: ante for name in self.order}  # current bets (H5)
@@ -113,7 +130,9 @@ class ThreeCardHand(Hand):
         self._start_turn(first)
 
     @classmethod
-    def start(cls, config, tier_id, seats, banker, source, ante, ranking, engine):
+    def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
+              source: CardSource, ante: int | None, ranking: Ranking | None,
+              engine: str) -> ThreeCardHand:
         return cls(config, tier_id, seats, banker, source, ranking=ranking, engine=engine)
 
     # -- queries -----------------------------------------------------------------------
@@ -167,7 +186,7 @@ class ThreeCardHand(Hand):
     def _affordable(self, name: str, amounts: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(a for a in amounts if self._can_pay(name, a))
 
-    def _refuse_unpayable(self, action: Action, rule: str, amount: int) -> None:
+    def _refuse_unpayable(self, action: PlayerAction, rule: str, amount: int) -> None:
         if not self._can_pay(action.player, amount):
             player = self.players[action.player]
             raise IllegalAction(rule, action.player, f"{action.verb} costs {amount}, but only "
@@ -176,17 +195,17 @@ class ThreeCardHand(Hand):
 
     # -- look (H4) --------------------------------------------------------------------------
 
-    def verify_look(self, action: Action) -> None:
+    def verify_look(self, action: PlayerAction) -> None:
         if self.seen[action.player]:
             raise IllegalAction("H4", action.player, "has already looked; looking is permanent")
 
-    def _do_look(self, action: Action) -> None:
+    def _do_look(self, action: PlayerAction) -> None:
         self.seen[action.player] = True
         self.emit("look", player=action.player, rule="H4")
 
     # -- follow (H3, H5) -----------------------------------------------------------------------
 
-    def verify_follow(self, action: Action) -> None:
+    def verify_follow(self, action: PlayerAction) -> None:
         self._require_turn(action, "H2")
         seen, amount = self.seen[action.player], action.amount
         allowed = self.prices.follow_amounts(self.last_bet, seen)
@@ -198,7 +217,7 @@ class ThreeCardHand(Hand):
                                 f"{self.prices.follow_words(self.last_bet, seen)}")
         self._refuse_unpayable(action, "H5", amount)
 
-    def _do_follow(self, action: Action) -> None:
+    def _do_follow(self, action: AmountAction) -> None:
         player = self.players[action.player]
         previous = self.last_bet
         bet = Bet(action.amount, self.seen[player.name], player.name)
@@ -213,10 +232,10 @@ class ThreeCardHand(Hand):
 
     # -- pass (H6) ---------------------------------------------------------------------------
 
-    def verify_pass(self, action: Action) -> None:
+    def verify_pass(self, action: PlayerAction) -> None:
         self._require_turn(action, "H2")
 
-    def _do_pass(self, action: Action) -> None:
+    def _do_pass(self, action: PlayerAction) -> None:
         self.emit("pass", player=action.player, pot=self.pot, rule="H6")
         self._leave(self.players[action.player], "passed")
 
@@ -226,7 +245,7 @@ class ThreeCardHand(Hand):
 
     # -- buy (H7) ----------------------------------------------------------------------------
 
-    def verify_buy(self, action: Action) -> None:
+    def verify_buy(self, action: PlayerAction) -> None:
         self._require_turn(action, "H2")
         buyer, target = action.player, action.target
         if self.bought:
@@ -243,7 +262,7 @@ class ThreeCardHand(Hand):
                                 "may be bought")
         self._refuse_unpayable(action, "H7", self.buy_price(target))
 
-    def _do_buy(self, action: Action) -> None:
+    def _do_buy(self, action: BuyAction) -> None:
         buyer, target = self.players[action.player], self.players[action.target]
         price = self.buy_price(target.name)
         self.put_in(buyer, price)
@@ -262,7 +281,7 @@ class ThreeCardHand(Hand):
 
     # -- open (H8) ---------------------------------------------------------------------------
 
-    def verify_open(self, action: Action) -> None:
+    def verify_open(self, action: PlayerAction) -> None:
         self._require_turn(action, "H2")
         if self.bought:
             raise IllegalAction("H7", action.player, "has won a buy this turn and now follows "
@@ -273,7 +292,7 @@ class ThreeCardHand(Hand):
                                 f"left in the hand; {left} are")
         self._refuse_unpayable(action, "H8", self.open_price(action.player))
 
-    def _do_open(self, action: Action) -> None:
+    def _do_open(self, action: PlayerAction) -> None:
         opener = self.players[action.player]
         opened = self.players[self._other(opener.name)]
         price = self.open_price(opener.name)
@@ -344,7 +363,7 @@ class ThreeCardHand(Hand):
                   next_banker=winner.name, rule=rule)
         self._pay(winner, reason)
 
-    def _hands(self, players: list[PlayerState]) -> list[dict]:
+    def _hands(self, players: list[PlayerState]) -> list[dict[str, Any]]:
         return [{"player": p.name, "cards": [str(c) for c in p.cards],
                  "category": self.ranking.category(p.cards),
                  "description": self.ranking.describe(p.cards)} for p in players]
@@ -372,7 +391,7 @@ class ThreeCardHand(Hand):
         """D-9, and in a training room (virtual stacks) the whole pot."""
         return self.pot if self.training else min(self.pot, escapee.coins)
 
-    def _ended_fields(self, winner: str) -> dict:
+    def _ended_fields(self, winner: str) -> dict[str, Any]:
         return {"next_banker": winner}  # H2: the winner deals the next hand
 
     # -- settlement (S20, S21, S22) -------------------------------------------------------------
@@ -391,5 +410,5 @@ class ThreeCardHand(Hand):
                 results[name] = player.result or Result.LOSS
         self._finish(entries, results, (winner.name,), reason)
 
-    def _minimum_after_hand(self) -> tuple[int, dict]:
+    def _minimum_after_hand(self) -> tuple[int, dict[str, Any]]:
         return self.prices.min_holding, {"rule": "S21"}

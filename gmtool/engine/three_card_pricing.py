@@ -28,12 +28,13 @@ blind bet of 10 costs 40 in the 20-cap room, as the seed's own example shows).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Mapping
+from typing import Any
 
-from gmtool.engine.config import EngineConfig, Tier, engine_config
+from gmtool.engine.config import Compiled, EngineConfig, Tier, engine_config
 from gmtool.engine.errors import SetupError
 from gmtool.engine.versions import CURRENT, Revision
 
@@ -63,7 +64,7 @@ class Bet:
     seen: bool
     player: str | None = None  # None: the ante, posted by the system
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"player": self.player, "amount": self.amount, "state": state_word(self.seen)}
 
 
@@ -80,26 +81,27 @@ class Prices:
     by_own_state: bool = True  # follows: the follower's own amounts (H5), not one column
 
     @classmethod
-    def for_tier(cls, config: Mapping | EngineConfig, tier: Mapping | Tier,
+    def for_tier(cls, config: Compiled | EngineConfig, tier: Compiled | Tier,
                  revision: Revision = CURRENT) -> Prices:
         config = engine_config(config)
-        if isinstance(tier, Mapping):
-            tier = config.tier(tier["id"])
+        # Read as found: a room or a section the config lacks (None), or a key it lacks,
+        # fails here as AttributeError or TypeError, and is the SetupError below.
+        room: Any = config.tier(tier["id"]) if isinstance(tier, Mapping) else tier
         try:
-            rules = config.three_card
-            columns = {pair: tuple(sorted(getattr(tier, key)))
+            rules: Any = config.three_card
+            columns = {pair: tuple(sorted(getattr(room, key)))
                        for pair, (key, _) in FOLLOW_TABLES.items()}
             if revision.follows_by_own_state:  # H5: a state's amounts are its two columns
                 own = {seen: tuple(sorted(set(columns[False, seen] + columns[True, seen])))
                        for seen in (False, True)}
                 columns = {pair: own[pair[1]] for pair in columns}
             return cls(
-                ante=tier.ante, cap=tier.cap,
+                ante=room.ante, cap=room.cap,
                 follows=columns,
                 buy_multiplier=rules.buy_multiplier,
                 open_cost={pair: rules.open_cost[key] for pair, key in OPEN_KEYS.items()},
-                min_holding=max(tier.min_holding or 0, tier.ante + tier.cap)
-                if revision.seat_for_a_follow else tier.min_holding or 0,
+                min_holding=max(room.min_holding or 0, room.ante + room.cap)
+                if revision.seat_for_a_follow else room.min_holding or 0,
                 by_own_state=revision.follows_by_own_state)
         except (KeyError, TypeError, AttributeError) as error:
             raise SetupError("H3", f"the compiled configuration lacks three-card key {error}") \

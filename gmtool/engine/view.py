@@ -6,10 +6,12 @@ path that shows a running table can reach a card that is face down.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gmtool.engine.hand import Hand
 
 
-def public_view(hand: Hand) -> dict:
+def public_view(hand: Hand) -> dict[str, Any]:
     """Players, totals, pot, street and turn, with face-up cards only."""
     players = []
     for name in hand.order:
@@ -29,7 +31,7 @@ def public_view(hand: Hand) -> dict:
 HIDDEN = "??"
 
 
-def redact_events(events: list[dict], running: bool) -> list[dict]:
+def redact_events(events: list[dict[str, Any]], running: bool) -> list[dict[str, Any]]:
     """Events as the console may show them: while the hand runs, no face-down card (G3).
 
     Every card in a running hand's events is hidden except the face-up cards of stud5
@@ -40,7 +42,7 @@ def redact_events(events: list[dict], running: bool) -> list[dict]:
     return [_redact(event) for event in events]
 
 
-def _redact(value):
+def _redact(value: Any) -> Any:  # a JSON value
     if isinstance(value, dict):
         if value.get("face") == "up" and "card" in value:
             return dict(value)
@@ -51,7 +53,7 @@ def _redact(value):
     return value
 
 
-def _hide(value):
+def _hide(value: Any) -> Any:
     if isinstance(value, str):
         return HIDDEN
     if isinstance(value, list):

@@ -13,7 +13,7 @@ hashes it reads through a callable, using stored complete-subtree nodes when it 
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 _sha256 = hashlib.sha256

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence.note import NoteError, Signer, Verifier, open_note, sign
@@ -36,10 +36,10 @@ def make(gm: Gm, store_id: str, action: str, target: str | None, reason: str | N
     """The signed request note (the caller checked that `gm` has a key)."""
     fields = {"store": store_id, "by": gm.name, "action": action, "target": target,
               "reason": reason, "args": args, "at": at, "nonce": secrets.token_hex(16)}
-    return sign(canonical_json(fields) + "\n", gm.signer)
+    return sign(canonical_json(fields) + "\n", cast(Signer, gm.signer))
 
 
-def fields_of(note: str) -> dict:
+def fields_of(note: str) -> dict[str, Any]:
     """The request's fields as written, signature unchecked; NoteError if malformed."""
     text, sep, _ = note.rpartition("\n\n")
     try:
@@ -51,7 +51,7 @@ def fields_of(note: str) -> dict:
     return fields
 
 
-def open_request(note: str, verifier: Verifier) -> dict:
+def open_request(note: str, verifier: Verifier) -> dict[str, Any]:
     """The request's fields once `verifier`'s signature on it holds; NoteError otherwise."""
     fields = fields_of(note)
     open_note(note, [verifier])
@@ -60,7 +60,7 @@ def open_request(note: str, verifier: Verifier) -> dict:
 
 def problem(note: str | None, by: str | None, role: str | None, key: str | None,
             store_id: str, action: str, target: str | None, reason: str | None,
-            args: dict | None = None) -> str | None:
+            args: dict[str, Any] | None = None) -> str | None:
     """Why `note` is not a request that `by` (whose role and registered verifier key are
     given) signed as an operator for exactly this action on store `store_id`; None when
     it is one. Arguments are compared only when `args` is given."""
@@ -80,7 +80,7 @@ def problem(note: str | None, by: str | None, role: str | None, key: str | None,
         return f"the request is not signed by {by}'s registered key"
     if fields["by"] != by or fields["store"] != store_id:
         return "the request was signed for another GM or another store"
-    asked = {"action": action, "target": target, "reason": reason}
+    asked: dict[str, Any] = {"action": action, "target": target, "reason": reason}
     if args is not None:
         asked["args"] = args
     changed = sorted(name for name, value in asked.items() if fields[name] != value)

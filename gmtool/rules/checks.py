@@ -7,12 +7,13 @@ type was already reported there, so here it is simply skipped.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from gmtool.rules import schema
 from gmtool.rules.collector import Collector
 from gmtool.rules.deckspec import DeckSpecError, parse_ranks, parse_suits
-from gmtool.rules.schema import Context
+from gmtool.rules.schema import Context, Default
+from gmtool.rules.source import Path
 
 
 def _get(data: Any, *path: str | int) -> Any:
@@ -36,17 +37,18 @@ def _ints(value: Any) -> list[int] | None:
     return None
 
 
-def _resolved(data: dict, ctx: Context, section: str, key: str) -> Any:
+def _resolved(data: dict[str, Any], ctx: Context, section: str, key: str) -> Any:
     """The value of `section.key`, or its default when absent."""
     value = _get(data, section, key)
     if value is not None:
         return value
     spec = schema.ROOT.fields[section].fields[key]
     table = _get(data, section)
-    return spec.default.resolve(ctx, table if isinstance(table, dict) else {})
+    default = cast(Default, spec.default)  # the keys asked for here all have one
+    return default.resolve(ctx, table if isinstance(table, dict) else {})
 
 
-def check_semantics(out: Collector, data: dict, ctx: Context) -> None:
+def check_semantics(out: Collector, data: dict[str, Any], ctx: Context) -> None:
     _check_deck(out, data, ctx)
     _check_categories(out, data, ctx)
     _check_increasing(out, data, ("ladder", "titles"), key="at", what="ladder step")
@@ -67,7 +69,7 @@ def check_semantics(out: Collector, data: dict, ctx: Context) -> None:
                 _check_three_card_tier(out, tier, ("tiers", index))
 
 
-def _check_deck(out: Collector, data: dict, ctx: Context) -> None:
+def _check_deck(out: Collector, data: dict[str, Any], ctx: Context) -> None:
     sizes = []
     for key, parse in (("ranks", parse_ranks), ("suits", parse_suits)):
         text = _resolved(data, ctx, "deck", key)
@@ -81,10 +83,11 @@ def _check_deck(out: Collector, data: dict, ctx: Context) -> None:
         return
     seats = _int(_resolved(data, ctx, "table", "seats"))
     seats_spec = schema.TABLE.fields["seats"]
-    if seats is None or not seats_spec.minimum <= seats <= seats_spec.maximum:
+    low, high = cast(int, seats_spec.minimum), cast(int, seats_spec.maximum)  # it has both
+    if seats is None or not low <= seats <= high:
         return  # out of range: the structural walk said so
     deck_size = sizes[0] * sizes[1]
-    per_player = schema.CARDS_PER_PLAYER[ctx.game]
+    per_player = schema.CARDS_PER_PLAYER[cast(str, ctx.game)]  # known: see validate_text
     if seats * per_player > deck_size:
         written = [p for p in (("table", "seats"), ("deck", "ranks"), ("deck", "suits"))
                    if _get(data, *p) is not None]  # name a key the file has, seats first
@@ -98,11 +101,11 @@ def _check_deck(out: Collector, data: dict, ctx: Context) -> None:
                 f"min_players {min_players} is more than the {seats} seats")
 
 
-def _check_categories(out: Collector, data: dict, ctx: Context) -> None:
+def _check_categories(out: Collector, data: dict[str, Any], ctx: Context) -> None:
     categories = _get(data, "ranking", "categories")
     if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
         return
-    expected = schema.CATEGORIES.get(ctx.game, schema.STUD5_CATEGORIES)
+    expected = schema.CATEGORIES.get(cast(str, ctx.game), schema.STUD5_CATEGORIES)  # known
     missing = [c for c in expected if c not in categories]
     extra = [c for c in categories if c not in expected]
     repeated = sorted({c for c in categories if categories.count(c) > 1})
@@ -115,7 +118,7 @@ def _check_categories(out: Collector, data: dict, ctx: Context) -> None:
                 + "; ".join(p for p in parts if p))
 
 
-def _check_increasing(out: Collector, data: dict, path: tuple[str, ...], what: str,
+def _check_increasing(out: Collector, data: dict[str, Any], path: Path, what: str,
                       key: str | None = None) -> None:
     items = _get(data, *path)
     if not isinstance(items, list):
@@ -133,7 +136,7 @@ def _check_increasing(out: Collector, data: dict, path: tuple[str, ...], what: s
         previous = value
 
 
-def _check_time_limits(out: Collector, data: dict) -> None:
+def _check_time_limits(out: Collector, data: dict[str, Any]) -> None:
     low, high = schema.TIME_WARNING_RANGE
     timeouts = _get(data, "timeouts")
     if not isinstance(timeouts, dict):
@@ -143,10 +146,11 @@ def _check_time_limits(out: Collector, data: dict) -> None:
         if key.endswith("_s") and _int(value) is not None and 1 <= value and \
                 not low <= value <= high:
             out.add(("timeouts", key), "time-limit",
-                    f"{value} s is outside the usual {low}..{high} s (RULES G1: 15 s in every seed)")
+                    f"{value} s is outside the usual {low}..{high} s "
+                    "(RULES G1: 15 s in every seed)")
 
 
-def _check_scoring_has_a_training_room(out: Collector, data: dict) -> None:
+def _check_scoring_has_a_training_room(out: Collector, data: dict[str, Any]) -> None:
     """[scoring] only counts in training rooms (S22): without one it changes nothing."""
     tiers = _get(data, "tiers")
     if "scoring" in data and isinstance(tiers, list) and not any(
@@ -155,7 +159,7 @@ def _check_scoring_has_a_training_room(out: Collector, data: dict) -> None:
                 "(RULES S22), but no tier here is one (coins = false): it changes nothing")
 
 
-def _check_tier_set(out: Collector, tiers: list) -> None:
+def _check_tier_set(out: Collector, tiers: list[Any]) -> None:
     seen: set[str] = set()
     for index, tier in enumerate(tiers):
         tier_id = _get(tier, "id")
@@ -170,7 +174,7 @@ def _check_tier_set(out: Collector, tiers: list) -> None:
                 "every tier is disabled, so no room can seat anybody (RULES Q6)")
 
 
-def _check_capped_tier(out: Collector, tier: dict, path: tuple) -> None:
+def _check_capped_tier(out: Collector, tier: dict[str, Any], path: Path) -> None:
     ante, hand_cap = _int(tier.get("ante")), _int(tier.get("hand_cap"))
     caps, min_holding = _ints(tier.get("street_caps")), _int(tier.get("min_holding"))
     if caps is None or len(caps) != 4:
@@ -195,7 +199,7 @@ def _check_capped_tier(out: Collector, tier: dict, path: tuple) -> None:
         _check_seed_ratios(out, path, ante, caps, hand_cap)
 
 
-def _check_seed_ratios(out: Collector, path: tuple, ante: int, caps: list[int],
+def _check_seed_ratios(out: Collector, path: Path, ante: int, caps: list[int],
                        hand_cap: int) -> None:
     expected = {"ante": Fraction(hand_cap, 10)}
     expected_caps = [Fraction(hand_cap, 5), Fraction(hand_cap, 2), hand_cap, hand_cap]
@@ -216,7 +220,7 @@ _FOLLOWS = {  # list: (previous bettor's state, this player's state, minimum mul
 }
 
 
-def _check_three_card_tier(out: Collector, tier: dict, path: tuple) -> None:
+def _check_three_card_tier(out: Collector, tier: dict[str, Any], path: Path) -> None:
     ante, cap = _int(tier.get("ante")), _int(tier.get("cap"))
     if ante is not None and cap is not None and ante > cap:
         out.add(path + ("ante",), "out-of-range", f"ante {ante} is above the cap {cap} (RULES H3)")
@@ -246,18 +250,19 @@ def _check_three_card_tier(out: Collector, tier: dict, path: tuple) -> None:
                 sound = False
     if not sound:
         return
+    follows = cast("dict[str, list[int]]", tables)  # all four sound: none is None
     # What each state can have bet before: its follow amounts (the ante is not a bet to
     # follow, H5: the first speaker bets any amount of their own state).
-    bets = {"blind": set(tables["blind_follows_blind"]) | set(tables["blind_follows_seen"]),
-            "seen": set(tables["seen_follows_seen"]) | set(tables["seen_follows_blind"])}
+    bets = {"blind": set(follows["blind_follows_blind"]) | set(follows["blind_follows_seen"]),
+            "seen": set(follows["seen_follows_seen"]) | set(follows["seen_follows_blind"])}
     for name, (previous, _, multiple) in _FOLLOWS.items():
-        amounts = tables[name]
+        amounts = follows[name]
         low, high = min(bets[previous]), max(bets[previous])
         if min(amounts) < multiple * low:
             out.add(path + (name,), "follow-table",
                     f"{name} allows {min(amounts)}, below {_times(multiple)}a {previous} bet "
                     f"of {low} (RULES H5)")
-        elif cap is not None and max(amounts) < min(multiple * high, cap):
+        elif cap is not None and max(amounts) < min(multiple * high, Fraction(cap)):
             out.add(path + (name,), "follow-table",
                     f"{name} has no amount of at least {_times(multiple)}a {previous} bet "
                     f"of {high} (RULES H5)")

@@ -15,7 +15,7 @@ from gmtool.rules.findings import Finding
 from gmtool.rules.source import Path, Position, SourceMap
 
 
-def display_path(path: Path, data: dict) -> str:
+def display_path(path: Path, data: dict[str, Any]) -> str:
     """A dotted key path for people: tiers by their id where it is unique."""
     tiers = data.get("tiers") if isinstance(data, dict) else None
     out = ""
@@ -48,7 +48,7 @@ def _tier_id(tiers: Any, index: int) -> str | None:
 class Collector:
     """Accumulates findings for one document, placing each at its key's position."""
 
-    def __init__(self, file: str, data: dict, text: str) -> None:
+    def __init__(self, file: str, data: dict[str, Any], text: str) -> None:
         self.file = file
         self.data = data
         self.text = text

@@ -38,12 +38,12 @@ class InvalidProfile(FindingError):
                          + "\n".join(f"  {error}" for error in errors))
 
 
-def config_id_of(compiled: dict) -> str:
+def config_id_of(compiled: dict[str, Any]) -> str:
     body = {k: v for k, v in compiled.items() if k != "config_id"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-def compile_text(text: str, file: str = "<profile>") -> dict:
+def compile_text(text: str, file: str = "<profile>") -> dict[str, Any]:
     """Validate and compile one profile text; raises InvalidProfile on any error."""
     findings = validate_text(text, file)
     if any(f.severity == "error" for f in findings):
@@ -51,7 +51,7 @@ def compile_text(text: str, file: str = "<profile>") -> dict:
     return compile_data(parse_toml(text))
 
 
-def compile_file(path: str | Path) -> dict:
+def compile_file(path: str | Path) -> dict[str, Any]:
     """Read, validate and compile one profile file."""
     path = Path(path)
     if not path.exists():
@@ -63,7 +63,7 @@ def compile_file(path: str | Path) -> dict:
     return compile_data(parse_toml(raw.decode("utf-8")))
 
 
-def compile_data(data: dict) -> dict:
+def compile_data(data: dict[str, Any]) -> dict[str, Any]:
     """Compile parsed, already validated profile data."""
     ctx = context_of(data)
     compiled: dict[str, Any] = {"schema_version": schema.SCHEMA_VERSION, "game": ctx.game}
@@ -85,7 +85,7 @@ def compile_data(data: dict) -> dict:
     return compiled
 
 
-def _resolve_table(spec: Field, table: dict, ctx: Context) -> dict:
+def _resolve_table(spec: Field, table: dict[str, Any], ctx: Context) -> dict[str, Any]:
     resolved: dict[str, Any] = {}
     for key, child in spec.fields.items():
         if not child.applies(ctx):

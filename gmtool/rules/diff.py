@@ -50,11 +50,11 @@ class Change:
     new: Any
     message: str
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def diff_configs(old: dict, new: dict) -> list[Change]:
+def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     """Every player-visible difference between two compiled configs, tiers first."""
     changes = _tier_changes(old.get("tiers", []), new.get("tiers", []))
     deck_old, deck_new = old.get("deck") or {}, new.get("deck") or {}
@@ -72,7 +72,7 @@ def diff_configs(old: dict, new: dict) -> list[Change]:
     return changes
 
 
-def _tier_changes(old: list[dict], new: list[dict]) -> list[Change]:
+def _tier_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
     old_by_id = {t["id"]: t for t in old}
     new_by_id = {t["id"]: t for t in new}
     changes: list[Change] = []
@@ -115,6 +115,8 @@ def _section_changes(section: str, old: Any, new: Any) -> list[Change]:
         what = "added" if old is None else "removed" if new is None else "changed"
         return [Change(section, old, new, f"{section.replace('_', ' ')} {what}")]
     changes = []
+    a: Any  # values of the compiled JSON, of any kind
+    b: Any
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)
         if a == b:
@@ -128,7 +130,8 @@ def _section_changes(section: str, old: Any, new: Any) -> list[Change]:
             changes.append(Change(path, a, b, _ladder_change(a or [], b or [])))
         else:
             label = _LABELS.get(path, path.replace("_", " "))
-            changes.append(Change(path, a, b, f"{label}: {_amount_change(a, b, _UNITS.get(path, ''))}"))
+            changes.append(Change(path, a, b,
+                                  f"{label}: {_amount_change(a, b, _UNITS.get(path, ''))}"))
     return changes
 
 
@@ -152,7 +155,7 @@ def _order_change(old: list[str], new: list[str]) -> str:
     return "; ".join(moved) if moved else f"{old} -> {new}"
 
 
-def _ladder_change(old: list[dict], new: list[dict]) -> str:
+def _ladder_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> str:
     old_at = {t["title"]: t["at"] for t in old}
     parts = []
     for step in new:

@@ -134,7 +134,7 @@ def set_values(text: str, values: dict[str, Any], file: str = "<profile>") -> st
     return text
 
 
-def _step(container: Any, part: str | int, walked: list, key: str, create: bool) -> Any:
+def _step(container: Any, part: str | int, walked: list[str | int], key: str, create: bool) -> Any:
     import tomlkit
 
     if isinstance(container, list):

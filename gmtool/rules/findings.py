@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Severity(StrEnum):
@@ -54,7 +55,7 @@ class Finding:
     def severity(self) -> Severity:
         return Severity.WARNING if self.code in WARNING_CODES else Severity.ERROR
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
@@ -81,7 +82,7 @@ class Report:
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.errors or (strict and self.warnings) else 0
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "files": self.files,
             "errors": [f.as_json() for f in self.errors],

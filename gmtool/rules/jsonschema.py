@@ -10,6 +10,7 @@ other (RULES Q5, H5) remain `gmtool rules validate`'s job.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from gmtool.rules import schema
@@ -18,7 +19,7 @@ from gmtool.rules.schema import Field
 SCHEMA_ID = "https://gmtool.invalid/profile.schema.json"
 
 
-def profile_json_schema() -> dict:
+def profile_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a rule profile."""
     root = _field(schema.ROOT)
     conditions = list(_conditions(schema.ROOT, ()))
@@ -30,7 +31,7 @@ def profile_json_schema() -> dict:
     return root
 
 
-def _conditions(spec: Field, where: tuple):
+def _conditions(spec: Field, where: tuple[str, ...]) -> Iterator[dict[str, Any]]:
     """`if`/`then`/`else` on the whole profile for every key whose presence depends on the
     game or style: required where it applies (if it is required), absent elsewhere.
     `where` is the path to `spec`: property names, and "[]" for an array's items."""
@@ -52,7 +53,7 @@ def _conditions(spec: Field, where: tuple):
             yield from _conditions(child.items, (*where, name, "[]"))
 
 
-def _at(where: tuple, inner: dict) -> dict:
+def _at(where: tuple[str, ...], inner: dict[str, Any]) -> dict[str, Any]:
     """`inner` placed at the object `where` points to, from the profile's root."""
     for step in reversed(where):
         inner = {"items": inner} if step == "[]" else {"properties": {step: inner}}

@@ -12,8 +12,9 @@ before anything else is checked.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from gmtool.bounds import MAX_COINS, MAX_COUNT, MAX_SECONDS, MAX_VERSION
 
@@ -55,10 +56,10 @@ class When:
 
     text: str
     test: Callable[[Context], bool]
-    json: dict | None = None
+    json: dict[str, Any] | None = None
 
 
-def _game_is(game: str) -> dict:
+def _game_is(game: str) -> dict[str, Any]:
     return {"required": ["profile"],
             "properties": {"profile": {"required": ["game"],
                                        "properties": {"game": {"const": game}}}}}
@@ -95,7 +96,7 @@ CAPPED_OR_THREE_CARD = When(
 class Default:
     """A default value that may depend on the context; `doc` is how the docs show it."""
 
-    resolve: Callable[[Context, dict], Any]
+    resolve: Callable[[Context, dict[str, Any]], Any]
     doc: str
 
 
@@ -318,7 +319,7 @@ _FOLLOW = {
     "seen_follows_blind": "Amounts a seen player may follow a blind bet with.",
 }
 
-def _three_card_seat(ctx: Context, table: dict) -> int:
+def _three_card_seat(ctx: Context, table: dict[str, Any]) -> int:
     """H12: a three-card player needs the ante plus one follow at the cap; 0 elsewhere."""
     ante, cap = table.get("ante"), table.get("cap")
     if ctx.game == THREE_CARD and table.get("coins", True) is not False \
@@ -375,7 +376,7 @@ ROOT = Field("table", "A rule profile.", fields={
 TIME_WARNING_RANGE = (5, 120)
 
 
-def walk(root: Field = ROOT, prefix: str = ""):
+def walk(root: Field = ROOT, prefix: str = "") -> Iterator[tuple[str, Field]]:
     """Yield (dotted name, Field) for every key of the format, depth first."""
     for name, child in root.fields.items():
         path = f"{prefix}.{name}" if prefix else name

@@ -13,7 +13,7 @@ tables, strings, comments) far enough to know where things are.
 from __future__ import annotations
 
 import tomllib
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 Path = tuple[str | int, ...]
 
@@ -102,7 +102,7 @@ class SourceMap:
         is_array = self._peek(1) == "["
         self._advance(2 if is_array else 1)
         self._skip_space(newlines=False)
-        keys = self._key()
+        keys: Path = self._key()
         self._skip_space(newlines=False)
         self._advance(2 if is_array else 1)
         if is_array:
@@ -118,7 +118,7 @@ class SourceMap:
         self.headers[path] = position
         return path
 
-    def _in_arrays(self, keys: tuple[str, ...]) -> Path:
+    def _in_arrays(self, keys: Path) -> Path:
         """`[tiers.x]` after `[[tiers]]` means the last tier's x: insert that index."""
         path: Path = ()
         for key in keys:
@@ -225,6 +225,6 @@ def _unescape(raw: str) -> str:
     if "\\" not in raw:
         return raw
     try:
-        return tomllib.loads(f'k = "{raw}"')["k"]
+        return cast(str, tomllib.loads(f'k = "{raw}"')["k"])  # a basic string: a str
     except tomllib.TOMLDecodeError:
         return raw

@@ -12,7 +12,7 @@ import re
 import stat
 import tomllib
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, cast
 
 from gmtool.errors import UsageError
 from gmtool.rules import checks, schema
@@ -29,7 +29,7 @@ class ProfileFileError(UsageError):
     """A profile path that cannot be read at all (missing, a directory, no permission)."""
 
 
-def context_of(data: dict) -> Context:
+def context_of(data: dict[str, Any]) -> Context:
     """The game and betting style a profile declares, for applicability and defaults."""
     profile = data.get("profile")
     game = profile.get("game") if isinstance(profile, dict) else None
@@ -41,7 +41,7 @@ def context_of(data: dict) -> Context:
     )
 
 
-def parse_toml(text: str) -> dict:
+def parse_toml(text: str) -> dict[str, Any]:
     """`tomllib.loads`, where text nested deeper than Python's stack is a TOMLDecodeError too,
     so every reader of profiles and scenarios reports it as it reports any syntax error."""
     try:
@@ -59,7 +59,8 @@ def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
     return Finding(file, line, column, "", "toml-syntax", message)
 
 
-def validate_text(text: str, file: str = "<profile>", data: dict | None = None) -> list[Finding]:
+def validate_text(text: str, file: str = "<profile>",
+                  data: dict[str, Any] | None = None) -> list[Finding]:
     """Every finding for one profile text (`data` = the text already parsed), by position."""
     if data is None:
         try:
@@ -84,13 +85,15 @@ def check_structure(out: Collector, spec: Field, value: Any, path: Path, ctx: Co
         return _check_table(out, spec, value, path, ctx)
     if spec.kind == "array":
         sound = _check_length(out, spec, value, path)
+        items = cast(Field, spec.items)  # every array of the format says what it holds
         for index, item in enumerate(value):
-            sound &= check_structure(out, spec.items, item, path + (index,), ctx)
+            sound &= check_structure(out, items, item, path + (index,), ctx)
         return sound
     return _check_scalar(out, spec, value, path)
 
 
-def _check_table(out: Collector, spec: Field, value: dict, path: Path, ctx: Context) -> bool:
+def _check_table(out: Collector, spec: Field, value: dict[str, Any], path: Path,
+                 ctx: Context) -> bool:
     sound = True
     for key, item in value.items():
         child = spec.fields.get(key)
@@ -123,7 +126,7 @@ def _required_section(spec: Field, ctx: Context) -> bool:
         child.applies(ctx) and child.is_required(ctx) for child in spec.fields.values())
 
 
-def _check_length(out: Collector, spec: Field, value: list, path: Path) -> bool:
+def _check_length(out: Collector, spec: Field, value: list[Any], path: Path) -> bool:
     if spec.min_items is not None and len(value) < spec.min_items or \
             spec.max_items is not None and len(value) > spec.max_items:
         wanted = (f"exactly {spec.min_items}" if spec.min_items == spec.max_items
@@ -212,7 +215,7 @@ def candidate_files(paths: list[str]) -> list[FsPath]:
     return found
 
 
-def is_scenario_data(data: dict) -> bool:
+def is_scenario_data(data: dict[str, Any]) -> bool:
     """A scenario names its profile with a top-level string `profile = "..."`."""
     return isinstance(data.get("profile"), str)
 
