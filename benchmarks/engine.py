@@ -68,6 +68,15 @@ def best_rate(run: Callable[[], None], items: int, repeat: int) -> float:
     return items / best
 
 
+def _prepare(ranking, cards) -> None:
+    """Build the ranking's whole table now (gmtool builds it on demand since issue 22;
+    earlier checkouts on first use)."""
+    prepare = getattr(ranking, "prepare", None)
+    if prepare is not None:
+        prepare()
+    ranking.key(cards)
+
+
 def random_hands(deck: Deck, count: int, seed: int, size: int = 5) -> list[tuple[Card, ...]]:
     """``count`` random hands of ``size`` different cards, reproducible from ``seed``."""
     rng = random.Random(seed)
@@ -91,7 +100,7 @@ def bench_ranking(hands: int = 200_000, repeat: int = 5, seed: int = DEFAULT_SEE
     deck = Deck.showhand()
     ranking = Stud5Ranking(deck)
     start = time.perf_counter()
-    ranking.key(deck.cards[:5])  # builds the table
+    _prepare(ranking, deck.cards[:5])  # builds the table
     build = time.perf_counter() - start
     sample = random_hands(deck, hands, seed)
     key = ranking.key
@@ -176,7 +185,7 @@ class Stud5Table:
         self.tier_id = tier_id
         self.tier = next(t for t in self.config["tiers"] if t["id"] == tier_id)
         self.ranking = ranking_for(self.config)
-        self.ranking.key(self._deck_cards()[:5])  # builds the table outside the timing
+        _prepare(self.ranking, self._deck_cards()[:5])  # the table, outside the timing
         self.owner_ante = self.config["betting"]["style"] == "owner_ante"
         self.tally = Tally()
 

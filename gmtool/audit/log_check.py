@@ -16,9 +16,8 @@ that is what a signed checkpoint kept elsewhere is for (`checkpoint_problems`).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Iterator
-from heapq import merge
-from itertools import chain
 from typing import Any
 
 import orjson
@@ -66,6 +65,17 @@ def _key_of(body: dict):
     return body.get("name", body.get("id"))
 
 
+_NONE = object()  # no key yet
+
+
+def _loads(text: str) -> Any:
+    """A record's body as values (a record SQLite saw as an object's JSON)."""
+    try:
+        return orjson.loads(text)
+    except ValueError:  # read as JSON by SQLite, not by orjson (a lone surrogate)
+        return json.loads(text)
+
+
 def _order(key: Any) -> tuple:
     """A key's place in SQLite's order: NULL, then numbers, then text, then blobs (so an
     edited key of another type neither breaks a comparison nor moves a row)."""
@@ -91,10 +101,11 @@ class LogCheck:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        # records whose index columns do not say what their body is: (body kind -> (key,
-        # index, record)), and their indexes (edits: rare; held to the rows by their body)
+        # Records of the streamed kinds held to their rows here, not in SQLite: those whose
+        # index columns SQLite could not see agree with their body (`_suspects`: edits,
+        # rare), by the kind and key their body says (body kind -> (key, index, record)).
+        self._suspects: list[int] = []
         self._strays: dict[str, list[tuple[Any, int, dict]]] = {}
-        self._stray_idx: set[int] = set()
         self.start = 0  # the first record checked
         self.frontier = Frontier()
         self.roots: dict[int, bytes] = {}  # tree size -> root, for the sizes asked for
@@ -103,6 +114,7 @@ class LogCheck:
         self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
     def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
+        self._suspects = log_reads.index_suspects(self.store, self.streamed, self.start)
         logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS) - self.streamed,
                                               sizes)
         self._check_state()
@@ -129,6 +141,7 @@ class LogCheck:
             self.roots[frontier.size] = frontier.root()
         loads, sha256 = orjson.loads, hashlib.sha256  # (a million a run)
         nodes, made = frontier.nodes, self.made
+        streamed, suspects = self.streamed, set(self._suspects)
         for idx, kind, tkey, nkey, body, leaf in log_reads.records(self.store, frontier.size):
             if idx != frontier.size:
                 self._add("log_gap", f"log record {frontier.size} is missing (the next is "
@@ -151,6 +164,8 @@ class LogCheck:
             frontier.size += 1
             if frontier.size in sizes:
                 self.roots[frontier.size] = frontier.root()
+            if kind in streamed and idx not in suspects:
+                continue  # held to its row in SQLite (_check_streamed)
             try:
                 record = loads(body)
                 indexed = (record["kind"], *index_key(record))
@@ -162,10 +177,12 @@ class LogCheck:
                           f"{tkey!r} {nkey!r}, but its body is {indexed[0]} {indexed[1]!r} "
                           f"{indexed[2]!r} (edited)")
                 kind = indexed[0]
-                self._stray_idx.add(idx)
-                if kind in self.streamed:
+                if kind in streamed:
                     self._strays.setdefault(kind, []).append((_key_of(record), idx, record))
                     continue
+            elif kind in streamed:  # a suspect after all (1.0 for 1): held to its row here
+                self._strays.setdefault(kind, []).append((_key_of(record), idx, record))
+                continue
             if kind == "events":
                 table = record.get("table")
                 before = batches.get(table)
@@ -280,58 +297,57 @@ class LogCheck:
                       "(deleted)", **_where(kind, key, record))
 
     def _check_streamed(self, kind: str) -> None:
-        """The rows of `kind` against their records, both read in key order (a merge: no
-        record is held beyond its row's turn). As `_check_rows`, and a key logged twice
-        (not a GM user's, which is logged again at each change) is reported here."""
-        name, relogged = _NAMED[kind], kind in RELOGGED
-        rows = iter(log_reads.logged_rows(self.store, kind))
-        row = next(rows, None)
-        row_place = None if row is None else _order(_key_of(row))
-        records: Iterable[tuple] = self._records_by_key(kind)
-        strays = self._strays.get(kind)
-        if strays:
-            records = merge(records, sorted((_order(key), key, idx, record)
-                                            for key, idx, record in strays))
-        pending = None  # (place, key, index, record): the last record of the key in turn
-        for item in chain(records, (None,)):
-            if pending is not None and item is not None and item[0] == pending[0]:
-                if not relogged:
-                    self._add("log_record", f"log record {item[2]} logs {name} {item[1]} "
-                              "again (duplicated)", **_where(kind, item[1], item[3]))
-                pending = item  # the last one holds
-                continue
-            if pending is not None:
-                place, key, _, record = pending
-                while row is not None and row_place < place:
-                    self._not_logged(kind, row)
-                    row = next(rows, None)
-                    row_place = None if row is None else _order(_key_of(row))
-                if row is not None and row_place == place:
-                    self._compare(kind, record, row)
-                    row = next(rows, None)
-                    row_place = None if row is None else _order(_key_of(row))
-                else:
-                    self._add("deleted", f"{name} {key}: in the evidence log but not in the "
-                              "store (deleted)", **_where(kind, key, record))
-            pending = item
-        while row is not None:
-            self._not_logged(kind, row)
-            row = next(rows, None)
+        """The rows of `kind` against their records in SQLite: every row whose last record
+        is missing or not its record rebuilt byte for byte is read back (and compared as
+        values: a differently written equal record passes), every record without a row
+        and every key logged twice named. The keys of records held here (`_strays`) are
+        compared here. Nothing is held in memory but those."""
+        name, store, start = _NAMED[kind], self.store, self.start
+        suspects = json.dumps(self._suspects)
+        strays = self._strays.get(kind, [])
+        held = sorted({key for key, _, _ in strays}, key=_order)
+        keys = json.dumps([key for key in held if isinstance(key, (int, str))])
+        last_key: object = _NONE
+        for key, idx, body in log_reads.records_logged_twice(store, kind, start, suspects,
+                                                             keys):
+            if key == last_key and kind not in RELOGGED:
+                self._add("log_record", f"log record {idx} logs {name} {key} again "
+                          "(duplicated)", **_where(kind, key, _loads(body)))
+            last_key = key
+        body_of = log_reads.LOGGED_ROWS[kind][1]
+        for row, text in log_reads.rows_unlike_records(store, kind, start, suspects, keys):
+            body = body_of(row)
+            if text is None:
+                self._not_logged(kind, body)
+            else:
+                self._compare(kind, _loads(text), body)
+        for key, _, text in log_reads.records_without_rows(store, kind, start, suspects, keys):
+            self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
+                      "(deleted)", **_where(kind, key, _loads(text)))
+        for key in held:
+            self._check_held(kind, key, strays)
 
-    def _records_by_key(self, kind: str) -> Iterator[tuple[tuple, Any, int, dict]]:
-        """(place, key, index, record) of the records of `kind` whose index says so, in
-        key order; bodies that are not a record's JSON were reported by the walk."""
-        loads, strays = orjson.loads, self._stray_idx
-        for idx, body in log_reads.records_by_key(self.store, kind, self.start):
-            if idx in strays:
-                continue
-            try:
-                record = loads(body)
-                record["kind"]
-            except (ValueError, TypeError, KeyError):
-                continue
-            key = _key_of(record)
-            yield _order(key), key, idx, record
+    def _check_held(self, kind: str, key: Any, strays: list[tuple[Any, int, dict]]) -> None:
+        """One key of `kind` with records held here: all its records in index order (the
+        last holds; the others are duplicates) against its row."""
+        name = _NAMED[kind]
+        records = [(idx, _loads(body)) for idx, body in log_reads.records_of_key(
+            self.store, kind, key, self.start, json.dumps(self._suspects))]
+        records += [(idx, record) for stray_key, idx, record in strays
+                    if _order(stray_key) == _order(key)]
+        records.sort(key=lambda item: item[0])
+        if kind not in RELOGGED:
+            for idx, record in records[1:]:
+                self._add("log_record", f"log record {idx} logs {name} {key} again "
+                          "(duplicated)", **_where(kind, key, record))
+        record = records[-1][1]
+        row = log_reads.row_of_key(self.store, kind, key) if isinstance(key, (int, str)) \
+            else None
+        if row is None:
+            self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
+                      "(deleted)", **_where(kind, key, record))
+        else:
+            self._compare(kind, record, log_reads.LOGGED_ROWS[kind][1](row))
 
     def _not_logged(self, kind: str, body: dict) -> None:
         key = _key_of(body)

@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from gmtool.engine.cards import Card
 from gmtool.engine.chips import chip_sum
@@ -34,7 +34,7 @@ from gmtool.engine.settlement import Entry, Result, Settlement
 from gmtool.engine.versions import ENGINE_VERSION, revision
 
 if TYPE_CHECKING:
-    from gmtool.engine.rankings import Ranking
+    pass
 
 _new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
 
@@ -76,8 +76,9 @@ class Legal(NamedTuple):
         if self.amounts:
             return amount in self.amounts
         # an entry with a minimum has a maximum (every Legal is made with both or neither)
-        if self.min_amount is None or not self.min_amount <= amount <= cast(int, self.max_amount) \
-                or (amount - self.min_amount) % self.step:
+        if (self.min_amount is None
+                or not self.min_amount <= amount <= self.max_amount  # type: ignore[operator]
+                or (amount - self.min_amount) % self.step):
             return False
         return not self.chips or chip_sum(amount - self.base, self.chips)
 
@@ -91,7 +92,8 @@ class Legal(NamedTuple):
             amounts = self.amounts[:limit] if limit else self.amounts
             return [Action(self.verb, player, amount) for amount in amounts]
         if self.min_amount is not None and self.verb in AMOUNT_VERBS:
-            amounts = range(self.min_amount, cast(int, self.max_amount) + 1, self.step)
+            amounts = range(self.min_amount, self.max_amount + 1,  # type: ignore[operator]
+                            self.step)
             if self.chips:
                 amounts = (a for a in amounts if chip_sum(a - self.base, self.chips))
             if limit:
@@ -239,13 +241,6 @@ class Hand(ABC):
         self.settlement: Settlement | None = None
         self.pot = 0  # every chip put in this hand: the sum of the players' totals
         self._live: list[PlayerState] | None = None
-
-    @classmethod
-    @abstractmethod
-    def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
-              source: CardSource, ante: int | None, ranking: Ranking | None,
-              engine: str) -> Hand:
-        """A new hand of this game (SetupError if it cannot start): `play.start_hand`."""
 
     # -- queries ----------------------------------------------------------------
 

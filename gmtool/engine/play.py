@@ -21,8 +21,10 @@ from gmtool.engine.stud5 import Stud5Hand
 from gmtool.engine.three_card import ThreeCardHand
 from gmtool.engine.versions import ENGINE_VERSION
 
-# The hand class of each game: games.py says what a family is, these play it.
-HANDS: dict[type[Game], type[Hand]] = {Stud5: Stud5Hand, ThreeCard: ThreeCardHand}
+# The hand class of each game: games.py says what a family is, these play it. Every hand
+# class takes (config, tier_id, seats, banker, source, ante, ranking, engine).
+HANDS: dict[type[Game], type[Stud5Hand] | type[ThreeCardHand]] = {
+    Stud5: Stud5Hand, ThreeCard: ThreeCardHand}
 
 
 def start_hand(config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
@@ -31,8 +33,8 @@ def start_hand(config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Se
     """A new hand of the configuration's game, by the rules of engine version `engine`
     (replay passes the recorded one); raises SetupError if it cannot start."""
     spec = engine_config(config)
-    return HANDS[type(game_of(spec))].start(spec, tier_id, seats, banker, source, ante,
-                                             ranking, engine)
+    return HANDS[type(game_of(spec))](spec, tier_id, seats, banker, source, ante, ranking,
+                                       engine)
 
 
 def seeded_source(config: Compiled | EngineConfig, seed: bytes) -> DeckSource:

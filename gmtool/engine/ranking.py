@@ -188,6 +188,7 @@ class Stud5Ranking(KeyedRanking):
 
     def hand_keys(self) -> Iterator[int]:
         """The key of every 5-card hand of the deck (from the table when precomputed)."""
+        self.prepare()
         lookup = self._load()
         if self.precomputed:
             yield from lookup.values()
@@ -275,10 +276,19 @@ class Stud5Ranking(KeyedRanking):
 
     # ---- internals ----------------------------------------------------------------------
     def _load(self) -> dict[int, int] | _DirectLookup:
-        """Build the table once (small decks) or the cached direct evaluator (large)."""
+        """The look-up on first use: hands are evaluated as they come and kept (a replay
+        of a few thousand hands meets a few thousand: building the whole table of a small
+        deck first would cost more than an audit of them). `prepare` builds it at once."""
         if self._table is None:
-            self._table = self._build_table() if self.precomputed else _DirectLookup(self)
+            self._table = _DirectLookup(self, max(self.hand_count, 1 << 18)
+                                        if self.precomputed else 1 << 18)
         return self._table
+
+    def prepare(self) -> None:
+        """Build the whole table of a small deck now (a benchmark's set-up, a long run):
+        every `key` after it is one dict look-up."""
+        if self.precomputed and type(self._table) is not dict:
+            self._table = self._build_table()
 
     def _build_table(self) -> dict[int, int]:
         cards = [(c.rank, c.suit, c.mask) for c in self.deck.cards]

@@ -8,7 +8,6 @@ What differs by game is the registry's (engine/games.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
 
 from gmtool.engine.config import Compiled, EngineConfig, Tier, engine_config
 from gmtool.engine.errors import SetupError
@@ -43,10 +42,12 @@ def coins_to_sit(config: Compiled | EngineConfig, tier_id: str, ante: int | None
     at least the ante plus one follow at the cap (H12, D-11).
     """
     spec = engine_config(config)
-    tier = find_tier(spec, tier_id)
-    if not tier.coins:
-        return 0
-    return game_of(spec).coins_to_sit(spec, tier, ante)
+    return seat_need(spec, find_tier(spec, tier_id), ante)
+
+
+def seat_need(spec: EngineConfig, tier: Tier, ante: int | None = None) -> int:
+    """`coins_to_sit` of a tier already found (a hand asks at its start)."""
+    return game_of(spec).coins_to_sit(spec, tier, ante) if tier.coins else 0
 
 
 def enough_players(config: Compiled | EngineConfig, count: int) -> bool:
@@ -64,9 +65,9 @@ def first_banker(config: Compiled | EngineConfig, players: Sequence[str], owner:
     rooms) counts the first player seated, who opened it, as its owner.
     """
     if previous_winner in players:
-        return cast(str, previous_winner)  # one of `players`
+        return previous_winner  # type: ignore[return-value]  # one of `players`
     if engine_config(config).table.first_banker == "owner" and owner in players:
-        return cast(str, owner)  # one of `players`
+        return owner  # type: ignore[return-value]  # one of `players`
     return players[0]
 
 

@@ -24,6 +24,7 @@ from gmtool.engine.cards import (
     HandError,
     card_count,
     category_words,
+    hand_text,
     outcome,
 )
 from gmtool.engine.keyed import pack, tie_reason
@@ -66,6 +67,9 @@ class ShowingRanking:
         self._shift = self._width * _FIELDS
         self._keys, self._words, self._shapes = _MEMOS.setdefault(
             (deck, wrap_straights, all_ranks), ({}, {}, {}))
+        # the memo of `key` by mask (read only): a caller holding masks may look there
+        # first and call `key` only for a mask not in it
+        self.known: Mapping[_MemoKey, int] = self._keys
 
     def key(self, cards: Sequence[Card], mask: _MemoKey = None) -> int:
         """The strength of face-up `cards`: larger speaks first. Memoised by the cards'
@@ -82,12 +86,6 @@ class ShowingRanking:
                 self._keys.clear()  # bounded memory on large decks (52 cards: 292,825)
             self._keys[mask] = key
         return key
-
-    @property
-    def known(self) -> Mapping[_MemoKey, int]:
-        """The memo of `key` by mask (read only): a caller holding masks may look there
-        first and call `key` only for a mask not in it."""
-        return self._keys
 
     def describe(self, cards: Sequence[Card], mask: _MemoKey = None) -> str:
         """Face-up cards in words: "pair of kings with the king of spades"."""
@@ -198,8 +196,6 @@ def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
 
 def _check(deck: Deck, cards: Sequence[Card], size: int) -> None:
     """Raise HandError unless `cards` are `size` different cards of `deck`."""
-    from gmtool.engine.cards import hand_text
-
     if isinstance(cards, str):
         raise HandError(f"{cards!r} is text: read it with deck.parse_cards first")
     for card in cards:

@@ -10,7 +10,7 @@ the ending that all games share are the base hand's (engine/hand.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from gmtool.engine.chips import chip_sum
 from gmtool.engine.config import Compiled, EngineConfig
@@ -50,8 +50,9 @@ class Stud5Hand(Hand):
         self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("S11", f"banker {banker!r} is not seated")
-        # the ranking of a stud5 config (the registry's: engine/games.py)
-        self.ranking = ranking = cast("Stud5Ranking", ranking or ranking_for(config))
+        # the ranking of a stud5 config: a Stud5Ranking (no call to say so: per hand)
+        self.ranking: Stud5Ranking = ranking or ranking_for(config)  # type: ignore[assignment]
+        ranking = self.ranking
         # S7: showing-card ties follow the profile's policy (engines before 4: one reading)
         self.showing = ranking.showing if self.revision.showing_by_policy \
             else ranking.showing_before_4
@@ -59,7 +60,7 @@ class Stud5Hand(Hand):
         self.training = not self.tier.coins
         if not self.training:
             check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()},
-                           self.limits.ante)
+                           need=self.limits.min_holding)  # = seating.seat_need (Q1, L7)
         else:  # S22: virtual stacks; no coins move
             for player in self.players.values():
                 player.coins = self.limits.training_stack
@@ -78,13 +79,6 @@ class Stud5Hand(Hand):
             self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
         self.round_max = self.limits.ante
         self._next_street()
-
-    @classmethod
-    def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
-              source: CardSource, ante: int | None, ranking: Ranking | None,
-              engine: str) -> Stud5Hand:
-        return cls(config, tier_id, seats, banker, source, ante=ante, ranking=ranking,
-                   engine=engine)
 
     # -- streets, speakers, dealing (S10-S12) ------------------------------------------
 
@@ -175,7 +169,8 @@ class Stud5Hand(Hand):
         legal = self._legal(action)
         amount = action.amount
         # bet and raise entries have bounds
-        low, high = cast(int, legal.min_amount), cast(int, legal.max_amount)
+        low: int = legal.min_amount  # type: ignore[assignment]
+        high: int = legal.max_amount  # type: ignore[assignment]
         if amount is None or not low <= amount <= high or (amount - low) % legal.step:
             why = "small" if amount is None or amount < low else \
                 "large" if amount > high else "step"
@@ -184,7 +179,8 @@ class Stud5Hand(Hand):
             raise IllegalAction(rule, action.player, f"{action.verb} {amount} is not allowed: "
                                 f"{legal.min_amount} to {legal.max_amount}{steps} "
                                 f"({self.limits.bound_words(self)})")
-        if legal.chips and not chip_sum(amount - legal.base, legal.chips):
+        if legal.chips and not self.limits.chips_complete \
+                and not chip_sum(amount - legal.base, legal.chips):
             made = f"is the call {legal.base} plus {amount - legal.base}, which" \
                 if legal.base else "is an amount"
             raise IllegalAction("L10", action.player, f"{action.verb} {amount} {made} no "
@@ -265,7 +261,7 @@ class Stud5Hand(Hand):
             self._start_turn(None)
             self._close_street()
             return
-        current = cast(str, after or self.to_act)  # a player is to act while a round runs
+        current: str = after or self.to_act  # type: ignore[assignment]  # (one is to act)
         self._start_turn(self.next_live(current))
 
     def _close_street(self) -> None:

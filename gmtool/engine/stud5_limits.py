@@ -16,7 +16,8 @@ shared logic is `Limits`; a style overrides the few answers that differ (`STYLES
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from functools import lru_cache
+from typing import Any, Protocol
 
 from gmtool.engine.chips import chip_step, chip_sum
 from gmtool.engine.config import EngineConfig, OwnerAnteSpec, Tier
@@ -42,7 +43,8 @@ class Limits:
     """A hand's betting limits, fixed when it starts."""
 
     __slots__ = ("ante", "unit", "allin_from_street", "allin_to_hand_cap",
-                 "raises_per_street", "open_min", "min_holding", "hand_cap", "opening_is_raise")
+                 "raises_per_street", "open_min", "min_holding", "hand_cap", "opening_is_raise",
+                 "chips_complete")
 
     def __init__(self, ante: int, unit: int, allin_from_street: int, allin_to_hand_cap: bool,
                  raises_per_street: int | None, open_min: int, min_holding: int,
@@ -56,6 +58,9 @@ class Limits:
         self.min_holding = min_holding
         self.hand_cap = hand_cap
         self.opening_is_raise = False  # L10: the opening counts as the opener's raise
+        # L10: every multiple of the chips' step is a sum of them (the least chip is the
+        # step), so bounds and step alone decide an amount
+        self.chips_complete = True
 
     # -- what a style answers --------------------------------------------------------------
 
@@ -64,10 +69,6 @@ class Limits:
     def max_total(self, hand: Stud5Hand) -> int:
         """The most a player's hand total may reach on this street (D-7 and the style's)."""
         return hand.bound
-
-    def opening_min(self, room: int) -> int:
-        """The least first bet of a street."""
-        return self.unit
 
     def bound_words(self, hand: Stud5Hand) -> str:
         return f"smallest stack {hand.bound}, D-7"
@@ -81,21 +82,19 @@ class Limits:
 
     def _bet(self, room: int) -> Legal | None:
         """The bet entry when nobody has bet and `room` is left below the bound: a bet
-        unit or more (Q4), the opening minimum or more (L9)."""
-        low = self.opening_min(room)
-        return Legal("bet", low, _top(low, room, self.unit), self.unit) \
+        unit or more (Q4)."""
+        low = self.unit
+        # the largest low + k x unit that fits in `room` (inline: the legal list of every turn)
+        return Legal("bet", low, low + (room - low) // low * low, low) \
             if room >= low > 0 else None
-
-    def _may_check(self, room: int) -> bool:
-        """S13: with no bet yet a player may check; L9's opener only when nobody can bet
-        any more (S14: the street is still played; docs/decisions.md)."""
-        return self.may_check or room <= 0
 
     def _raise(self, facing: int, room: int) -> Legal | None:
         """The raise entry when `facing` is owed and `room` is left below the bound: the
         call plus a bet unit or more (Q4)."""
-        low = facing + self.unit
-        return Legal("raise", low, _top(low, room, self.unit), self.unit) if room >= low else None
+        unit = self.unit
+        low = facing + unit
+        return Legal("raise", low, low + (room - low) // unit * unit, unit) \
+            if room >= low else None
 
     def below_minimum_fields(self) -> dict[str, Any]:
         """The rule (and message) of a player left below the minimum after a hand."""
@@ -120,13 +119,15 @@ class Limits:
         room = self.max_total(hand) - total
         facing = hand.round_max - total
         if facing == 0:
-            legal = [CHECK] if self._may_check(room) else []
+            # S13: with no bet a player may check; L9's opener only where nobody can bet any
+            # more (S14: the street is still played; docs/decisions.md)
+            legal = [CHECK] if self.may_check or room <= 0 else []
             entry = self._bet(room)
             if entry is not None:
                 legal.append(entry)
         else:
             legal = [Legal("call", facing, facing)]
-            if self._may_raise(player):
+            if not self.raises_per_street or player.raises < self.raises_per_street:
                 entry = self._raise(facing, room)
                 if entry is not None:
                     legal.append(entry)
@@ -156,7 +157,7 @@ class Limits:
             return Legal("call", facing, facing) if facing else None
         room = self.max_total(hand) - total
         if verb == "check":
-            return CHECK if facing == 0 and self._may_check(room) else None
+            return CHECK if facing == 0 and (self.may_check or room <= 0) else None
         if verb == "bet" and facing == 0:
             return self._bet(room)
         if verb == "raise" and facing and self._may_raise(player):
@@ -207,8 +208,9 @@ class CappedLimits(Limits):
                  revision: Revision) -> None:
         betting = config.betting
         # what a capped tier and stud5 betting always have (the compiler fills them in)
-        unit, caps = cast(int, tier.bet_unit), cast("tuple[int, ...]", tier.street_caps)
-        super().__init__(cast(int, tier.ante), unit, cast(int, betting.allin_from_street),
+        unit: int = tier.bet_unit  # type: ignore[assignment]
+        caps: tuple[int, ...] = tier.street_caps  # type: ignore[assignment]
+        super().__init__(tier.ante, unit, betting.allin_from_street,  # type: ignore[arg-type]
                          betting.allin_amount == "hand_cap", betting.raises_per_street,
                          unit, tier.min_holding, tier.hand_cap)
         self.street_caps = caps
@@ -226,6 +228,7 @@ class OwnerAnteLimits(Limits):
 
     __slots__ = ("raise_chips", "_step", "_least", "_open_low")
     may_check = False  # L9: the opener bets or folds
+    raise_chips: tuple[int, ...]
 
     def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
                  revision: Revision) -> None:
@@ -233,40 +236,38 @@ class OwnerAnteLimits(Limits):
             raise SetupError("L2", "the owner has not set an ante")
         betting = config.betting
         # what an owner-ante config always has (the compiler fills them in)
-        owner_ante = cast(OwnerAnteSpec, config.owner_ante)
-        raise_chips = cast("tuple[int, ...]", betting.raise_chips)
-        super().__init__(ante, 1, cast(int, betting.allin_from_street),
+        owner_ante: OwnerAnteSpec = config.owner_ante  # type: ignore[assignment]
+        raise_chips: tuple[int, ...] = betting.raise_chips  # type: ignore[assignment]
+        open_min: int = betting.open_min_antes  # type: ignore[assignment]
+        super().__init__(ante, 1, betting.allin_from_street,  # type: ignore[arg-type]
                          betting.allin_amount == "hand_cap", betting.raises_per_street,
-                         cast(int, betting.open_min_antes) * ante,
-                         owner_ante.min_holding_antes * ante, None)
-        chips = tuple(raise_chips) if revision.raise_chips else ()
-        if betting.raise_chip_unit == "ante":  # L10: seed 000 counts its chips in antes
-            chips = tuple(chip * ante for chip in chips)
-        self.raise_chips = chips
+                         open_min * ante, owner_ante.min_holding_antes * ante, None)
         self.opening_is_raise = revision.opening_is_raise
-        if chips:  # worked out once a hand: the legal list asks at every turn
-            self._step, self._least = chip_step(chips), min(chips)
-            low = -(-self.open_min // self._step) * self._step
-            while not chip_sum(low, chips):
-                low += self._step  # a few steps at most: past the Frobenius number all sums exist
-            self._open_low = low  # the least opening made of chips (L9, L10)
+        if not revision.raise_chips:
+            self.raise_chips = ()
+            return
+        # L10: seed 000 counts its chips in antes; a table plays many hands at one ante
+        self.raise_chips, self._step, self._least, self._open_low = _chips_at(
+            tuple(raise_chips), ante if betting.raise_chip_unit == "ante" else 1,
+            self.open_min)
+        self.chips_complete = self._least == self._step
 
     def _bet(self, room: int) -> Legal | None:
         """L9/L10: the opening, made with the raise chips: a sum of them of at least the
         opening minimum. Should the room below the bound (D-7) be smaller than that, the
         opener may put in exactly what is left. Engines before 4 took any amount."""
         chips = self.raise_chips
-        if not (self.opening_is_raise and chips):
-            return super()._bet(room)
+        if not (self.opening_is_raise and chips):  # engines before 4: any whole amount
+            low = min(self.open_min, room)
+            return Legal("bet", low, _top(low, room, 1), 1) if room >= low > 0 else None
         if room <= 0:
             return None
         low, step = self._open_low, self._step
         if low > room:
             return Legal("bet", room, room)
-        return Legal("bet", low, _chip_top(low, room, step, chips), step, chips=chips)
-
-    def opening_min(self, room: int) -> int:
-        return min(self.open_min, room)
+        top = low + (room - low) // step * step if self.chips_complete else \
+            _chip_top(low, room, step, chips)
+        return Legal("bet", low, top, step, (), (), chips)  # (positional: a hand builds many)
 
     def amount_rule(self, verb: str, why: str) -> str:
         if why == "large":
@@ -288,8 +289,10 @@ class OwnerAnteLimits(Limits):
         least, step = self._least, self._step
         if room < facing + least:
             return None
-        return Legal("raise", facing + least, facing + _chip_top(least, room - facing, step, chips),
-                     step, chips=chips, base=facing)
+        room -= facing
+        top = least + (room - least) // step * step if self.chips_complete else \
+            _chip_top(least, room, step, chips)
+        return Legal("raise", facing + least, facing + top, step, (), (), chips, facing)
 
     def below_minimum_fields(self) -> dict[str, Any]:
         return {"rule": "L7", "message": L7_MESSAGE}
@@ -301,8 +304,33 @@ STYLES: dict[str, Callable[[EngineConfig, Tier, int | None, Revision], Limits]] 
 
 def limits_for(config: EngineConfig, tier: Tier, ante: int | None,
                revision: Revision = CURRENT) -> Limits:
-    """A hand's limits under the config's betting style."""
-    return STYLES[cast(str, config.betting.style)](config, tier, ante, revision)
+    """A hand's limits under the config's betting style. Limits never change once made,
+    so the hands of a room share them (a table plays many hands at one ante)."""
+    key = (config.config_id, tier.id, ante, revision.version)
+    limits = _LIMITS.get(key) if config.config_id is not None else None
+    if limits is None:
+        limits = STYLES[config.betting.style](config, tier, ante, revision)  # type: ignore[index]
+        if config.config_id is not None:
+            if len(_LIMITS) >= 1024:
+                _LIMITS.clear()
+            _LIMITS[key] = limits
+    return limits
+
+
+_LIMITS: dict[tuple[str | None, str, int | None, str], Limits] = {}
+
+
+@lru_cache(maxsize=256)
+def _chips_at(chips: tuple[int, ...], unit: int,
+              open_min: int) -> tuple[tuple[int, ...], int, int, int]:
+    """The raise chips in coins at `unit` coins a chip unit, their step (greatest common
+    divisor), the least chip and the least opening of at least `open_min` made of them."""
+    coins = tuple(chip * unit for chip in chips)
+    step = chip_step(coins)
+    low = -(-open_min // step) * step
+    while not chip_sum(low, coins):
+        low += step  # a few steps at most: past the Frobenius number every sum exists
+    return coins, step, min(coins), low
 
 
 def _chip_top(low: int, room: int, step: int, chips: tuple[int, ...]) -> int:

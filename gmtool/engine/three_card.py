@@ -43,9 +43,9 @@ whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from gmtool.engine.config import Compiled, EngineConfig, ThreeCardSpec
+from gmtool.engine.config import Compiled, EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import (
@@ -58,7 +58,7 @@ from gmtool.engine.hand import (
     Seat,
 )
 from gmtool.engine.rankings import Ranking
-from gmtool.engine.seating import check_holdings, open_tier
+from gmtool.engine.seating import check_holdings, open_tier, seat_need
 from gmtool.engine.settlement import Entry, Result
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
 from gmtool.engine.versions import ENGINE_VERSION
@@ -81,8 +81,10 @@ class ThreeCardHand(Hand):
     verb_rule = "H5"
 
     def __init__(self, config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
-                 banker: str, source: CardSource, ranking: Ranking | None = None,
-                 engine: str = ENGINE_VERSION) -> None:
+                 banker: str, source: CardSource, ante: int | None = None,
+                 ranking: Ranking | None = None, engine: str = ENGINE_VERSION) -> None:
+        """`ante` is the hand classes' common signature (`play.HANDS`): the room's ante is
+        the system's (H3), so it is not read here."""
         super().__init__(config, seats, source, engine)
         config = self.config
         self.tier = open_tier(config, tier_id)
@@ -93,19 +95,19 @@ class ThreeCardHand(Hand):
         if not self.training:
             coins = {p.name: p.coins for p in self.players.values()}
             if self.revision.seat_for_a_follow:  # H12: the ante plus one follow at the cap
-                check_holdings(config, tier_id, coins)
+                check_holdings(config, tier_id, coins, need=seat_need(config, self.tier))
             else:  # engines before 4: the ante the system posts was enough (H3)
                 check_holdings(config, tier_id, coins,
                                need=max(self.prices.ante, self.prices.min_holding), rule="H3")
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
         # [three_card] is there: Prices.for_tier has read it
-        self.max_rounds = cast(ThreeCardSpec, config.three_card).max_rounds
+        self.max_rounds = config.three_card.max_rounds  # type: ignore[union-attr]
         self.seen = {name: False for name in self.order}
-        ante = Bet(self.prices.ante, seen=False)
-        self.bets = {name: ante for name in self.order}  # current bets (H5)
+        posted = Bet(self.prices.ante, seen=False)
+        self.bets = {name: posted for name in self.order}  # current bets (H5)
         # the previous bet the next follow answers (H5): none before the first bet
-        self.last_bet: Bet | None = None if self.revision.first_bet_own_state else ante
+        self.last_bet: Bet | None = None if self.revision.first_bet_own_state else posted
         self.round = 1
         self.bought = False  # the player to act won a buy this turn and now follows (H7)
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
@@ -128,12 +130,6 @@ class ThreeCardHand(Hand):
         self.emit("deal", cards=dealt, rule="H1")
         self.emit("first_speaker", player=first, rule="H2")
         self._start_turn(first)
-
-    @classmethod
-    def start(cls, config: EngineConfig, tier_id: str, seats: Sequence[Seat], banker: str,
-              source: CardSource, ante: int | None, ranking: Ranking | None,
-              engine: str) -> ThreeCardHand:
-        return cls(config, tier_id, seats, banker, source, ranking=ranking, engine=engine)
 
     # -- queries -----------------------------------------------------------------------
 

@@ -264,13 +264,126 @@ LOGGED_ROWS = {  # in the order of their records' keys (name or id), as SQLite o
 NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the others by id
 
 
-def records_by_key(store: Store, kind: str, start: int = 0) -> Iterator[tuple[int, str]]:
-    """(index, body) of the records of `kind` from index `start` on whose index columns
-    are as the kind's are (a key in `tkey` or `nkey`, the other NULL), in the order of
-    their key, then of their index: the order `logged_rows` gives the rows they log."""
-    key, other = ("tkey", "nkey") if kind in NAMED_KINDS else ("nkey", "tkey")
-    return store.conn.execute(f"SELECT idx, body FROM log WHERE kind = ? AND {other} IS NULL "
-                              f"AND idx >= ? ORDER BY {key}, idx", (kind, start))
+# The kinds whose rows grow with play, as the audit compares them in SQLite: the rows a
+# kind logs, the column of their key, and their record as SQLite rebuilds it from a row
+# `r`: the text `gmtool.evidence.records` makes (keys sorted; tests/test_record_format.py
+# holds the two equal on the golden rows).
+STREAMED = {
+    "hand": ("SELECT * FROM hands", "id",
+             "json_object('algorithm', r.algorithm, 'ante', r.ante, 'at', r.started_at, "
+             "'banker', r.banker, 'commitment', r.commitment, 'config', r.config_id, 'id', "
+             "r.id, 'kind', 'hand', 'number', r.number, 'seats', r.seats, 'table', "
+             "r.table_id, 'tier', r.tier)"),
+    "hand_end": ("SELECT * FROM hands WHERE outcome != 'running'", "id",
+                 "json_object('at', r.ended_at, 'id', r.id, 'kind', 'hand_end', 'outcome', "
+                 "r.outcome, 'seed', r.seed, 'winners', r.winners)"),
+    "ledger": ("SELECT * FROM ledger", "id",
+               "json_object('at', r.created_at, 'delta', r.delta, 'gm_action', "
+               "r.gm_action_id, 'hand', r.hand_id, 'id', r.id, 'kind', 'ledger', 'player', "
+               "r.player, 'reason', r.reason)"),
+    "gm_action": ("SELECT id, hash FROM gm_actions", "id",
+                  "json_object('hash', r.hash, 'id', r.id, 'kind', 'gm_action')"),
+    "gm_request": ("SELECT * FROM gm_commands", "id",
+                   "json_object('at', r.issued_at, 'by', r.issued_by, 'command', r.kind, "
+                   "'id', r.id, 'kind', 'gm_request', 'player', r.player, 'reason', "
+                   "r.reason, 'request', r.request, 'table', r.table_id)"),
+    "player": ("SELECT * FROM players", "name",
+               "json_object('at', r.created_at, 'kind', 'player', 'name', r.name, 'type', "
+               "r.kind)"),
+}
+NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the others by id
+
+
+def _key_columns(kind: str) -> tuple[str, str]:
+    """(the log column of a kind's key, the one that must be NULL)."""
+    return ("tkey", "nkey") if kind in NAMED_KINDS else ("nkey", "tkey")
+
+
+def index_suspects(store: Store, kinds: Iterable[str], start: int = 0) -> list[int]:
+    """The indexes of the records of `kinds` (by their kind column) whose index columns
+    SQLite cannot see agree with their body: not an object's JSON, another kind, another
+    key (of any other type). What is not listed here agrees; what is may still (Python
+    compares 1 and 1.0 alike): the caller reads those bodies itself."""
+    kinds = list(kinds)
+    if not kinds:
+        return []
+    return [row[0] for row in store.conn.execute(
+        "SELECT idx FROM log WHERE idx >= ? AND kind IN (SELECT value FROM json_each(?)) AND "
+        "NOT coalesce(json_valid(body) AND json_type(body) = 'object' AND typeof(kind) = "
+        "'text' AND kind IS json_extract(body, '$.kind') AND CASE WHEN kind IN (SELECT value "
+        "FROM json_each(?)) THEN nkey IS NULL AND tkey IS json_extract(body, CASE kind WHEN "
+        "'config' THEN '$.id' ELSE '$.name' END) AND typeof(tkey) = json_type(body, CASE "
+        "kind WHEN 'config' THEN '$.id' ELSE '$.name' END) ELSE tkey IS NULL AND nkey IS "
+        "json_extract(body, '$.id') AND typeof(nkey) = json_type(body, '$.id') END, 0) "
+        "ORDER BY idx", (start, json.dumps(kinds), json.dumps(NAMED_KINDS)))]
+
+
+def _proper(kind: str) -> str:
+    """The records of `kind` whose index says so, from `?` (start) on, without those of
+    the JSON list `?` (suspects): the text of a WHERE clause."""
+    key, other = _key_columns(kind)
+    return (f"kind = '{kind}' AND {other} IS NULL AND idx >= ? AND idx NOT IN (SELECT value "
+            "FROM json_each(?))")
+
+
+def rows_unlike_records(store: Store, kind: str, start: int, suspects: str,
+                        keys: str) -> Iterator[tuple[dict, str | None]]:
+    """(row, the body of its last record or None) of every row of a streamed `kind` whose
+    last record (by index) is missing or is not, byte for byte, the record SQLite rebuilds
+    from it; rows keyed in the JSON list `keys` are left to the caller. In key order."""
+    rows, column, rebuilt = STREAMED[kind]
+    key, _ = _key_columns(kind)
+    cursor = store.conn.execute(
+        f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN (SELECT {key} AS k, MAX(idx) "
+        f"AS idx FROM log WHERE {_proper(kind)} GROUP BY {key}) last ON last.k = r.{column} "
+        f"LEFT JOIN log l ON l.idx = last.idx WHERE r.{column} NOT IN (SELECT value FROM "
+        f"json_each(?)) AND (l.idx IS NULL OR l.body IS NOT {rebuilt}) ORDER BY r.{column}",
+        (start, suspects, keys))
+    names = [c[0] for c in cursor.description]
+    for values in cursor:
+        row = dict(zip(names, values))
+        yield row, row.pop("_body")
+
+
+def records_without_rows(store: Store, kind: str, start: int, suspects: str,
+                         keys: str) -> Iterator[tuple[object, int, str]]:
+    """(key, index, body) of the last record of every key of a streamed `kind` that no
+    row has (keys in the JSON list `keys` left to the caller), in key order."""
+    rows, column, _ = STREAMED[kind]
+    key, _ = _key_columns(kind)
+    return store.conn.execute(
+        f"SELECT last.k, l.idx, l.body FROM (SELECT {key} AS k, MAX(idx) AS idx FROM log "
+        f"WHERE {_proper(kind)} GROUP BY {key}) last JOIN log l ON l.idx = last.idx WHERE "
+        f"last.k NOT IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM "
+        f"({rows}) r WHERE r.{column} = last.k) ORDER BY last.k", (start, suspects, keys))
+
+
+def records_logged_twice(store: Store, kind: str, start: int, suspects: str,
+                         keys: str) -> Iterator[tuple[object, int, str]]:
+    """(key, index, body) of every record of a key of `kind` logged more than once (keys
+    in the JSON list `keys` left to the caller), in key order, then index order."""
+    key, _ = _key_columns(kind)
+    return store.conn.execute(
+        f"SELECT {key}, idx, body FROM log WHERE {_proper(kind)} AND {key} IN (SELECT {key} "
+        f"FROM log WHERE {_proper(kind)} GROUP BY {key} HAVING COUNT(*) > 1) AND {key} NOT "
+        f"IN (SELECT value FROM json_each(?)) ORDER BY {key}, idx",
+        (start, suspects, start, suspects, keys))
+
+
+def records_of_key(store: Store, kind: str, value: object, start: int,
+                   suspects: str) -> list[tuple[int, str]]:
+    """(index, body) of the records of `kind` keyed `value`, in index order."""
+    key, _ = _key_columns(kind)
+    return store.conn.execute(f"SELECT idx, body FROM log WHERE {_proper(kind)} AND {key} IS ? "
+                              "ORDER BY idx", (start, suspects, value)).fetchall()
+
+
+def row_of_key(store: Store, kind: str, value: object) -> dict | None:
+    """The row of a streamed `kind` keyed `value`, or None."""
+    rows, column, _ = STREAMED[kind]
+    cursor = store.conn.execute(f"SELECT * FROM ({rows}) r WHERE r.{column} IS ?", (value,))
+    found = cursor.fetchone()
+    return dict(zip([c[0] for c in cursor.description], found)) if found else None
 
 
 def logged_rows(store: Store, kind: str) -> Iterator[dict]:
