@@ -15,9 +15,10 @@ scripts already read: a finding in a file is `{"file", "line", "column", "path",
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 
 class Severity(StrEnum):
@@ -60,8 +61,8 @@ class Finding:
 
     @property
     def subject(self) -> str:
-        """The things in a store it names, as words: "hand 12, table qq-1"."""
-        return ", ".join(f"{name.replace('_', ' ')} {getattr(self, name)}"
+        """The things in a store it names, as the audit prints them: "hand 12, table q-1"."""
+        return ", ".join(f"{name} {getattr(self, name)}"
                          for name in SUBJECTS if getattr(self, name) is not None)
 
     def as_json(self) -> dict[str, Any]:
@@ -92,3 +93,29 @@ def finding_of(value: Finding | dict[str, Any]) -> Finding:
                        path=value.get("path") or None)
     return Finding(value["kind"], value["detail"],
                    **{name: value[name] for name in SUBJECTS if name in value})
+
+
+class Report(Protocol):
+    """What a checking command reports, for the reporters (cli/reporters.py): its
+    findings, the lines and verdict a person reads, its JSON, its exit code."""
+
+    tool: str  # the command, as SARIF names the tool's run ("gmtool audit")
+    artifact: str | None  # what was checked, when it is one file (a store, a report)
+
+    @property
+    def findings(self) -> list[Finding]: ...
+
+    def lines(self) -> Iterable[str]:
+        """What the text reporter prints before the verdict."""
+        ...
+
+    def summary(self, strict: bool = False) -> str: ...
+
+    def as_json(self) -> dict[str, Any]: ...
+
+    def exit_code(self, strict: bool = False) -> int: ...
+
+
+def fails(finding: Finding, strict: bool) -> bool:
+    """Whether a finding fails the run: an error, or with --strict a warning too."""
+    return strict or finding.severity is Severity.ERROR

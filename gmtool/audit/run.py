@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from gmtool.audit.chain import verify_chain_names, verify_event_ids, verify_gm_log
 from gmtool.audit.coins import verify_balances, verify_grants, verify_ledger_links
@@ -37,7 +37,7 @@ from gmtool.audit.signatures import verify_signatures
 from gmtool.audit.tallies import verify_tallies
 from gmtool.errors import UsageError
 from gmtool.evidence.note import Checkpoint, Verifier
-from gmtool.findings import Finding
+from gmtool.findings import Finding, finding_of
 from gmtool.store import scan
 from gmtool.store.db import Store
 from gmtool.store.queries import check_names
@@ -45,13 +45,40 @@ from gmtool.store.queries import check_names
 
 @dataclass
 class AuditReport:
+    """What `gmtool audit` reports (a `gmtool.findings.Report`): the hands checked, every
+    problem (kept as its JSON: table passes in other processes send them so), and the
+    checkpoint the log was checked against."""
+
     hands_checked: int = 0
     problems: list[dict] = field(default_factory=list)
     checkpoint: dict | None = None  # the newest signed checkpoint the log was checked against
     incremental: dict | None = None  # an audit from a checkpoint: which, at what size
+    tool = "gmtool audit"
+    artifact: str | None = None  # the store's file
 
     def add(self, problem: Finding | dict) -> None:
         self.problems.append(problem.as_json() if isinstance(problem, Finding) else problem)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding_of(problem) for problem in self.problems]
+
+    def lines(self) -> Iterator[str]:
+        return (str(finding) for finding in self.findings)
+
+    def summary(self, strict: bool = False) -> str:
+        """"N hand(s) checked: ok; the log (R records) extends the checkpoint signed at S"."""
+        verdict = "ok" if not self.problems else f"{len(self.problems)} problem(s)"
+        if self.checkpoint:
+            signed = self.checkpoint
+            verdict += (f"; the log ({signed['records']} records) extends the checkpoint "
+                        f"signed at {signed['size']} ({signed['file']})")
+        after = self.incremental
+        since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
+        return f"{self.hands_checked} hand(s) checked{since}: {verdict}"
+
+    def exit_code(self, strict: bool = False) -> int:
+        return 1 if self.problems else 0
 
     def as_json(self) -> dict:
         out = {"hands_checked": self.hands_checked, "problems": self.problems}

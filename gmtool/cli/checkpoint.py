@@ -4,12 +4,18 @@ signed checkpoint (the C2SP tlog-checkpoint format; docs/evidence.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from gmtool.cli.common import DB_OPTION, JSON_OPTION, WITNESS_OPTION, emit, open_store
+from gmtool.cli.common import (
+    DB_OPTION,
+    FORMAT_OPTION,
+    JSON_OPTION,
+    WITNESS_OPTION,
+    open_store,
+)
 from gmtool.cli.console import Abort, console
+from gmtool.cli.reporters import ReportFormat, report_with
 
 app = typer.Typer(help="Signed checkpoints of the evidence log.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -17,9 +23,9 @@ app = typer.Typer(help="Signed checkpoints of the evidence log.", no_args_is_hel
 
 @app.command()
 def export(
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write the checkpoint here."),
-    witness: Optional[str] = WITNESS_OPTION,
-    db: Optional[str] = DB_OPTION,
+    out: Path | None = typer.Option(None, "--out", help="Also write the checkpoint here."),
+    witness: str | None = WITNESS_OPTION,
+    db: str | None = DB_OPTION,
 ) -> None:
     """Sign the store's evidence log as it is now with the host's key, save it in the
     witness folder and print it (a signed note any C2SP tool can check)."""
@@ -41,10 +47,11 @@ def export(
 @app.command()
 def verify(
     checkpoint: Path = typer.Argument(..., help="The signed checkpoint file."),
-    key: Optional[Path] = typer.Option(None, "--key", help="The host's verifier key "
+    key: Path | None = typer.Option(None, "--key", help="The host's verifier key "
                                        "(default: <db>.checkpoint.pub)."),
-    db: Optional[str] = DB_OPTION,
+    db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
+    output_format: ReportFormat = FORMAT_OPTION,
 ) -> None:
     """Check the checkpoint's signature and that the store's log extends it: exit 1 if
     history before it was rewritten, truncated or an older copy restored."""
@@ -52,14 +59,4 @@ def verify(
 
     with open_store(db) as store:
         report = verify_checkpoint(store, checkpoint, key)
-    emit(report, as_json, _render)
-    if report["problems"]:
-        raise typer.Exit(1)
-
-
-def _render(report: dict) -> None:
-    for problem in report["problems"]:
-        console.line(f"{problem['kind']}: {problem['detail']}")
-    if not report["problems"]:
-        console.line(f"ok: the log ({report['records']} records) extends the checkpoint "
-                     f"signed at {report['size']} ({report['checkpoint']})")
+    raise typer.Exit(report_with(output_format, as_json, report, console))

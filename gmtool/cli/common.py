@@ -10,7 +10,8 @@ from __future__ import annotations
 import getpass
 import math
 import os
-from typing import Any, Callable, Optional, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import typer
 
@@ -18,7 +19,8 @@ from gmtool.cli.console import console
 
 T = TypeVar("T")
 
-DB_OPTION = typer.Option(None, "--db", help="Database file (default: $GMTOOL_DB, else ./gmtool.db).")
+DB_OPTION = typer.Option(None, "--db",
+                         help="Database file (default: $GMTOOL_DB, else ./gmtool.db).")
 WITNESS_OPTION = typer.Option(None, "--witness", envvar="GMTOOL_WITNESS",
                               help="Folder of signed checkpoints (default: <db>.witness/ "
                               "beside the store; put it on other storage).")
@@ -26,10 +28,12 @@ AS_OPTION = typer.Option(None, "--as", help="Acting GM user, whose key signs the
                          "(default: $GMTOOL_USER, else your login name).")
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON (the contract for scripts) "
                            "instead of text.")
+FORMAT_OPTION = typer.Option("text", "--format", help="text, json (as --json), github "
+                             "(workflow annotations) or sarif (SARIF 2.1.0).")
 
 
-def _moment(flag: str) -> Callable[[Optional[str]], Optional[str]]:
-    def parse(value: Optional[str]) -> Optional[str]:
+def _moment(flag: str) -> Callable[[str | None], str | None]:
+    def parse(value: str | None) -> str | None:
         from gmtool.cli.when import parse_when
 
         return parse_when(value, flag) if value is not None else None
@@ -46,7 +50,7 @@ LIMIT_HELP = "At most this many, newest first; 0 = all."
 MAX_SPEED = 10_000.0  # the fastest time scale a host plays at (house run, demo)
 
 
-def _finite(value: Optional[float]) -> Optional[float]:
+def _finite(value: float | None) -> float | None:
     # typer's float range lets nan through (every comparison with nan is false) and, where a
     # side has no bound, inf: a host told to play for nan seconds never stops.
     if value is not None and not math.isfinite(value):
@@ -54,14 +58,14 @@ def _finite(value: Optional[float]) -> Optional[float]:
     return value
 
 
-def number_option(default: Optional[float], *flags: str, min: Optional[float] = None,
-                  max: Optional[float] = None, help: str) -> Any:
+def number_option(default: float | None, *flags: str, min: float | None = None,
+                  max: float | None = None, help: str) -> Any:
     """A float option that refuses nan, inf and anything outside [min, max] with one usage
     message (exit 2) before the command runs: every float option of the CLI is one of these."""
     return typer.Option(default, *flags, min=min, max=max, callback=_finite, help=help)
 
 
-def open_store(db: Optional[str], create: bool = False, write: bool = False):
+def open_store(db: str | None, create: bool = False, write: bool = False):
     """The store for reading (read-only: nothing is changed, not even the schema), or with
     `write` for writing (the file is checked and the schema brought up to date)."""
     from gmtool.store.db import connect, resolve_path
@@ -69,13 +73,13 @@ def open_store(db: Optional[str], create: bool = False, write: bool = False):
     return connect(resolve_path(db), create=create, write=write or create)
 
 
-def with_store(db: Optional[str], action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Open the store for reading, run `action(store, *args, **kwargs)`, close it: its result."""
     with open_store(db) as store:
         return action(store, *args, **kwargs)
 
 
-def writing(db: Optional[str], action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def writing(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`with_store` for an action that writes (a GM command, an adjustment, a deployment)."""
     with open_store(db, write=True) as store:
         return action(store, *args, **kwargs)
@@ -89,7 +93,7 @@ def emit(value: Any, as_json: bool, render: Callable[[Any], None]) -> None:
         render(value)
 
 
-def acting_name(name: Optional[str]) -> str:
+def acting_name(name: str | None) -> str:
     """`--as`, else $GMTOOL_USER, else the login name."""
     if name:
         return name
@@ -101,7 +105,7 @@ def acting_name(name: Optional[str]) -> str:
         return "unknown"
 
 
-def acting_user(name: Optional[str]):
+def acting_user(name: str | None):
     """The acting GM (`acting_name`) with their private key where they have one here: the
     name selects the key; only the signature, checked against the key an operator
     registered for that name, proves anything."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from typing import Any, Iterable, Sequence, TextIO
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
 
 from gmtool.canonical import pretty_json
 from gmtool.errors import GmtoolError

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
@@ -14,7 +12,7 @@ app = typer.Typer(help="Create or upgrade the SQLite store.", no_args_is_help=Tr
 
 
 @app.command()
-def init(db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     """Create the database (or bring an older one up to date) and register you (--as) as
     its first operator with your GM key, made now if you have none; safe to run twice:
     the first operator is registered once."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -25,7 +24,7 @@ NEXT_STEPS = [
 
 
 def demo(
-    db: Optional[Path] = typer.Option(None, "--db", help="Demo database (default ./gmtool-demo.db;"
+    db: Path | None = typer.Option(None, "--db", help="Demo database (default ./gmtool-demo.db;"
                                       " replaced if it exists)."),
     seconds: float = number_option(20.0, "--duration", "--seconds", min=1.0, max=3600.0,
                                    help="How long tables play (seconds)."),

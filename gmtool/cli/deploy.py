@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -38,11 +37,11 @@ app = typer.Typer(cls=_DeployGroup, no_args_is_help=True, rich_markup_mode=None,
 @app.command("profile", hidden=True)
 def deploy(
     profile: Path = typer.Argument(..., help="The profile to deploy."),
-    rooms: Optional[List[str]] = typer.Option(None, "--rooms", help="Only these tiers (repeat)."),
+    rooms: list[str] | None = typer.Option(None, "--rooms", help="Only these tiers (repeat)."),
     dry_run: bool = typer.Option(False, "--dry-run", "--plan",
                                  help="Show what would change for players; change nothing."),
-    db: Optional[str] = DB_OPTION,
-    as_user: Optional[str] = AS_OPTION,
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compile PROFILE and make it active; tables switch at their next hand (G5)."""
@@ -84,8 +83,8 @@ def _render_deployment(result: dict) -> None:
 
 @app.command()
 def history(
-    profile: Optional[str] = typer.Option(None, "--profile", help="Only this profile id."),
-    db: Optional[str] = DB_OPTION,
+    profile: str | None = typer.Option(None, "--profile", help="Only this profile id."),
+    db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Every deployment: what, which rooms, who, when, and whether it is active."""
@@ -109,8 +108,8 @@ def _render_history(rows: list[dict]) -> None:
 @app.command()
 def rollback(
     profile: str = typer.Argument(..., help="The profile to roll back: its id, or its file."),
-    db: Optional[str] = DB_OPTION,
-    as_user: Optional[str] = AS_OPTION,
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
 ) -> None:
     """Retire the newest deployment of PROFILE; the one before it applies at the next hand."""
     from gmtool.ops.deploy import rollback_profile

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from gmtool.bounds import MAX_COUNT
@@ -30,7 +28,7 @@ app.add_typer(keys, name="keys")
 
 
 @keys.command("new")
-def keys_new(name: Optional[str] = typer.Argument(None, help="Your GM user name (default: "
+def keys_new(name: str | None = typer.Argument(None, help="Your GM user name (default: "
                                                   "$GMTOOL_USER, else your login name)."),
              replace: bool = typer.Option(False, "--replace", help="Replace a key you have "
                                           "(an operator must register the new one)."),
@@ -50,7 +48,7 @@ def keys_new(name: Optional[str] = typer.Argument(None, help="Your GM user name 
 
 
 @keys.command("show")
-def keys_show(name: Optional[str] = typer.Argument(None, help="Your GM user name (default: "
+def keys_show(name: str | None = typer.Argument(None, help="Your GM user name (default: "
                                                    "$GMTOOL_USER, else your login name)."),
               as_json: bool = JSON_OPTION) -> None:
     """Your public key (the one to register), from the private key in your config folder."""
@@ -70,10 +68,10 @@ def keys_show(name: Optional[str] = typer.Argument(None, help="Your GM user name
 @users.command("add")
 def users_add(name: str = typer.Argument(..., help="User name."),
               role: str = typer.Option(..., "--role", help="operator or support."),
-              key: Optional[str] = typer.Option(None, "--key", help="The GM's public key "
+              key: str | None = typer.Option(None, "--key", help="The GM's public key "
                                                 "(`gmtool gm keys new` printed it); needed "
                                                 "for a new GM."),
-              db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+              db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     """Register a GM user with their key and role, or change a GM's role or key (operators,
     signed with your key). The first operator is registered by `gmtool db init`."""
     from gmtool.ops.gm import add_user
@@ -83,7 +81,7 @@ def users_add(name: str = typer.Argument(..., help="User name."),
 
 
 @users.command("list")
-def users_list(db: Optional[str] = DB_OPTION,
+def users_list(db: str | None = DB_OPTION,
                as_json: bool = JSON_OPTION) -> None:
     """GM users and their roles."""
     from gmtool.store.gm import users
@@ -95,7 +93,7 @@ def users_list(db: Optional[str] = DB_OPTION,
 
 
 @app.command()
-def log(db: Optional[str] = DB_OPTION,
+def log(db: str | None = DB_OPTION,
         limit: int = typer.Option(0, "--limit", min=0, max=MAX_COUNT,
                                   help="Only the newest N; 0 = all."),
         as_json: bool = JSON_OPTION) -> None:

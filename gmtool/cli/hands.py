@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -30,7 +29,7 @@ app = typer.Typer(help="Compare and play hands; list, show, export and replay re
 
 @app.command()
 def compare(
-    hands: List[str] = typer.Argument(..., metavar="HAND...",
+    hands: list[str] = typer.Argument(..., metavar="HAND...",
                                       help='Cards separated by spaces: "AS KS QS JS TS".'),
     profile: Path = typer.Option(..., "--profile", help="The profile whose ranking applies."),
     as_json: bool = JSON_OPTION,
@@ -77,12 +76,12 @@ def play(
 
 @app.command("list")
 def list_(
-    player: Optional[str] = typer.Option(None, "--player", help="Hands this player sat in."),
-    table: Optional[str] = typer.Option(None, "--table", help="Hands of this table."),
-    since: Optional[str] = SINCE_OPTION,
-    until: Optional[str] = UNTIL_OPTION,
+    player: str | None = typer.Option(None, "--player", help="Hands this player sat in."),
+    table: str | None = typer.Option(None, "--table", help="Hands of this table."),
+    since: str | None = SINCE_OPTION,
+    until: str | None = UNTIL_OPTION,
     limit: int = typer.Option(50, "--limit", min=0, max=MAX_COUNT, help=LIMIT_HELP),
-    db: Optional[str] = DB_OPTION,
+    db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Recorded hands, newest first."""
@@ -110,7 +109,7 @@ def _render_hands(rows: list[dict], total: int) -> None:
 @app.command()
 def show(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id (see `hands list`)."),
-    db: Optional[str] = DB_OPTION,
+    db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """A recorded hand: timeline, deck commitment, revealed seed and whether it verifies."""
@@ -125,8 +124,8 @@ def show(
 def export(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
     output_format: ExportFormat = typer.Option("md", "--format", help="md or json."),
-    witness: Optional[str] = WITNESS_OPTION,
-    db: Optional[str] = DB_OPTION,
+    witness: str | None = WITNESS_OPTION,
+    db: str | None = DB_OPTION,
 ) -> None:
     """A dispute report for a support ticket (markdown or JSON). The JSON of an ended hand
     carries its proof: `gmtool verify REPORT.json --key HOST.pub` checks it offline."""
@@ -138,7 +137,7 @@ def export(
     emit(report, as_json, lambda report: console.raw(markdown_report(report)))
 
 
-def _report_with_proof(store, hand: int, witness: Optional[str], proven: bool) -> dict:
+def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> dict:
     from gmtool.audit.dispute import hand_report
     from gmtool.audit.proof import NotCovered, hand_proof
     from gmtool.evidence import witness as witness_files
@@ -171,7 +170,7 @@ def _report_with_proof(store, hand: int, witness: Optional[str], proven: bool) -
 @app.command()
 def replay(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
-    db: Optional[str] = DB_OPTION,
+    db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Re-run the recorded actions through the engine under the hand's recorded config."""

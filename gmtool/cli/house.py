@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from gmtool.bounds import MAX_COUNT
@@ -23,28 +21,28 @@ app = typer.Typer(help="Host live tables (bots stand in for players).", no_args_
 @app.command()
 def run(
     tables: int = typer.Option(4, "--tables", min=1, max=10_000, help="Tables to host."),
-    system: Optional[List[str]] = typer.Option(None, "--system",
+    system: list[str] | None = typer.Option(None, "--system",
                                                help="Profile id to host (repeat); default all."),
     speed: float = number_option(1.0, "--speed", min=0.001, max=MAX_SPEED,
                                  help="Time scale: 10 = ten times faster."),
-    hands: Optional[int] = typer.Option(None, "--hands", min=1, max=MAX_COUNT,
+    hands: int | None = typer.Option(None, "--hands", min=1, max=MAX_COUNT,
                                         help="Stop after N hands."),
-    duration: Optional[float] = number_option(None, "--duration", min=0.0, max=10**9,
+    duration: float | None = number_option(None, "--duration", min=0.0, max=10**9,
                                               help="Stop after S seconds."),
     chaos: float = number_option(0.0, "--chaos", min=0.0, max=1.0,
                                  help="Chance per turn of a disconnect, stall or escape."),
-    seed: Optional[str] = typer.Option(None, "--seed", help="Reproducible bots and decks "
+    seed: str | None = typer.Option(None, "--seed", help="Reproducible bots and decks "
                                        "(demo/test only: the seed text reveals every deck)."),
     grace: float = number_option(10.0, "--grace", min=0.0, max=3600.0,
                                  help="Seconds running hands get to finish on stop before "
                                  "they are voided."),
     verbose: bool = typer.Option(False, "--verbose", "-v",
                                  help="A line for every hand that starts or settles."),
-    witness: Optional[str] = WITNESS_OPTION,
+    witness: str | None = WITNESS_OPTION,
     checkpoint_every: float = number_option(30.0, "--checkpoint-every", min=0.1, max=86_400.0,
                                             help="Seconds between signed checkpoints of the "
                                             "evidence log (also signed at start and stop)."),
-    db: Optional[str] = DB_OPTION,
+    db: str | None = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration."""
     import asyncio

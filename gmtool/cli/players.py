@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from gmtool.bounds import MAX_COINS, MAX_COUNT
@@ -23,7 +21,7 @@ app = typer.Typer(help="Show a player; adjust a player's coins (operators).",
 
 
 @app.command("list")
-def list_(db: Optional[str] = DB_OPTION,
+def list_(db: str | None = DB_OPTION,
           limit: int = typer.Option(50, "--limit", min=0, max=MAX_COUNT,
                                     help="At most this many, richest first; 0 = all."),
           as_json: bool = JSON_OPTION) -> None:
@@ -46,7 +44,7 @@ def _render_players(listing: dict) -> None:
 
 @app.command()
 def show(name: str = typer.Argument(..., help="Player name."),
-         db: Optional[str] = DB_OPTION,
+         db: str | None = DB_OPTION,
          as_json: bool = JSON_OPTION) -> None:
     """Coins, title (S23), score and tallies (S22), current table, recent hands, ledger."""
     from gmtool.store.queries import player_with_titles
@@ -78,7 +76,7 @@ def adjust(name: str = typer.Argument(..., help="Player name."),
            delta: str = typer.Argument(..., help="Coins to add (negative to remove): digits "
                                        f"0-9 with an optional sign, at most {MAX_COINS:,}."),
            reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
-           db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+           db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
     from gmtool.ops.gm import adjust as adjust_coins
 

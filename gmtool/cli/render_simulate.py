@@ -6,7 +6,8 @@ same. Histograms are one line of block characters over the range they cover.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 LABELS = {"pot": "pot", "actions_per_hand": "actions/hand", "seconds_per_hand": "seconds/hand",

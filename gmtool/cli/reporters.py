@@ -1,22 +1,28 @@
-"""Validation reporters, chosen by `--format`: text, json and GitHub annotations."""
+"""The reporters every checking command shares, chosen by `--format`: text, json, GitHub
+workflow annotations and SARIF 2.1.0 (for code-scanning UIs).
+
+`rules validate`, `rules test`, `audit`, `checkpoint verify` and `verify` each return a
+report of findings (`gmtool.findings.Report`); a reporter prints it. JSON is each
+report's own contract; the other three are made from its findings alone.
+"""
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from gmtool.findings import Finding, Report, fails
 
 if TYPE_CHECKING:
     from gmtool.cli.console import Console
-    from gmtool.rules.findings import Report
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def text_report(report: Report, console: Console, strict: bool = False) -> None:
-    """`file:line:column: severity [code] path: message`, then a count and the verdict."""
-    console.lines(str(finding) for finding in report.findings)
-    errors, warnings = len(report.errors), len(report.warnings)
-    verdict = "invalid" if errors or (strict and warnings) else "ok"  # --strict: warnings fail
-    console.line(f"{report.files} profile(s) checked: {errors} error(s), "
-                 f"{warnings} warning(s): {verdict}")
+    """The report's lines (a finding each, for most), then its verdict."""
+    console.lines(report.lines())
+    console.line(report.summary(strict))
 
 
 def json_report(report: Report, console: Console, strict: bool = False) -> None:
@@ -31,18 +37,96 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def annotation(finding: Finding, strict: bool = False) -> str:
+    """A GitHub workflow command for one finding: `::error` for what fails the run (with
+    --strict a warning too), `::warning` for the rest."""
+    level = "error" if fails(finding, strict) else "warning"
+    properties = [f"title={_escape_property(finding.code)}"]
+    if finding.in_file:
+        properties[:0] = [f"file={_escape_property(str(finding.file))}",
+                          f"line={finding.line or 1}", f"col={finding.column or 1}"]
+        message = f"{finding.path}: {finding.message}" if finding.path else finding.message
+    else:
+        message = f"{finding.subject}: {finding.message}" if finding.subject else \
+            finding.message
+    return f"::{level} {','.join(properties)}::{_escape_data(message)}"
+
+
 def github_report(report: Report, console: Console, strict: bool = False) -> None:
     """Workflow-command annotations (GitHub shows at most 10 a step), then the full text."""
     for finding in report.findings:
-        properties = ",".join([
-            f"file={_escape_property(finding.file)}", f"line={finding.line}",
-            f"col={finding.column}", f"title={_escape_property(finding.code)}",
-        ])
-        message = f"{finding.path}: {finding.message}" if finding.path else finding.message
-        console.line(f"::{finding.severity} {properties}::{_escape_data(message)}")
+        console.line(annotation(finding, strict))
     text_report(report, console, strict)
 
 
-REPORTERS = {"text": text_report, "json": json_report, "github": github_report}
+def sarif_report(report: Report, console: Console, strict: bool = False) -> None:
+    console.json(sarif(report, strict))
+
+
+def sarif(report: Report, strict: bool = False) -> dict[str, Any]:
+    """The report as a SARIF 2.1.0 log: one run of the command, a rule per finding code,
+    a result per finding with its place (a region of a file, or the store's things by
+    name as logical locations)."""
+    from gmtool import __version__
+
+    findings = report.findings
+    codes = sorted({finding.code for finding in findings})
+    rules = [{"id": code, "name": code, "shortDescription": {"text": _describe(code)}}
+             for code in codes]
+    return {
+        "version": "2.1.0",
+        "$schema": SARIF_SCHEMA,
+        "runs": [{
+            "tool": {"driver": {"name": "gmtool", "fullName": report.tool,
+                                "version": __version__, "rules": rules}},
+            "results": [_result(finding, codes.index(finding.code), report, strict)
+                        for finding in findings],
+        }],
+    }
+
+
+def _describe(code: str) -> str:
+    from gmtool.rules.findings import CODES
+
+    return CODES.get(code, code.replace("_", " "))
+
+
+def _result(finding: Finding, rule_index: int, report: Report,
+            strict: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": finding.code, "ruleIndex": rule_index,
+        "level": "error" if fails(finding, strict) else "warning",
+        "message": {"text": finding.message},
+    }
+    if finding.in_file:
+        region = {"startLine": finding.line or 1, "startColumn": finding.column or 1}
+        location: dict[str, Any] = {"physicalLocation": {
+            "artifactLocation": {"uri": str(finding.file)}, "region": region}}
+        if finding.path:
+            location["logicalLocations"] = [{"fullyQualifiedName": finding.path,
+                                             "kind": "member"}]
+    else:
+        location = {"logicalLocations": [
+            {"name": f"{name} {getattr(finding, name)}",
+             "fullyQualifiedName": f"{name}/{getattr(finding, name)}", "kind": "object"}
+            for name in ("hand", "table", "player", "gm_action")
+            if getattr(finding, name) is not None]}
+        if report.artifact:
+            location["physicalLocation"] = {"artifactLocation": {"uri": report.artifact}}
+    result["locations"] = [location] if len(location) else []
+    return result
+
+
+REPORTERS = {"text": text_report, "json": json_report, "github": github_report,
+             "sarif": sarif_report}
 # `--format` takes exactly the reporters' names (typer offers an Enum as a choice)
 ReportFormat = Enum("ReportFormat", {name: name for name in REPORTERS}, type=str)
+
+
+def report_with(output_format: Any, as_json: bool, report: Report, console: Console,
+                strict: bool = False) -> int:
+    """Print `report` with the reporter `--format` names (`--json`: json) and return the
+    report's exit code."""
+    name = "json" if as_json else getattr(output_format, "value", output_format)
+    REPORTERS[name](report, console, strict)
+    return report.exit_code(strict)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
-from gmtool.cli.common import JSON_OPTION, emit
+from gmtool.cli.common import FORMAT_OPTION, JSON_OPTION, emit
 from gmtool.cli.console import Abort, console
-from gmtool.cli.reporters import REPORTERS, ReportFormat
+from gmtool.cli.reporters import ReportFormat, report_with
 from gmtool.cli.simulate import simulate
 
 app = typer.Typer(help="Validate, compile, inspect, compare, edit and simulate rule profiles.",
@@ -17,24 +16,21 @@ app = typer.Typer(help="Validate, compile, inspect, compare, edit and simulate r
 
 @app.command()
 def validate(
-    paths: List[str] = typer.Argument(..., metavar="PATH...",
+    paths: list[str] = typer.Argument(..., metavar="PATH...",
                                       help="Profile files or folders (searched for *.toml)."),
-    output_format: ReportFormat = typer.Option("text", "--format",
-                                               help="text, json or github."),
+    output_format: ReportFormat = FORMAT_OPTION,
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
 ) -> None:
     """Check profiles and report every finding with file, line, column and key path."""
     from gmtool.rules.validate import validate_paths
 
-    report = validate_paths(paths)
-    REPORTERS[output_format.value](report, console, strict)
-    raise typer.Exit(report.exit_code(strict))
+    raise typer.Exit(report_with(output_format, False, validate_paths(paths), console, strict))
 
 
 @app.command("compile")
 def compile_(
     profile: Path = typer.Argument(..., help="The profile to compile."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write to this file."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write to this file."),
 ) -> None:
     """Print the canonical engine configuration with its config_id."""
     from gmtool.canonical import canonical_json
@@ -51,7 +47,7 @@ def compile_(
 @app.command()
 def show(
     profile: Path = typer.Argument(..., help="The profile to show."),
-    tier: Optional[str] = typer.Option(None, "--tier", help="Only this tier (by id)."),
+    tier: str | None = typer.Option(None, "--tier", help="Only this tier (by id)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Show the tiers as a table (like RULES Q2 / H5), time limits, policies and ladder."""
@@ -122,28 +118,18 @@ def schema() -> None:
 
 @app.command("test")
 def test_(
-    paths: List[str] = typer.Argument(..., metavar="PATH...",
+    paths: list[str] = typer.Argument(..., metavar="PATH...",
                                       help="Scenario files or folders (searched for *.toml)."),
     as_json: bool = JSON_OPTION,
+    output_format: ReportFormat = FORMAT_OPTION,
 ) -> None:
     """Run every scenario under PATH...; exit 1 if any expectation is unmet."""
-    from gmtool.sandbox.suite import run_scenarios
+    from gmtool.sandbox.suite import SuiteReport, run_scenarios
 
-    results = run_scenarios(paths)
-    failed = [r for r in results if not r.passed]
-    if as_json:
-        console.json({"scenarios": len(results), "failed": len(failed),
-                      "results": [{"file": str(r.path), "passed": r.passed,
-                                   "rules": list(r.rules), "failures": list(r.failures)}
-                                  for r in results]})
-    else:
-        for result in results:
-            console.line(f"{'PASS' if result.passed else 'FAIL'} {result.path}")
-            console.lines(f"     {failure}" for failure in result.failures)
-        console.line(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    if not results:
+    report = SuiteReport(run_scenarios(paths))
+    if not report.results:
         raise Abort("no scenario files found under " + " ".join(paths))
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(report_with(output_format, as_json, report, console))
 
 
 @app.command()

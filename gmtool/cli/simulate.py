@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -14,7 +13,7 @@ from gmtool.cli.console import console
 
 def simulate(
     profile: Path = typer.Argument(..., help="The profile to play."),
-    tiers: List[str] = typer.Option([], "--tier", metavar="ID",
+    tiers: list[str] = typer.Option([], "--tier", metavar="ID",
                                     help="Only this tier (repeatable); a closed tier is "
                                     "played as if open. Default: every enabled tier."),
     hands: int = typer.Option(10_000, "--hands", min=1, max=1_000_000,
@@ -26,17 +25,17 @@ def simulate(
     jobs: int = typer.Option(1, "--jobs", min=1, max=MAX_JOBS,
                              help="Worker processes; the report does not depend on it."),
     as_json: bool = JSON_OPTION,
-    vs: Optional[Path] = typer.Option(None, "--vs", metavar="OTHER.toml",
+    vs: Path | None = typer.Option(None, "--vs", metavar="OTHER.toml",
                                       help="Also play this profile on the same seeds and "
                                       "show each change with its 95% interval."),
-    policies: List[str] = typer.Option([], "--policy", metavar="POLICY",
+    policies: list[str] = typer.Option([], "--policy", metavar="POLICY",
                                        help="Bot policy of each seat in turn, cycled "
                                        "(repeatable or comma-separated): cautious, loose, "
                                        "aggressive, station, escaper:P."),
-    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE.png",
+    plot: Path | None = typer.Option(None, "--plot", metavar="FILE.png",
                                         help="Draw the distributions into a PNG (needs "
                                         "pip install 'gmtool[plot]')."),
-    fail_if: List[str] = typer.Option([], "--fail-if", metavar="BOUND",
+    fail_if: list[str] = typer.Option([], "--fail-if", metavar="BOUND",
                                       help="Exit 1 when BOUND holds, e.g. "
                                       "'junior.seconds_per_hand.median > 90' (repeatable)."),
 ) -> None:

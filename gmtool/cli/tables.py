@@ -6,8 +6,6 @@ publishes only the engine's public view, which has none.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from gmtool.bounds import MAX_COUNT
@@ -29,7 +27,7 @@ app = typer.Typer(help="Live tables: list, show, watch; kick a player, close a t
 
 
 @app.command("list")
-def list_(db: Optional[str] = DB_OPTION,
+def list_(db: str | None = DB_OPTION,
           closed: bool = typer.Option(False, "--closed",
                                       help="Include tables that are closed or not hosted now."),
           as_json: bool = JSON_OPTION) -> None:
@@ -41,7 +39,7 @@ def list_(db: Optional[str] = DB_OPTION,
 
 @app.command()
 def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
-         db: Optional[str] = DB_OPTION,
+         db: str | None = DB_OPTION,
          as_json: bool = JSON_OPTION) -> None:
     """One table in detail: players, coins, face-up cards, disconnections and countdowns."""
     from gmtool.cli.render_tables import render_table, table_summaries
@@ -53,11 +51,11 @@ def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
 
 
 @app.command()
-def watch(table: Optional[str] = typer.Argument(None, help="One table; default all."),
-          db: Optional[str] = DB_OPTION,
+def watch(table: str | None = typer.Argument(None, help="One table; default all."),
+          db: str | None = DB_OPTION,
           interval: float = number_option(1.0, "--interval", min=0.1, max=3600.0,
                                           help="Seconds between refreshes."),
-          count: Optional[int] = typer.Option(None, "--count", min=1, max=MAX_COUNT,
+          count: int | None = typer.Option(None, "--count", min=1, max=MAX_COUNT,
                                               help="Stop after N refreshes.")
           ) -> None:
     """Refresh the live view in place until Ctrl-C."""
@@ -76,7 +74,7 @@ def kick(table: str = typer.Argument(..., help="Table id."),
          reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
          timeout: float = number_option(10.0, "--timeout", min=0.1, max=3600.0,
                                         help="Seconds to wait for the host."),
-         db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+         db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.ops.gm import send_command
@@ -90,7 +88,7 @@ def close(table: str = typer.Argument(..., help="Table id."),
           reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
           timeout: float = number_option(10.0, "--timeout", min=0.1, max=3600.0,
                                          help="Seconds to wait for the host."),
-          db: Optional[str] = DB_OPTION, as_user: Optional[str] = AS_OPTION) -> None:
+          db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     """Close a table (operators); a running hand is voided with every stake returned."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.ops.gm import send_command

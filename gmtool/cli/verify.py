@@ -4,20 +4,22 @@ the report and the host's verifier key (no database)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
+from gmtool.cli.common import FORMAT_OPTION
 from gmtool.cli.console import console
+from gmtool.cli.reporters import ReportFormat, report_with
 
 
 def verify(
     report: Path = typer.Argument(..., help="A report from `gmtool hands export HAND "
                                   "--format json`."),
-    key: Optional[Path] = typer.Option(None, "--key", help="The host's verifier key "
+    key: Path | None = typer.Option(None, "--key", help="The host's verifier key "
                                        "(<db>.checkpoint.pub); without it, the key inside "
                                        "the report is used and the check proves only that "
                                        "the report is whole."),
+    output_format: ReportFormat = FORMAT_OPTION,
 ) -> None:
     """Check a dispute report: its signed checkpoint, every inclusion proof, the events'
     hash chain, and that every field is what the proven records say. Exit 1 if not."""
@@ -28,9 +30,4 @@ def verify(
         console.warning(f"checked against the key inside the report "
                         f"({checked.verifier.name}); pass --key with the host's verifier key "
                         "to know who signed it")
-    for problem in checked.problems:
-        console.line(f"FAIL {problem}")
-    if checked.problems:
-        raise typer.Exit(1)
-    console.line(f"ok: {report.name} is whole and every record in it is in the log signed "
-                 f"by {checked.verifier.name}")
+    raise typer.Exit(report_with(output_format, False, checked, console))

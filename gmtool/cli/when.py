@@ -10,7 +10,7 @@ the text compares the moments. Anything else is refused (exit 2) with the forms 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from gmtool.errors import UsageError
 
@@ -23,12 +23,12 @@ FORMS = ("2026-11-30, 2026-11-30T08:00, 2026-11-30 08:00:00+08:00, ...Z, today, 
 def parse_when(text: str, flag: str, now: datetime | None = None) -> str:
     """`text` as the UTC ISO timestamp stored rows use; UsageError naming `flag` if it is
     not a moment gmtool can read."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     word = text.strip().lower()
     try:
         moment = _named(word, now) or _span(word, now) or _iso(text.strip())
         if moment is not None:
-            return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+            return moment.astimezone(UTC).isoformat(timespec="microseconds")
     except (OverflowError, ValueError):  # a moment outside the calendar Python knows
         pass
     raise UsageError(f"{flag} {text!r} is not a time gmtool reads; use {FORMS}")
@@ -54,5 +54,5 @@ def _iso(text: str) -> datetime | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)  # the store's zone
+        moment = moment.replace(tzinfo=UTC)  # the store's zone
     return moment

@@ -64,6 +64,7 @@ class Audit:
                            base=self.base, host_key=self.host_key)
         for problem in self.refused:
             report.add(problem)
+        report.artifact = str(self.store.path)
         return report
 
 

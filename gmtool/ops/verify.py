@@ -4,39 +4,100 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gmtool.audit.log_check import LogCheck, checkpoint_problems
 from gmtool.audit.proof import verify_report as check_report
 from gmtool.errors import UsageError
 from gmtool.evidence import witness
 from gmtool.evidence.note import NoteError, Verifier
+from gmtool.findings import Finding
 from gmtool.ops.checkpoints import signed_checkpoints
 from gmtool.store.db import Store
 
 
-def verify_checkpoint(store: Store, checkpoint: Path, key: Path | None = None) -> dict:
+@dataclass
+class CheckpointCheck:
+    """What `gmtool checkpoint verify` reports (a `gmtool.findings.Report`)."""
+
+    checkpoint: str
+    size: int | None
+    records: int
+    problems: list[Finding]
+    tool = "gmtool checkpoint verify"
+    artifact: str | None = None  # the store's file
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.problems
+
+    def lines(self) -> Iterator[str]:
+        return (str(problem) for problem in self.problems)
+
+    def summary(self, strict: bool = False) -> str:
+        if self.problems:
+            return f"{len(self.problems)} problem(s): the log does not extend {self.checkpoint}"
+        return (f"ok: the log ({self.records} records) extends the checkpoint signed at "
+                f"{self.size} ({self.checkpoint})")
+
+    def exit_code(self, strict: bool = False) -> int:
+        return 1 if self.problems else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"checkpoint": self.checkpoint, "size": self.size, "records": self.records,
+                "problems": [problem.as_json() for problem in self.problems]}
+
+
+def verify_checkpoint(store: Store, checkpoint: Path, key: Path | None = None) -> CheckpointCheck:
     """Whether the store's log extends the signed `checkpoint` (its signature checked
-    with `key`, else `<db>.checkpoint.pub`): the report `gmtool checkpoint verify`
-    prints, its `problems` empty when history before it is whole."""
+    with `key`, else `<db>.checkpoint.pub`): no problem when history before it is whole."""
     found, refused, origin = signed_checkpoints(store, checkpoint, key, None)
     with store.snapshot():
         log = LogCheck(store)
         problems = [*refused, *log.run({c.size for _, c in found}),
                     *checkpoint_problems(log, found, origin)]
-    return {"checkpoint": str(checkpoint), "size": found[0][1].size if found else None,
-            "records": log.frontier.size, "problems": [p.as_json() for p in problems]}
+    return CheckpointCheck(str(checkpoint), found[0][1].size if found else None,
+                           log.frontier.size, problems, artifact=str(store.path))
 
 
 @dataclass
 class ReportCheck:
-    """What `verify_report` found: the problems (none: the report proves itself), and
-    the key it was checked with."""
+    """What `gmtool verify` reports (a `gmtool.findings.Report`): the problems (none: the
+    report proves itself), and the key it was checked with."""
 
+    report: Path
     verifier: Verifier
     key_from_report: bool  # no key was given: the report's own was used
     problems: list[str] = field(default_factory=list)
+    tool = "gmtool verify"
+
+    @property
+    def artifact(self) -> str:
+        return str(self.report)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [Finding("report", problem, file=str(self.report)) for problem in self.problems]
+
+    def lines(self) -> Iterator[str]:
+        return (f"FAIL {problem}" for problem in self.problems)
+
+    def summary(self, strict: bool = False) -> str:
+        if self.problems:
+            return f"{len(self.problems)} problem(s): {self.report.name} does not prove itself"
+        return (f"ok: {self.report.name} is whole and every record in it is in the log signed "
+                f"by {self.verifier.name}")
+
+    def exit_code(self, strict: bool = False) -> int:
+        return 1 if self.problems else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"report": str(self.report), "verifier_key": self.verifier.name,
+                "key_from_report": self.key_from_report,
+                "problems": [finding.as_json() for finding in self.findings]}
 
 
 def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
@@ -57,4 +118,4 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
         except (ValueError, KeyError, TypeError, NoteError, RecursionError):
             raise UsageError(f"{report}: no verifier key in the report: pass --key") \
                 from None
-    return ReportCheck(verifier, key is None, check_report(text, verifier))
+    return ReportCheck(report, verifier, key is None, check_report(text, verifier))

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from gmtool.rules import schema
-from gmtool.rules.findings import Finding
+from gmtool.rules.findings import Finding, profile_finding
 from gmtool.rules.source import Path, Position, SourceMap
 
 
@@ -65,4 +65,4 @@ class Collector:
     def add(self, path: Path, code: str, message: str, at: Position | None = None) -> None:
         line, column = at or self.source.find(path)
         self.findings.append(
-            Finding(self.file, line, column, display_path(path, self.data), code, message))
+            profile_finding(self.file, line, column, display_path(path, self.data), code, message))

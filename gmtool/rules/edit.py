@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gmtool.errors import Refused, UsageError
-from gmtool.rules.findings import Finding
+from gmtool.rules.findings import Finding, profile_finding
 from gmtool.rules.validate import (
     TOO_DEEP,
     ProfileFileError,
@@ -92,10 +92,10 @@ def set_value(text: str, key: str, value_text: str, file: str = "<profile>") -> 
         document = tomlkit.parse(text)
     except ParseError as error:
         message = re.sub(r" at line \d+ col \d+$", "", str(error))
-        raise InvalidEdit([Finding(file, error.line, error.col, "", "toml-syntax", message)]) \
-            from None
+        raise InvalidEdit([profile_finding(file, error.line, error.col, "", "toml-syntax",
+                                           message)]) from None
     except RecursionError:
-        raise InvalidEdit([Finding(file, 1, 1, "", "toml-syntax", TOO_DEEP)]) from None
+        raise InvalidEdit([profile_finding(file, 1, 1, "", "toml-syntax", TOO_DEEP)]) from None
     parts = split_key(key)
     container: Any = document
     for depth, part in enumerate(parts[:-1]):

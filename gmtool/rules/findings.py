@@ -1,15 +1,15 @@
-"""Findings: what validation reports, one per problem, each with its place in the file."""
+"""What validation reports: findings in profile files (the shared model of
+gmtool/findings.py), each with its place in the file, and their stable codes."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from enum import StrEnum
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from gmtool.findings import Finding, Severity
 
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
+__all__ = ["CODES", "WARNING_CODES", "Finding", "Report", "Severity", "profile_finding"]
 
 
 # Stable finding codes: scripts and CI filters match on them, so never rename one.
@@ -40,36 +40,22 @@ CODES = {
 WARNING_CODES = frozenset({"seed-ratio", "time-limit", "no-effect"})
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One problem in one profile, at a 1-based line and column."""
-
-    file: str
-    line: int
-    column: int
-    path: str
-    code: str
-    message: str
-
-    @property
-    def severity(self) -> Severity:
-        return Severity.WARNING if self.code in WARNING_CODES else Severity.ERROR
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}"
-        path = f" {self.path}:" if self.path else ""
-        return f"{where}: {self.severity} [{self.code}]{path} {self.message}"
+def profile_finding(file: str, line: int, column: int, path: str, code: str,
+                    message: str) -> Finding:
+    """A finding in a profile or scenario file, at a 1-based line and column; its severity
+    is its code's (WARNING_CODES)."""
+    return Finding(code, message, file=file, line=line, column=column, path=path,
+                   severity=Severity.WARNING if code in WARNING_CODES else Severity.ERROR)
 
 
 @dataclass
 class Report:
-    """Findings over a set of files."""
+    """Findings over a set of profile files (`gmtool rules validate`)."""
 
     files: int
     findings: list[Finding]
+    tool: str = "gmtool rules validate"
+    artifact: str | None = None
 
     @property
     def errors(self) -> list[Finding]:
@@ -78,6 +64,16 @@ class Report:
     @property
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity is Severity.WARNING]
+
+    def lines(self) -> Iterator[str]:
+        """`file:line:column: severity [code] path: message`, one a finding."""
+        return (str(finding) for finding in self.findings)
+
+    def summary(self, strict: bool = False) -> str:
+        errors, warnings = len(self.errors), len(self.warnings)
+        verdict = "invalid" if errors or (strict and warnings) else "ok"  # --strict: warnings fail
+        return f"{self.files} profile(s) checked: {errors} error(s), {warnings} warning(s): " \
+            f"{verdict}"
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.errors or (strict and self.warnings) else 0

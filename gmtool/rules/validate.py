@@ -1,4 +1,4 @@
-"""Validation of rule profiles: every finding of PROFILE.md, all at once, with positions.
+"""Validation of rule profiles: every finding (docs/profile-reference.md) at once, placed.
 
 `validate_text` checks one document; `validate_paths` checks files and folders. Both
 return findings instead of raising or exiting, so every caller (the CLI, `rules set`,
@@ -17,7 +17,7 @@ from typing import Any, cast
 from gmtool.errors import UsageError
 from gmtool.rules import checks, schema
 from gmtool.rules.collector import Collector
-from gmtool.rules.findings import Finding, Report
+from gmtool.rules.findings import Finding, Report, profile_finding
 from gmtool.rules.schema import Context, Field
 from gmtool.rules.source import Path, Position
 
@@ -56,7 +56,7 @@ def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
     match = _TOML_ERROR_AT.search(message)
     line, column = (int(match.group(1)), int(match.group(2))) if match else (1, 1)
     message = _TOML_ERROR_AT.sub("", message).strip()
-    return Finding(file, line, column, "", "toml-syntax", message)
+    return profile_finding(file, line, column, "", "toml-syntax", message)
 
 
 def validate_text(text: str, file: str = "<profile>",
@@ -248,7 +248,7 @@ def validate_bytes(raw: bytes, file: str) -> list[Finding]:
         line = raw[:error.start].count(b"\n") + 1
         line_start = raw.rfind(b"\n", 0, error.start) + 1
         column = len(raw[line_start:error.start].decode("utf-8")) + 1  # characters, not bytes
-        return [Finding(file, line, column, "", "toml-syntax",
+        return [profile_finding(file, line, column, "", "toml-syntax",
                         f"not UTF-8 text: byte 0x{raw[error.start]:02x} cannot be decoded")]
     return validate_text(text, file)
 
@@ -268,9 +268,9 @@ def validate_paths(paths: list[str]) -> Report:
         try:
             found = _validate_file(path)
         except RecursionError:  # parse_toml reports deep nesting; this guards what follows
-            found = [Finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
+            found = [profile_finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
         except ProfileFileError as error:
-            found = [Finding(str(path), 1, 1, "", "unreadable", str(error))]
+            found = [profile_finding(str(path), 1, 1, "", "unreadable", str(error))]
         if found is not None:
             checked += 1
             findings.extend(found)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gmtool.errors import GmtoolError
+from gmtool.findings import Finding
 from gmtool.sandbox.scenario import load_scenario, scenario_files
 
 
@@ -39,3 +42,38 @@ def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
                                f"{type(error).__name__}: {error}); please report it",), ()
         results.append(ScenarioResult(path, failures, rules))
     return results
+
+
+@dataclass
+class SuiteReport:
+    """What `gmtool rules test` reports (a `gmtool.findings.Report`): a finding per unmet
+    expectation, placed at the scenario's file."""
+
+    results: list[ScenarioResult]
+    tool = "gmtool rules test"
+    artifact: str | None = None
+
+    @property
+    def failed(self) -> list[ScenarioResult]:
+        return [result for result in self.results if not result.passed]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [Finding("scenario", failure, file=str(result.path), line=1, column=1)
+                for result in self.failed for failure in result.failures]
+
+    def lines(self) -> Iterator[str]:
+        for result in self.results:
+            yield f"{'PASS' if result.passed else 'FAIL'} {result.path}"
+            yield from (f"     {failure}" for failure in result.failures)
+
+    def summary(self, strict: bool = False) -> str:
+        return f"{len(self.results) - len(self.failed)} passed, {len(self.failed)} failed"
+
+    def exit_code(self, strict: bool = False) -> int:
+        return 1 if self.failed else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"scenarios": len(self.results), "failed": len(self.failed),
+                "results": [{"file": str(r.path), "passed": r.passed, "rules": list(r.rules),
+                             "failures": list(r.failures)} for r in self.results]}
