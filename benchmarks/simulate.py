@@ -4,7 +4,7 @@
     python benchmarks/simulate.py --hands 20000 --jobs 1 --sample 3000 --repeat 3
     python benchmarks/simulate.py --instructions 1000  # under valgrind: about 2 min
 
-What it measures, in one process and one run (DESIGN "Budgets": a ratio against a
+What it measures, in one process and one run (benchmarks/README.md, "Budgets": a ratio against a
 named baseline measured in the same run):
 
 - the simulation: `what_if` on `rules/qq-showhand.toml --tier junior --hands N --jobs J`,

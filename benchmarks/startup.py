@@ -8,7 +8,7 @@ cost any typer CLI pays before doing anything:
     python benchmarks/startup.py            # 15 rounds
     python benchmarks/startup.py --runs 31 --check
 
-Targets (DESIGN.md "Budgets"): `gmtool --help` within 1.3x of `import typer`,
+Targets (benchmarks/README.md, "Budgets"): `gmtool --help` within 1.3x of `import typer`,
 `gmtool rules validate rules/` within 2x of it. With --check the script exits 1 when a
 target is missed. Run it with the Python of the environment gmtool is installed in: the
 console script is looked up next to sys.executable unless --gmtool names it.

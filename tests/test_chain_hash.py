@@ -16,7 +16,7 @@ EVENTS = st.tuples(st.none() | st.integers(min_value=1), st.integers(min_value=1
 
 
 def test_fast_event_hash_equals_the_canonical_definition() -> None:
-    """DESIGN: hash = sha256(prev_hash + canonical_json(event)); the fast path must agree."""
+    """docs/architecture.md: hash = sha256(prev_hash + canonical_json(event)); the fast path must agree."""
     payload = canonical_json({"player": "安", "amount": 100, "cards": [{"card": "AS"}],
                               "note": 'quote " and \\ slash'})
     for hand in (None, 7):

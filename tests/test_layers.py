@@ -95,7 +95,7 @@ def _strings(tree: ast.AST):
                                   if "store" not in p.relative_to(PACKAGE).parts],
                          ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_sql_is_written_only_in_the_store(path: Path) -> None:
-    """DESIGN: gmtool/store is the only place SQL is written (the seam a second backend,
+    """docs/architecture.md: gmtool/store is the only place SQL is written (the seam a second backend,
     PostgreSQL, plugs into); no other module holds SQL text or calls a connection."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     where = path.relative_to(PACKAGE.parent)

@@ -370,7 +370,7 @@ def test_replaying_the_recorded_inputs_gives_the_identical_events(table, data, s
 @PROPERTY
 @given(data=st.data(), other_seed=st.binary(min_size=1, max_size=32))
 def test_same_seed_same_deck_different_seed_different_deck(table, data, other_seed) -> None:
-    """DESIGN: the card order is derived from the hand seed, so the same seed always
+    """docs/architecture.md: the card order is derived from the hand seed, so the same seed always
     gives the same deck (and the same deal), and a different seed a different one."""
     setup = data.draw(setups(table))
     config = setup.config
@@ -390,7 +390,7 @@ def test_same_seed_same_deck_different_seed_different_deck(table, data, other_se
 @PROPERTY
 @given(data=st.data(), steps=STEPS, other_seed=st.binary(min_size=1, max_size=32))
 def test_revealed_seed_verifies_against_the_commitment(table, data, steps, other_seed) -> None:
-    """DESIGN: commitment = sha256(seed) is stored at the start, the seed revealed at the
+    """docs/architecture.md: commitment = sha256(seed) is stored at the start, the seed revealed at the
     end; the cards that left the deck re-derive from it, and another seed does not verify."""
     setup = data.draw(setups(table))
     hand, source = setup.start_recording()
@@ -408,7 +408,7 @@ def test_revealed_seed_verifies_against_the_commitment(table, data, steps, other
 @PROPERTY
 @given(data=st.data(), steps=STEPS)
 def test_s10_dealt_cards_are_the_deck_prefix_in_dealing_order(table, data, steps) -> None:
-    """S10 and DESIGN: the cards the `deal` events record, read in the order they list
+    """S10 and docs/architecture.md: the cards the `deal` events record, read in the order they list
     them, are the first cards of the seed's deck; an auditor holding only the log and the
     revealed seed can then check the deal with deck.verify."""
     setup = data.draw(setups(table))
@@ -490,7 +490,7 @@ def snapshot(hand: Hand) -> tuple:
 @given(data=st.data(), steps=STEPS, finish=st.booleans())
 def test_illegal_action_raises_with_a_rule_and_changes_nothing(table, data, steps,
                                                                finish) -> None:
-    """DESIGN: an illegal action raises a typed error naming the rule id (S13, Q4, L9 ...)
+    """docs/architecture.md: an illegal action raises a typed error naming the rule id (S13, Q4, L9 ...)
     and leaves the state unchanged: same events, same legal actions, same player to act.
     Every illegal candidate (each verb for each seated player and an outsider, amounts
     around the bounds) is tried at the point the random play stopped."""

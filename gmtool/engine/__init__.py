@@ -1,6 +1,6 @@
 """The pure rules engine: cards, hand ranking, deck shuffling with commitments.
 
-Everything in this package is a pure function of its inputs (RULES.md, DESIGN.md
+Everything in this package is a pure function of its inputs (docs/rules.md, docs/architecture.md
 "Engine contract"): no I/O, no clock and no randomness except from a seed it is
 given, so live play, replay and audit all reach the same result byte for byte.
 Only the standard library is imported here.

@@ -3,8 +3,8 @@
 The host draws a secret seed per hand and stores ``commitment(seed)`` when the hand
 starts; it reveals the seed when the hand ends. Anyone can then recompute the deck
 order from the seed, check that it hashes to the commitment, and compare it with the
-cards that were dealt (DESIGN "Engine contract"). The algorithm is fixed and named
-``ALGORITHM``; a new algorithm gets a new name, never a silent change.
+cards that were dealt (docs/architecture.md, "The engine's contract"). The algorithm is
+fixed and named ``ALGORITHM``; a new algorithm gets a new name, never a silent change.
 
 Algorithm "hmac-sha256-fy-v1", exactly:
 

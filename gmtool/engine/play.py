@@ -38,7 +38,7 @@ def start_hand(config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Se
 
 
 def seeded_source(config: Compiled | EngineConfig, seed: bytes) -> DeckSource:
-    """The deck a hand seed gives (RULES/DESIGN: HMAC-SHA256 Fisher-Yates)."""
+    """The deck a hand seed gives (docs/architecture.md: HMAC-SHA256 Fisher-Yates)."""
     return shuffled_source(deck_for(config).cards, seed)
 
 

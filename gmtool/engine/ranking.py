@@ -6,7 +6,7 @@ strength (from the profile's category order, S3) above the tie-break fields of t
 policy (S6): rank fields, then the strength of the one suit that decides.
 
 Every 5-card hand of a small deck (98,280 for 28 cards) is keyed once, lazily, into a
-table indexed by a card bitmask, so ranking a hand is one dict look-up (DESIGN
+table indexed by a card bitmask, so ranking a hand is one dict look-up (benchmarks/README.md,
 "Budgets"). Larger decks (52 cards: 2.6M hands) are evaluated directly with a cache.
 """
 

@@ -305,19 +305,20 @@ STYLES: dict[str, Callable[[EngineConfig, Tier, int | None, Revision], Limits]] 
 def limits_for(config: EngineConfig, tier: Tier, ante: int | None,
                revision: Revision = CURRENT) -> Limits:
     """A hand's limits under the config's betting style. Limits never change once made,
-    so the hands of a room share them (a table plays many hands at one ante)."""
-    key = (config.config_id, tier.id, ante, revision.version)
-    limits = _LIMITS.get(key) if config.config_id is not None else None
-    if limits is None:
-        limits = STYLES[config.betting.style](config, tier, ante, revision)  # type: ignore[index]
-        if config.config_id is not None:
-            if len(_LIMITS) >= 1024:
-                _LIMITS.clear()
-            _LIMITS[key] = limits
+    so the hands of a room share them (a table plays many hands at one ante): kept by the
+    typed config itself (engine_config gives one per compiled config)."""
+    key = (id(config), tier.id, ante, revision.version)
+    kept = _LIMITS.get(key)
+    if kept is not None and kept[0] is config:
+        return kept[1]
+    limits = STYLES[config.betting.style](config, tier, ante, revision)  # type: ignore[index]
+    if len(_LIMITS) >= 1024:
+        _LIMITS.clear()
+    _LIMITS[key] = (config, limits)  # (the config is kept, so its id stays its own)
     return limits
 
 
-_LIMITS: dict[tuple[str | None, str, int | None, str], Limits] = {}
+_LIMITS: dict[tuple[int, str, int | None, str], tuple[EngineConfig, Limits]] = {}
 
 
 @lru_cache(maxsize=256)

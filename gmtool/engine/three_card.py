@@ -5,7 +5,7 @@ dealer's next player counterclockwise, one card at a time (H1, H2), and that pla
 speaks first (H2). On their turn a player may `look` (H4: blind -> seen, permanent, the
 turn goes on), `follow N` (H5, prices in `three_card_pricing`), `pass` (H6), `buy
 TARGET` (H7) or `open` (H8). The last player left, or the winner of an open, takes the
-whole pot. Decisions where RULES.md is silent (prices: also `three_card_pricing`):
+whole pot. Decisions where the rules are silent (prices: also `three_card_pricing`):
 
 - Current bet: the amount of a player's last follow, in the state they made it; before
   their first follow, the ante, posted blind. The first speaker sets the first bet with
