@@ -56,13 +56,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RULES = HERE.parent / "rules"
-PROFILES = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush",
-            "suihua-three-card")
+PROFILES = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush", "suihua-three-card")
 # (profile, room): every system, coin rooms and training rooms, two owner-ante tables.
-TABLES = (("qq-showhand", "junior"), ("qq-showhand", "middle"), ("qq-showhand", "training"),
-          ("video-showhand", "junior"), ("video-showhand", "training"),
-          ("straight-flush", "normal"), ("lequ-showhand", "table"), ("lequ-showhand", "table"),
-          ("suihua-three-card", "chips-5"), ("suihua-three-card", "chips-10"))
+TABLES = (
+    ("qq-showhand", "junior"),
+    ("qq-showhand", "middle"),
+    ("qq-showhand", "training"),
+    ("video-showhand", "junior"),
+    ("video-showhand", "training"),
+    ("straight-flush", "normal"),
+    ("lequ-showhand", "table"),
+    ("lequ-showhand", "table"),
+    ("suihua-three-card", "chips-5"),
+    ("suihua-three-card", "chips-10"),
+)
 PLAYERS_PER_TABLE = 5
 OPENING = 10_000_000
 KEY = hashlib.sha256(b"gmtool audit benchmark").digest()
@@ -82,6 +89,7 @@ def operator():
 
 
 # -- building ---------------------------------------------------------------------------
+
 
 class Builder:
     """Plays and records hands into one store; resumable (a store is a prefix of a larger)."""
@@ -107,20 +115,34 @@ class Builder:
         for profile, room in TABLES:
             counts[(profile, room)] = counts.get((profile, room), 0) + 1
             table_id = f"{profile}-{room}-{counts[(profile, room)]}"
-            config = configs.load_config(self.store,
-                                         configs.active_config_id(self.store, profile, room))
+            config = configs.load_config(
+                self.store, configs.active_config_id(self.store, profile, room)
+            )
             players = [f"{table_id}-p{i}" for i in range(PLAYERS_PER_TABLE)]
             if fresh:
                 table_store.open_table(self.store, table_id, profile, room, config["game"], 0)
                 for name in players:
                     ledger.grant(self.store, name, OPENING, "opening_balance")
-            self.tables.append({"id": table_id, "room": room, "config": config,
-                                "ranking": ranking_for(config), "players": players,
-                                "recorder": Recorder(self.store, table_id), "banker": None})
-        self.coins = {r["name"]: r["coins"] for r in self.store.all("SELECT name, coins FROM "
-                                                                    "players")}
-        self.numbers = {r["table_id"]: r["n"] for r in self.store.all(
-            "SELECT table_id, MAX(number) AS n FROM hands GROUP BY table_id")}
+            self.tables.append(
+                {
+                    "id": table_id,
+                    "room": room,
+                    "config": config,
+                    "ranking": ranking_for(config),
+                    "players": players,
+                    "recorder": Recorder(self.store, table_id),
+                    "banker": None,
+                }
+            )
+        self.coins = {
+            r["name"]: r["coins"] for r in self.store.all("SELECT name, coins FROM players")
+        }
+        self.numbers = {
+            r["table_id"]: r["n"]
+            for r in self.store.all(
+                "SELECT table_id, MAX(number) AS n FROM hands GROUP BY table_id"
+            )
+        }
 
     def hands(self) -> int:
         return self.store.one("SELECT COUNT(*) FROM hands")[0]
@@ -153,23 +175,32 @@ class Builder:
             need = config["owner_ante"]["min_holding_antes"] * ante
         else:
             need = tier.get("min_holding") or 0
-        seats = rng.sample(table["players"], rng.randint(2, min(PLAYERS_PER_TABLE,
-                                                               config["table"]["seats"])))
+        seats = rng.sample(
+            table["players"], rng.randint(2, min(PLAYERS_PER_TABLE, config["table"]["seats"]))
+        )
         for name in seats:  # a player run dry (a lequ show-hand) is topped up by a GM
             if self.coins[name] < 2 * max(need, tier.get("hand_cap") or 0, 1000):
                 adjust(self.store, self.operator, name, OPENING, "benchmark top-up")
                 self.coins[name] += OPENING
         banker = table["banker"] if table["banker"] in seats else seats[0]
         seed = hand_seed(KEY, table["id"], number)
-        hand = start_hand(config, room, [Seat(name, self.coins[name]) for name in seats], banker,
-                          seeded_source(config, seed), ante=ante, ranking=table["ranking"])
+        hand = start_hand(
+            config,
+            room,
+            [Seat(name, self.coins[name]) for name in seats],
+            banker,
+            seeded_source(config, seed),
+            ante=ante,
+            ranking=table["ranking"],
+        )
         play_randomly(hand, rng)
         settlement = table["recorder"].record(hand.events, seed=seed, number=number)
         if settlement and tier.get("coins", True):
             for entry in settlement["entries"]:
                 self.coins[entry["player"]] += entry["delta"]
-        table["banker"] = settlement["winners"][0] if settlement and settlement["winners"] \
-            else banker
+        table["banker"] = (
+            settlement["winners"][0] if settlement and settlement["winners"] else banker
+        )
 
 
 def play_randomly(hand, rng: random.Random) -> None:
@@ -198,8 +229,9 @@ def play_randomly(hand, rng: random.Random) -> None:
         choice = rng.choice(legal)
         if choice.verb in ("bet", "raise") and not choice.amounts:
             steps = min((choice.max_amount - choice.min_amount) // choice.step + 1, 20)
-            action = Action(choice.verb, actor, choice.min_amount + rng.randrange(steps)
-                            * choice.step)
+            action = Action(
+                choice.verb, actor, choice.min_amount + rng.randrange(steps) * choice.step
+            )
         else:
             action = rng.choice(choice.actions(actor))
         hand.apply(action)
@@ -213,8 +245,14 @@ def fingerprint() -> str:
 
     package = Path(gmtool.__file__).resolve().parent
     digest = hashlib.sha256(BUILD_VERSION.encode())
-    for path in sorted([*package.glob("engine/*.py"), *package.glob("store/*.py"),
-                        package / "house" / "recorder.py", package / "canonical.py"]):
+    for path in sorted(
+        [
+            *package.glob("engine/*.py"),
+            *package.glob("store/*.py"),
+            package / "house" / "recorder.py",
+            package / "canonical.py",
+        ]
+    ):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
 
@@ -224,16 +262,22 @@ def database(cache: Path, size: int) -> Path:
     current = fingerprint()
     if cache.is_dir():  # stores built by other code are never measured again: drop them
         for stale in cache.iterdir():
-            if stale.is_dir() and stale.name != current and \
-                    all(f.name.startswith("audit-") for f in stale.iterdir()):
+            if (
+                stale.is_dir()
+                and stale.name != current
+                and all(f.name.startswith("audit-") for f in stale.iterdir())
+            ):
                 shutil.rmtree(stale)
     cache = cache / current
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / f"audit-{size}.db"
     if path.exists():
         return path
-    smaller = sorted((int(p.stem.split("-")[1]), p) for p in cache.glob("audit-*.db")
-                     if int(p.stem.split("-")[1]) < size and p != path)
+    smaller = sorted(
+        (int(p.stem.split("-")[1]), p)
+        for p in cache.glob("audit-*.db")
+        if int(p.stem.split("-")[1]) < size and p != path
+    )
     work = path.with_name(path.name + ".building")
     for suffix in ("", "-wal", "-shm"):
         Path(f"{work}{suffix}").unlink(missing_ok=True)
@@ -242,13 +286,15 @@ def database(cache: Path, size: int) -> Path:
     builder = Builder(work)
     started, first = time.perf_counter(), builder.hands()
     print(f"building {path.name}: {first:,} -> {size:,} hands ...", flush=True)
-    builder.build(size, lambda n: print(f"  {n:,} hands", flush=True) if n % 10_000 == 0
-                  else None)
+    builder.build(size, lambda n: print(f"  {n:,} hands", flush=True) if n % 10_000 == 0 else None)
     builder.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     builder.store.close()
     elapsed = time.perf_counter() - started
-    print(f"  built {size - first:,} hands in {elapsed:.0f} s "
-          f"({(size - first) / elapsed:,.0f} hands/s)", flush=True)
+    print(
+        f"  built {size - first:,} hands in {elapsed:.0f} s "
+        f"({(size - first) / elapsed:,.0f} hands/s)",
+        flush=True,
+    )
     work.rename(path)
     return path
 
@@ -262,14 +308,17 @@ def _copy_store(source: Path, target: Path) -> None:
 
 # -- measuring (in a fresh interpreter per size) --------------------------------------------
 
+
 def measure(path: Path, repeat: int, with_tracemalloc: bool) -> dict:
     """Audit and plain-read rates of one store, and the process's peak memory."""
     from gmtool.audit.run import run_audit
     from gmtool.store.db import connect
 
     hands = sqlite3.connect(path).execute("SELECT COUNT(*) FROM hands").fetchone()[0]
-    out = {"hands": hands, "events": sqlite3.connect(path).execute(
-        "SELECT COUNT(*) FROM events").fetchone()[0]}
+    out = {
+        "hands": hands,
+        "events": sqlite3.connect(path).execute("SELECT COUNT(*) FROM events").fetchone()[0],
+    }
     audit_s = []
     for _ in range(repeat):  # the audits first: the peak memory below is theirs alone
         with connect(path) as store:
@@ -277,20 +326,22 @@ def measure(path: Path, repeat: int, with_tracemalloc: bool) -> dict:
             report = run_audit(store)
             audit_s.append(time.perf_counter() - started)
         if report.problems or report.hands_checked != hands:
-            raise SystemExit(f"audit found problems in the benchmark store: "
-                             f"{report.problems[:3]}")
-    out.update(audit_s=min(audit_s),
-               maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            raise SystemExit(f"audit found problems in the benchmark store: {report.problems[:3]}")
+    out.update(
+        audit_s=min(audit_s), maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )
     if with_tracemalloc:
         import tracemalloc
 
         tracemalloc.start()
         with connect(path) as store:
             run_audit(store)
-        out["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2 ** 20
+        out["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
-    out.update(read_s=min(_plain_read(path, parse=False) for _ in range(repeat)),
-               parse_s=min(_plain_read(path, parse=True) for _ in range(repeat)))
+    out.update(
+        read_s=min(_plain_read(path, parse=False) for _ in range(repeat)),
+        parse_s=min(_plain_read(path, parse=True) for _ in range(repeat)),
+    )
     return out
 
 
@@ -353,32 +404,54 @@ def parts(path: Path, repeat: int) -> None:
         return best * 1e6 / report.hands_checked
 
     steps = [
-        ("engine: the recorded inputs applied, and the comparison",
-         lambda: setattr(replay, "_fast_compare", lambda hand, events, values: len(events))),
-        ("engine: start_hand (the hand's set-up and first deal)",
-         lambda: setattr(replay, "start_hand", lambda *args, **kwargs: None)),
+        (
+            "engine: the recorded inputs applied, and the comparison",
+            lambda: setattr(replay, "_fast_compare", lambda hand, events, values: len(events)),
+        ),
+        (
+            "engine: start_hand (the hand's set-up and first deal)",
+            lambda: setattr(replay, "start_hand", lambda *args, **kwargs: None),
+        ),
         ("engine: the shuffle", lambda: setattr(replay, "shuffled_source", lambda *args: None)),
-        ("replay's own work (commitment, seats, config)",
-         lambda: setattr(audit_tables, "replay_loaded",
-                         lambda hand, *args, **kwargs: replay.ReplayResult(hand["id"]))),
-        ("decoding the payloads, settlement and ledger checks",
-         lambda: setattr(audit_tables, "_check_hand", lambda *args: None)),
+        (
+            "replay's own work (commitment, seats, config)",
+            lambda: setattr(
+                audit_tables,
+                "replay_loaded",
+                lambda hand, *args, **kwargs: replay.ReplayResult(hand["id"]),
+            ),
+        ),
+        (
+            "decoding the payloads, settlement and ledger checks",
+            lambda: setattr(audit_tables, "_check_hand", lambda *args: None),
+        ),
     ]
-    saved = {(module, name): getattr(module, name) for module, name in [
-        (replay, "_fast_compare"), (replay, "start_hand"), (replay, "shuffled_source"),
-        (audit_tables, "replay_loaded"), (audit_tables, "_check_hand")]}
+    saved = {
+        (module, name): getattr(module, name)
+        for module, name in [
+            (replay, "_fast_compare"),
+            (replay, "start_hand"),
+            (replay, "shuffled_source"),
+            (audit_tables, "replay_loaded"),
+            (audit_tables, "_check_hand"),
+        ]
+    }
     try:
         whole = before = cost()
-        print(f"\n== where the audit of {path.name} spends its time (CPU µs a hand, best of "
-              f"{repeat}) ==\n")
+        print(
+            f"\n== where the audit of {path.name} spends its time (CPU µs a hand, best of "
+            f"{repeat}) ==\n"
+        )
         print("| part | µs | share |\n|---|---:|---:|")
         for name, take_away in steps:
             take_away()
             after = cost()
             print(f"| {name} | {before - after:.0f} | {(before - after) / whole:.0%} |")
             before = after
-        print(f"| the chain pass: SQLite rows, `event_hash` of every event, hand rows, ledger "
-              f"stream | {before:.0f} | {before / whole:.0%} |")
+        print(
+            f"| the chain pass: SQLite rows, `event_hash` of every event, hand rows, ledger "
+            f"stream | {before:.0f} | {before / whole:.0%} |"
+        )
         print(f"| **whole audit** | **{whole:.0f}** | |")
     finally:
         for (module, name), value in saved.items():
@@ -386,6 +459,7 @@ def parts(path: Path, repeat: int) -> None:
 
 
 # -- report --------------------------------------------------------------------------------
+
 
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
@@ -396,14 +470,18 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, "
-            f"CPython {platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+    return (
+        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, "
+        f"CPython {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
+    )
 
 
 def report(results: list[dict]) -> bool:
     print(f"\nmachine: {machine()}")
-    print("| hands | events | audit hands/s | read hands/s | audit / read | read+parse hands/s | "
-          "audit / parse | peak RSS | tracemalloc peak |")
+    print(
+        "| hands | events | audit hands/s | read hands/s | audit / read | read+parse hands/s | "
+        "audit / parse | peak RSS | tracemalloc peak |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     met = True
     for r in results:
@@ -412,34 +490,50 @@ def report(results: list[dict]) -> bool:
         parse = r["hands"] / r["parse_s"]
         met &= audit >= TARGET
         traced = f"{r['tracemalloc_peak_mb']:.1f} MB" if "tracemalloc_peak_mb" in r else "-"
-        print(f"| {r['hands']:,} | {r['events']:,} | {audit:,.0f} | {read:,.0f} | "
-              f"{audit / read:.3f} | {parse:,.0f} | {audit / parse:.3f} | "
-              f"{r['maxrss_mb']:.1f} MB | {traced} |")
+        print(
+            f"| {r['hands']:,} | {r['events']:,} | {audit:,.0f} | {read:,.0f} | "
+            f"{audit / read:.3f} | {parse:,.0f} | {audit / parse:.3f} | "
+            f"{r['maxrss_mb']:.1f} MB | {traced} |"
+        )
     best = max(r["hands"] / r["audit_s"] for r in results)
-    print(f"\ntarget: >= {TARGET:,} audited hands/s (PHH parse-only: {PHH_PARSE:,}/s): "
-          f"{'met' if met else 'MISSED'} (best {best:,.0f}/s, {best / PHH_PARSE:.2f}x PHH)")
+    print(
+        f"\ntarget: >= {TARGET:,} audited hands/s (PHH parse-only: {PHH_PARSE:,}/s): "
+        f"{'met' if met else 'MISSED'} (best {best:,.0f}/s, {best / PHH_PARSE:.2f}x PHH)"
+    )
     if len(results) > 1:
         small, large = results[0], results[-1]
         growth = large["maxrss_mb"] - small["maxrss_mb"]
-        print(f"peak RSS from {small['hands']:,} to {large['hands']:,} hands: "
-              f"{growth:+.1f} MB ({large['hands'] / small['hands']:.0f}x the hands)")
+        print(
+            f"peak RSS from {small['hands']:,} to {large['hands']:,} hands: "
+            f"{growth:+.1f} MB ({large['hands'] / small['hands']:.0f}x the hands)"
+        )
     return met
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
-    parser.add_argument("--cache", type=Path,
-                        default=Path(tempfile.gettempdir()) / "gmtool-bench-audit")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "gmtool-bench-audit"
+    )
     parser.add_argument("--rebuild", action="store_true", help="Build the stores again.")
     parser.add_argument("--repeat", type=int, default=3, help="Best of N runs.")
-    parser.add_argument("--tracemalloc", action="store_true",
-                        help="Also trace Python allocations during one more audit (slower).")
-    parser.add_argument("--profile", action="store_true", help="cProfile one audit of the "
-                        "smallest size and print the hotspots.")
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="Also trace Python allocations during one more audit (slower).",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile one audit of the smallest size and print the hotspots.",
+    )
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--parts", action="store_true", help="Time one audit with each part "
-                        "taken away in turn: what each part costs, µs a hand.")
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="Time one audit with each part taken away in turn: what each part costs, µs a hand.",
+    )
     parser.add_argument("--check", action="store_true", help="Exit 1 if the target is missed.")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -67,8 +67,10 @@ def store_with_more(cache: Path, size: int, more: int) -> tuple[Path, Path]:
     with connect(work) as store:  # (a writer: brings an older schema up to date)
         signed = Notary(store).sign()
     builder = base_bench.Builder(work)
-    print(f"building {path.name}: {size:,} -> {size + more:,} hands after a checkpoint ...",
-          flush=True)
+    print(
+        f"building {path.name}: {size:,} -> {size + more:,} hands after a checkpoint ...",
+        flush=True,
+    )
     builder.build(size + more, lambda n: None)
     builder.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     builder.store.close()
@@ -91,8 +93,9 @@ def measure(path: Path, checkpoint_file: Path, repeat: int) -> dict:
     signed = [(checkpoint_file.name, checkpoint)]
 
     def cpu() -> float:  # this process and its finished workers, user and system
-        own, workers = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
-                                                              resource.RUSAGE_CHILDREN))
+        own, workers = (
+            resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
         return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
     def audit(**options) -> tuple[float, float, dict]:
@@ -110,19 +113,25 @@ def measure(path: Path, checkpoint_file: Path, repeat: int) -> dict:
     reports = {}
     audit(base=signed[0])  # warm-up: imports, ranking tables
     for _ in range(repeat):
-        for name, options in (("full", {}), ("incremental", {"base": signed[0]}),
-                              ("jobs2", {"jobs": 2})):
+        for name, options in (
+            ("full", {}),
+            ("incremental", {"base": signed[0]}),
+            ("jobs2", {"jobs": 2}),
+        ):
             elapsed, used, reports[name] = audit(**options)
             runs[name].append(elapsed)
             cpus[name].append(used)
     if reports["full"] != reports["jobs2"]:
         raise SystemExit("the reports of --jobs 1 and --jobs 2 differ")
-    return {"hands": reports["full"]["hands_checked"],
-            "incremental_hands": reports["incremental"]["hands_checked"],
-            "size": checkpoint.size, "records": reports["full"]["checkpoint"]["records"],
-            **{f"{name}_s": min(times) for name, times in runs.items()},
-            **{f"{name}_all": times for name, times in runs.items()},
-            **{f"{name}_cpu": min(times) for name, times in cpus.items()}}
+    return {
+        "hands": reports["full"]["hands_checked"],
+        "incremental_hands": reports["incremental"]["hands_checked"],
+        "size": checkpoint.size,
+        "records": reports["full"]["checkpoint"]["records"],
+        **{f"{name}_s": min(times) for name, times in runs.items()},
+        **{f"{name}_all": times for name, times in runs.items()},
+        **{f"{name}_cpu": min(times) for name, times in cpus.items()},
+    }
 
 
 def load() -> str:
@@ -136,27 +145,37 @@ def load() -> str:
 def report(result: dict) -> bool:
     ratio = result["incremental_s"] / result["full_s"]
     speedup = result["full_s"] / result["jobs2_s"]
-    print(f"\nmachine: {base_bench.machine()}; load average before the runs "
-          f"{result['load_before']}, after {result['load_after']}")
-    print("| store | audit | hands checked | seconds (best) | all runs | CPU seconds (best) | "
-          "against full |")
+    print(
+        f"\nmachine: {base_bench.machine()}; load average before the runs "
+        f"{result['load_before']}, after {result['load_after']}"
+    )
+    print(
+        "| store | audit | hands checked | seconds (best) | all runs | CPU seconds (best) | "
+        "against full |"
+    )
     print("|---|---|---:|---:|---|---:|---:|")
-    where = f"{result['hands']:,} hands, checkpoint at {result['size']:,} of " \
+    where = (
+        f"{result['hands']:,} hands, checkpoint at {result['size']:,} of "
         f"{result['records']:,} records"
+    )
     for name, label, hands, against in (
-            ("full", "full (jobs 1)", result["hands"], "1"),
-            ("incremental", "from the checkpoint", result["incremental_hands"],
-             f"**{ratio:.4f}**"),
-            ("jobs2", "full, --jobs 2", result["hands"], f"**x{speedup:.2f}** faster")):
+        ("full", "full (jobs 1)", result["hands"], "1"),
+        ("incremental", "from the checkpoint", result["incremental_hands"], f"**{ratio:.4f}**"),
+        ("jobs2", "full, --jobs 2", result["hands"], f"**x{speedup:.2f}** faster"),
+    ):
         runs = ", ".join(f"{t:.2f}" for t in result[f"{name}_all"])
-        print(f"| {where} | {label} | {hands:,} | {result[f'{name}_s']:.3f} | {runs} | "
-              f"{result[f'{name}_cpu']:.1f} | {against} |")
+        print(
+            f"| {where} | {label} | {hands:,} | {result[f'{name}_s']:.3f} | {runs} | "
+            f"{result[f'{name}_cpu']:.1f} | {against} |"
+        )
     met = ratio < TARGET_RATIO
-    print(f"\nincremental / full: {ratio:.4f} (target < {TARGET_RATIO}): "
-          f"{'met' if met else 'MISSED'}; by CPU time "
-          f"{result['incremental_cpu'] / result['full_cpu']:.4f}; --jobs 2 speed-up: "
-          f"x{speedup:.2f} on {os.cpu_count()} CPUs (CPU time, jobs 2 / jobs 1: "
-          f"{result['jobs2_cpu'] / result['full_cpu']:.2f})")
+    print(
+        f"\nincremental / full: {ratio:.4f} (target < {TARGET_RATIO}): "
+        f"{'met' if met else 'MISSED'}; by CPU time "
+        f"{result['incremental_cpu'] / result['full_cpu']:.4f}; --jobs 2 speed-up: "
+        f"x{speedup:.2f} on {os.cpu_count()} CPUs (CPU time, jobs 2 / jobs 1: "
+        f"{result['jobs2_cpu'] / result['full_cpu']:.2f})"
+    )
     return met
 
 
@@ -165,12 +184,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=100_000, help="Hands before the checkpoint.")
     parser.add_argument("--more", type=int, default=1_000, help="Hands after it.")
     parser.add_argument("--repeat", type=int, default=3, help="Best of N runs of each.")
-    parser.add_argument("--cache", type=Path,
-                        default=Path(tempfile.gettempdir()) / "gmtool-bench-audit")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "gmtool-bench-audit"
+    )
     parser.add_argument("--rebuild", action="store_true", help="Build the stores again.")
     parser.add_argument("--check", action="store_true", help="Exit 1 if the ratio is missed.")
-    parser.add_argument("--store", nargs=2, type=Path, metavar=("DB", "CHECKPOINT"),
-                        help="Measure this store from this checkpoint (no building).")
+    parser.add_argument(
+        "--store",
+        nargs=2,
+        type=Path,
+        metavar=("DB", "CHECKPOINT"),
+        help="Measure this store from this checkpoint (no building).",
+    )
     parser.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure:  # the child: a fresh interpreter
@@ -181,8 +206,19 @@ def main(argv: list[str] | None = None) -> int:
     path, checkpoint = args.store or store_with_more(args.cache, args.size, args.more)
     print(f"measuring {path.name} (best of {args.repeat}, interleaved) ...", flush=True)
     before = load()
-    run = subprocess.run([sys.executable, __file__, "--measure", str(path), str(checkpoint),
-                          "--repeat", str(args.repeat)], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--measure",
+            str(path),
+            str(checkpoint),
+            "--repeat",
+            str(args.repeat),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if run.returncode != 0:
         print(run.stderr[-3000:], file=sys.stderr)
         return 2

@@ -110,13 +110,22 @@ def bench_ranking(hands: int = 200_000, repeat: int = 5, seed: int = DEFAULT_SEE
             key(cards)
 
     rate = best_rate(ours, hands, repeat)
-    notes = [f"{hands:,} random hands of the 28-card deck, seed {seed}, best of {repeat}",
-             f"table of {ranking.hand_count:,} hands built once, lazily, in {build:.3f} s"]
+    notes = [
+        f"{hands:,} random hands of the 28-card deck, seed {seed}, best of {repeat}",
+        f"table of {ranking.hand_count:,} hands built once, lazily, in {build:.3f} s",
+    ]
     try:
         from treys import Evaluator
     except ImportError:
-        return Result("ranking", "hands/s", "gmtool Stud5Ranking.key", rate, "treys", None,
-                      notes=[*notes, "treys is not installed: pip install treys"])
+        return Result(
+            "ranking",
+            "hands/s",
+            "gmtool Stud5Ranking.key",
+            rate,
+            "treys",
+            None,
+            notes=[*notes, "treys is not installed: pip install treys"],
+        )
     evaluator = Evaluator()
     evaluate = evaluator.evaluate
     treys_sample = [[treys_card(card) for card in cards] for cards in sample]
@@ -127,11 +136,20 @@ def bench_ranking(hands: int = 200_000, repeat: int = 5, seed: int = DEFAULT_SEE
             evaluate(cards, board)
 
     baseline = best_rate(theirs, hands, repeat)
-    agree = sum(ranking.category(cards) == _treys_category(evaluator, evaluate(t, board))
-                for cards, t in zip(sample, treys_sample))
+    agree = sum(
+        ranking.category(cards) == _treys_category(evaluator, evaluate(t, board))
+        for cards, t in zip(sample, treys_sample)
+    )
     notes.append(f"categories agree with treys on {agree:,} of {hands:,} hands")
-    return Result("ranking", "hands/s", "gmtool Stud5Ranking.key", rate,
-                  "treys Evaluator.evaluate", baseline, notes=notes)
+    return Result(
+        "ranking",
+        "hands/s",
+        "gmtool Stud5Ranking.key",
+        rate,
+        "treys Evaluator.evaluate",
+        baseline,
+        notes=notes,
+    )
 
 
 def _treys_category(evaluator, hand_rank: int) -> str:
@@ -162,8 +180,10 @@ class Tally:
             return "no hand played"
         per_hand = self.actions / self.hands
         speed = f", about {rate * per_hand:,.0f} actions/s" if rate else ""
-        return (f"{per_hand:.1f} actions a hand, {100 * self.showdowns / self.hands:.0f}% "
-                f"to showdown{speed}")
+        return (
+            f"{per_hand:.1f} actions a hand, {100 * self.showdowns / self.hands:.0f}% "
+            f"to showdown{speed}"
+        )
 
 
 class Stud5Table:
@@ -215,8 +235,15 @@ class Stud5Table:
 
         seats, ante = self.seats(rng)
         source = seeded_source(self.config, rng.getrandbits(128).to_bytes(16, "big"))
-        hand = start_hand(self.config, self.tier_id, seats, rng.choice(seats).name, source,
-                          ante=ante, ranking=self.ranking)
+        hand = start_hand(
+            self.config,
+            self.tier_id,
+            seats,
+            rng.choice(seats).name,
+            source,
+            ante=ante,
+            ranking=self.ranking,
+        )
         actions = 0
         while not hand.is_over:
             legal = hand.legal_actions()
@@ -251,8 +278,9 @@ class PokerkitStud:
 
     def play(self, rng: random.Random) -> None:
         count = rng.randint(2, 4)
-        state = self.game.create_state(self.automations, True, 1, 2, 5, 10, 1000, count,
-                                       mode=self.mode)
+        state = self.game.create_state(
+            self.automations, True, 1, 2, 5, 10, 1000, count, mode=self.mode
+        )
         actions = folds = 0
         while state.status:
             moves = []
@@ -271,8 +299,7 @@ class PokerkitStud:
         self.tally.add(actions, folds < count - 1)
 
 
-def hands_rate(play: Callable[[random.Random], None], rng: random.Random,
-               seconds: float) -> float:
+def hands_rate(play: Callable[[random.Random], None], rng: random.Random, seconds: float) -> float:
     """Hands played per second during one window of about ``seconds``."""
     hands, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
@@ -302,9 +329,10 @@ def bench_hands(seconds: float = 1.0, repeat: int = 5, seed: int = DEFAULT_SEED)
     each once) and each keeps its best window, so a busy moment on the machine hurts
     all of them alike. Every engine draws from its own ``random.Random(seed)``.
     """
-    tables = {"QQ junior tier (qq-showhand/junior)": Stud5Table("qq-showhand", "junior"),
-              "lequ owner-ante table (lequ-showhand/table)": Stud5Table("lequ-showhand",
-                                                                         "table")}
+    tables = {
+        "QQ junior tier (qq-showhand/junior)": Stud5Table("qq-showhand", "junior"),
+        "lequ owner-ante table (lequ-showhand/table)": Stud5Table("lequ-showhand", "table"),
+    }
     players = {name: table.play for name, table in tables.items()}
     try:
         peer = PokerkitStud()
@@ -323,20 +351,41 @@ def bench_hands(seconds: float = 1.0, repeat: int = 5, seed: int = DEFAULT_SEED)
                 best[name] = max(best[name], hands_rate(play, rngs[name], seconds))
     baseline = best.get("pokerkit")
     window = f"best of {repeat} interleaved windows of {seconds:g} s, seed {seed}"
-    peer_note = (f"pokerkit FixedLimitSevenCardStud {version('pokerkit')}: "
-                 f"{peer.tally.words(baseline)}" if peer else
-                 "pokerkit is not installed: pip install pokerkit")
-    results = [Result(f"hands: {name}", "hands/s", "gmtool stud5", best[name],
-                      "pokerkit 7-card stud (fixed limit)", baseline, target=0, min_rate=10_000,
-                      notes=[window, f"gmtool: {table.tally.words(best[name])}", peer_note])
-               for name, table in tables.items()]
+    peer_note = (
+        f"pokerkit FixedLimitSevenCardStud {version('pokerkit')}: {peer.tally.words(baseline)}"
+        if peer
+        else "pokerkit is not installed: pip install pokerkit"
+    )
+    results = [
+        Result(
+            f"hands: {name}",
+            "hands/s",
+            "gmtool stud5",
+            best[name],
+            "pokerkit 7-card stud (fixed limit)",
+            baseline,
+            target=0,
+            min_rate=10_000,
+            notes=[window, f"gmtool: {table.tally.words(best[name])}", peer_note],
+        )
+        for name, table in tables.items()
+    ]
     rate, source = three_card_hook(seconds)
     if rate is None:
         results[-1].notes.append(f"three-card: {source}")
     else:
-        results.append(Result("hands: Suihua three-card", "hands/s", "gmtool three-card", rate,
-                              "pokerkit 7-card stud (fixed limit)", baseline, target=0,
-                              notes=[f"{source}({seconds:g}), one window, its own seed"]))
+        results.append(
+            Result(
+                "hands: Suihua three-card",
+                "hands/s",
+                "gmtool three-card",
+                rate,
+                "pokerkit 7-card stud (fixed limit)",
+                baseline,
+                target=0,
+                notes=[f"{source}({seconds:g}), one window, its own seed"],
+            )
+        )
     return results
 
 
@@ -359,16 +408,20 @@ SECTIONS: dict[str, Callable[..., Result | list[Result]]] = {
 def render(result: Result) -> str:
     """A section as text: both rates, the ratio against its target, then notes."""
     width = max(len(result.ours_name), len(result.baseline_name), len("ratio"))
-    lines = [f"{result.name}:",
-             f"  {result.ours_name:<{width}} {result.ours:>12,.0f} {result.unit}"]
+    lines = [
+        f"{result.name}:",
+        f"  {result.ours_name:<{width}} {result.ours:>12,.0f} {result.unit}",
+    ]
     if result.min_rate is not None:
         verdict = "meets" if result.ours >= result.min_rate else "MISSES"
         lines[-1] += f" ({verdict} target >= {result.min_rate:,.0f} {result.unit})"
     if result.baseline is not None and result.ratio is not None:
         verdict = "meets" if result.ratio >= result.target else "MISSES"
-        lines += [f"  {result.baseline_name:<{width}} {result.baseline:>12,.0f} {result.unit}",
-                  f"  {'ratio':<{width}} {result.ratio:>12.2f}x"
-                  + (f" ({verdict} target >= {result.target:g}x)" if result.target else "")]
+        lines += [
+            f"  {result.baseline_name:<{width}} {result.baseline:>12,.0f} {result.unit}",
+            f"  {'ratio':<{width}} {result.ratio:>12.2f}x"
+            + (f" ({verdict} target >= {result.target:g}x)" if result.target else ""),
+        ]
     lines += [f"  - {note}" for note in result.notes]
     return "\n".join(lines)
 
@@ -377,8 +430,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", help=f"any of {', '.join(SECTIONS)} (default: all)")
     parser.add_argument("--hands", type=int, default=200_000, help="hands ranked (ranking)")
-    parser.add_argument("--seconds", type=float, default=1.0,
-                        help="length of one timed window (hands)")
+    parser.add_argument(
+        "--seconds", type=float, default=1.0, help="length of one timed window (hands)"
+    )
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)

@@ -66,8 +66,7 @@ def inner(workload: str, hands: int) -> None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
-    profile, tier = {"qq": ("qq-showhand", "junior"), "lequ": ("lequ-showhand", "table")}[
-        workload]
+    profile, tier = {"qq": ("qq-showhand", "junior"), "lequ": ("lequ-showhand", "table")}[workload]
     table = module.Stud5Table(profile, tier)
     warm_up = random.Random(SEED + 1)
     for _ in range(WARM_UP):  # lazy imports and caches belong to the set-up
@@ -79,16 +78,34 @@ def inner(workload: str, hands: int) -> None:
 
 def instructions(tree: Path, workload: str, hands: int) -> int:
     """Instructions of one run of `inner` under callgrind, in `tree`."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
+    }
     run = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         str(Path(__file__).resolve()), "--inner", workload, str(hands)],
-        cwd=tree, env=env, capture_output=True, text=True, check=False)
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--inner",
+            workload,
+            str(hands),
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     found = re.search(r"Collected : (\d+)", run.stderr)
     if run.returncode != 0 or not found:
-        raise SystemExit(f"{workload} in {tree} failed (exit {run.returncode}):\n"
-                         f"{run.stderr[-2000:]}")
+        raise SystemExit(
+            f"{workload} in {tree} failed (exit {run.returncode}):\n{run.stderr[-2000:]}"
+        )
     return int(found.group(1))
 
 
@@ -108,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout of gmtool")
     parser.add_argument("--hands", type=int, default=300, help="stud5 hands a workload")
     parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
-    parser.add_argument("--inner", nargs=2, metavar=("WORKLOAD", "HANDS"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument("--inner", nargs=2, metavar=("WORKLOAD", "HANDS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inner:
         inner(args.inner[0], int(args.inner[1]))
@@ -124,17 +140,24 @@ def main(argv: list[str] | None = None) -> int:
     if not (baseline / "gmtool").is_dir():
         parser.error(f"--baseline {args.baseline}: not a gmtool checkout (no gmtool/)")
     if "audit" in (args.only or WORKLOADS) and not (baseline / STORE).is_file():
-        parser.error(f"--baseline {args.baseline}: it has no {STORE} to audit (before "
-                     "issue 12): measure it with --only qq lequ")
+        parser.error(
+            f"--baseline {args.baseline}: it has no {STORE} to audit (before "
+            "issue 12): measure it with --only qq lequ"
+        )
     same = baseline == THIS
-    print(f"instructions a hand (valgrind callgrind): {THIS} / baseline {baseline}"
-          + (" (this checkout: measured once, ratio 1 by construction)" if same else ""))
+    print(
+        f"instructions a hand (valgrind callgrind): {THIS} / baseline {baseline}"
+        + (" (this checkout: measured once, ratio 1 by construction)" if same else "")
+    )
     for workload in args.only:
         hands = audit_hands(baseline) if workload == "audit" else args.hands
         ours = per_hand(THIS, workload, hands)
         theirs = ours if same else per_hand(baseline, workload, hands)
-        print(f"  {workload:6} {ours:14,.0f} / {theirs:14,.0f}   ratio {ours / theirs:.3f}"
-              f"   ({hands} hands)", flush=True)
+        print(
+            f"  {workload:6} {ours:14,.0f} / {theirs:14,.0f}   ratio {ours / theirs:.3f}"
+            f"   ({hands} hands)",
+            flush=True,
+        )
     return 0
 
 

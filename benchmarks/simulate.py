@@ -89,8 +89,9 @@ def replay(table: Table, hands: list) -> None:
     does)."""
     config, ranking, cards = table.config, table.ranking, table.cards
     for seats, banker, key, inputs in hands:
-        hand = start_hand(config, TIER, seats, banker, shuffled_source(cards, key[:16]),
-                          ranking=ranking)
+        hand = start_hand(
+            config, TIER, seats, banker, shuffled_source(cards, key[:16]), ranking=ranking
+        )
         for action in inputs:
             hand.legal_actions()
             hand.apply(action)
@@ -117,10 +118,23 @@ def inner(what: str, count: int, seed: str) -> None:
 def instructions(what: str, count: int, seed: str) -> subprocess.Popen:
     """A run of `inner` under callgrind (started; its count is in what it writes)."""
     return subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         str(Path(__file__).resolve()), "--inner", what, str(count), "--seed", seed],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"})
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--inner",
+            what,
+            str(count),
+            "--seed",
+            seed,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"},
+    )
 
 
 def collected(run: subprocess.Popen) -> int:
@@ -140,19 +154,25 @@ def count_instructions(count: int, seed: str, jobs: int) -> int:
     runs: dict[str, int] = {}
     whats = ["setup", "bare", "sim"]
     for start in range(0, len(whats), max(1, jobs)):  # at most `jobs` runs at a time
-        batch = {what: instructions(what, count, seed) for what in whats[start:start + jobs]}
+        batch = {what: instructions(what, count, seed) for what in whats[start : start + jobs]}
         runs.update({what: collected(run) for what, run in batch.items()})
     bare = (runs["bare"] - runs["setup"]) / count
     sim = (runs["sim"] - runs["setup"]) / count
-    print(f"instructions a hand (valgrind callgrind), {PROFILE.name} --tier {TIER}, "
-          f"{count:,} hands of seed {seed!r} after {WARM_UP} warm-up hands")
-    print(f"  machine: load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} "
-          f"after (not in the counts); Python {sys.version.split()[0]}")
+    print(
+        f"instructions a hand (valgrind callgrind), {PROFILE.name} --tier {TIER}, "
+        f"{count:,} hands of seed {seed!r} after {WARM_UP} warm-up hands"
+    )
+    print(
+        f"  machine: load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} "
+        f"after (not in the counts); Python {sys.version.split()[0]}"
+    )
     print(f"  bare engine, same hands (baseline): {bare:,.0f}")
     print(f"  simulator: {sim:,.0f}")
     verdict = "meets" if sim / bare - 1 < TARGET else "MISSES"
-    print(f"  overhead a core by instructions: {sim / bare - 1:+.1%} ({verdict} target "
-          f"< {TARGET:.0%})")
+    print(
+        f"  overhead a core by instructions: {sim / bare - 1:+.1%} ({verdict} target "
+        f"< {TARGET:.0%})"
+    )
     return 0
 
 
@@ -196,8 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="alternating rounds")
     parser.add_argument("--seconds", type=float, default=1.0, help="window of baseline 2")
     parser.add_argument("--seed", default="bench")
-    parser.add_argument("--instructions", type=int, metavar="N",
-                        help="count instructions of N hands under valgrind instead")
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        metavar="N",
+        help="count instructions of N hands under valgrind instead",
+    )
     parser.add_argument("--inner", nargs=2, metavar=("WHAT", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inner:
@@ -228,26 +252,42 @@ def main(argv: list[str] | None = None) -> int:
     measures = outcome.report["tiers"][0]["measures"]
     wall_over, cpu_over = wall / engine_s - 1, cpu / engine_s - 1
     verdict = "meets" if wall_over < TARGET else "MISSES"
-    print(f"simulate {PROFILE.name} --tier {TIER} --hands {args.hands:,} --jobs {args.jobs} "
-          f"--seed {args.seed}")
-    print(f"  machine: {os.cpu_count()} CPUs, load average {load_before[0]:.2f} before, "
-          f"{load_after[0]:.2f} after; Python {sys.version.split()[0]}")
-    print(f"  hands played: {played:,} ({len(result.hands):,} + {bust_hands:,} in "
-          f"{len(result.busts)} runs to out), {measures['actions_per_hand']['mean']:.1f} "
-          "actions a hand")
-    print(f"  simulation: {wall:.2f} s wall ({played / wall:,.0f} hands/s), {cpu:.2f} s CPU "
-          f"in all processes ({played / cpu:,.0f} hands/s a core)")
-    print(f"  bare engine, same hands (baseline 1): {bare:,.0f} hands/s on one core (before "
-          f"{bare_before:,.0f}, after {bare_after:,.0f}; {args.sample:,} hands x {args.repeat}, "
-          f"{actions_same:.1f} actions a hand)")
-    print(f"  bare engine, benchmarks/engine.py (baseline 2): "
-          f"{max(random_before, random_after):,.0f} hands/s ({random_words})")
+    print(
+        f"simulate {PROFILE.name} --tier {TIER} --hands {args.hands:,} --jobs {args.jobs} "
+        f"--seed {args.seed}"
+    )
+    print(
+        f"  machine: {os.cpu_count()} CPUs, load average {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after; Python {sys.version.split()[0]}"
+    )
+    print(
+        f"  hands played: {played:,} ({len(result.hands):,} + {bust_hands:,} in "
+        f"{len(result.busts)} runs to out), {measures['actions_per_hand']['mean']:.1f} "
+        "actions a hand"
+    )
+    print(
+        f"  simulation: {wall:.2f} s wall ({played / wall:,.0f} hands/s), {cpu:.2f} s CPU "
+        f"in all processes ({played / cpu:,.0f} hands/s a core)"
+    )
+    print(
+        f"  bare engine, same hands (baseline 1): {bare:,.0f} hands/s on one core (before "
+        f"{bare_before:,.0f}, after {bare_after:,.0f}; {args.sample:,} hands x {args.repeat}, "
+        f"{actions_same:.1f} actions a hand)"
+    )
+    print(
+        f"  bare engine, benchmarks/engine.py (baseline 2): "
+        f"{max(random_before, random_after):,.0f} hands/s ({random_words})"
+    )
     print(f"  engine alone for these hands: {engine_s:.2f} s on one core")
-    print(f"  overhead by wall time: {wall_over:+.1%} ({verdict} target < {TARGET:.0%} "
-          f"with --jobs {args.jobs})")
+    print(
+        f"  overhead by wall time: {wall_over:+.1%} ({verdict} target < {TARGET:.0%} "
+        f"with --jobs {args.jobs})"
+    )
     print(f"  overhead by CPU time, whole run: {cpu_over:+.1%}")
-    print(f"  overhead a core, interleaved with baseline 1: {per_core:+.1%} (simulator "
-          f"{sim_before:,.0f} and {sim_after:,.0f} hands/s; the simulator's own work a hand)")
+    print(
+        f"  overhead a core, interleaved with baseline 1: {per_core:+.1%} (simulator "
+        f"{sim_before:,.0f} and {sim_after:,.0f} hands/s; the simulator's own work a hand)"
+    )
     return 0
 
 

@@ -58,8 +58,9 @@ def time_once(argv: list[str]) -> float:
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        sys.exit(f"{' '.join(argv)} exited {done.returncode}: "
-                 f"{done.stderr.decode(errors='replace')}")
+        sys.exit(
+            f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')}"
+        )
     return elapsed
 
 
@@ -79,8 +80,7 @@ def measure(argvs: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
 def report(times: dict[str, list[float]]) -> list[str]:
     """Lines of the result table; the last column says whether a target is met."""
     median = {name: statistics.median(values) for name, values in times.items()}
-    lines = [f"{'command':<32} {'median':>9} {'x pass':>7} {'x typer':>8}  target",
-             "-" * 72]
+    lines = [f"{'command':<32} {'median':>9} {'x pass':>7} {'x typer':>8}  target", "-" * 72]
     for name, value in median.items():
         vs_pass = value / median[PASS]
         vs_typer = f"{value / median[TYPER]:7.2f}x" if name in TARGETS else ""
@@ -101,15 +101,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="rounds (default 15)")
     parser.add_argument("--gmtool", help="the console script (default: next to sys.executable)")
-    parser.add_argument("--rules", type=Path, default=REPO / "rules",
-                        help="profile folder for validate (default: the repo's rules/)")
+    parser.add_argument(
+        "--rules",
+        type=Path,
+        default=REPO / "rules",
+        help="profile folder for validate (default: the repo's rules/)",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
 
     gmtool = find_gmtool(args.gmtool)
     times = measure(commands(gmtool, args.rules), args.runs)
-    print(f"{args.runs} interleaved rounds; python {sys.version.split()[0]} ({sys.executable}); "
-          f"gmtool {gmtool}")
+    print(
+        f"{args.runs} interleaved rounds; python {sys.version.split()[0]} ({sys.executable}); "
+        f"gmtool {gmtool}"
+    )
     for line in report(times):
         print(line)
     return 1 if args.check and missed(times) else 0

@@ -64,10 +64,13 @@ from gmtool.store.db import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
-SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
-           "video-showhand")
-ROOMS = (("qq-showhand", "junior"), ("video-showhand", "junior"),
-         ("suihua-three-card", "chips-5"), ("suihua-three-card", "chips-10"))
+SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand")
+ROOMS = (
+    ("qq-showhand", "junior"),
+    ("video-showhand", "junior"),
+    ("suihua-three-card", "chips-5"),
+    ("suihua-three-card", "chips-10"),
+)
 PLAYERS = tuple(f"p{n:02d}" for n in range(12))
 DEFAULT_SEED = 20_261_130
 TARGET_P99_MS = 100.0
@@ -89,14 +92,18 @@ def play_hands(configs: dict[str, dict], count: int, seed: int) -> list[tuple]:
         numbers[table_id] = number = numbers.get(table_id, 0) + 1
         hand_seed = seeds.hand_seed(key, table_id, number)
         seated = rng.sample(PLAYERS, rng.randint(2, config["table"]["seats"]))
-        hand = start_hand(config, tier, [Seat(p, 10_000_000) for p in seated], seated[0],
-                          seeded_source(config, hand_seed))
+        hand = start_hand(
+            config,
+            tier,
+            [Seat(p, 10_000_000) for p in seated],
+            seated[0],
+            seeded_source(config, hand_seed),
+        )
         batches = [list(hand.events)]
         while not hand.is_over:
             actor = hand.to_act
             before = len(hand.events)
-            hand.apply(choose(rng.choice(STYLE_NAMES), hand.legal_actions(), actor, rng,
-                              hand=hand))
+            hand.apply(choose(rng.choice(STYLE_NAMES), hand.legal_actions(), actor, rng, hand=hand))
             batches.append(list(hand.events[before:]))
         hands.append((table_id, number, hand_seed, batches))
     return hands
@@ -110,15 +117,25 @@ def gmtool_command() -> list[str]:
 def deployed_store(path: Path, profiles) -> None:
     """A new store at `path` with `profiles` deployed, through the console as an operator
     would (no operator registered: the deploys need no GM key)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_WITNESS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_WITNESS")
+    }
     env["GMTOOL_USER"] = "bench"
     for args in (["db", "init"], *(["deploy", str(RULES / f"{p}.toml")] for p in profiles)):
-        run = subprocess.run([*gmtool_command(), *args, "--db", str(path)], env=env,
-                             capture_output=True, text=True, timeout=120, check=False)
+        run = subprocess.run(
+            [*gmtool_command(), *args, "--db", str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         if run.returncode != 0:
-            raise SystemExit(f"gmtool {' '.join(args)} exited {run.returncode}:\n"
-                             f"{run.stdout}{run.stderr}")
+            raise SystemExit(
+                f"gmtool {' '.join(args)} exited {run.returncode}:\n{run.stdout}{run.stderr}"
+            )
 
 
 def fresh_store(folder: Path, configs: dict[str, dict]):
@@ -147,16 +164,24 @@ def bare_executemany(store, rows: list[tuple]) -> None:
     """The same rows, into a table of the same shape and indexes in the same file, at once."""
     conn = store.conn
     if store.one("SELECT 1 FROM sqlite_master WHERE name = 'bare_events'") is None:
-        for (sql,) in store.all("SELECT sql FROM sqlite_master WHERE tbl_name = 'events' AND "
-                                "type IN ('table', 'index') AND sql IS NOT NULL"):
-            conn.execute(sql.replace("[events]", "bare_events").replace('"events"', "bare_events")
-                         .replace("idx_events_", "idx_bare_events_"))
+        for (sql,) in store.all(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'events' AND "
+            "type IN ('table', 'index') AND sql IS NOT NULL"
+        ):
+            conn.execute(
+                sql.replace("[events]", "bare_events")
+                .replace('"events"', "bare_events")
+                .replace("idx_events_", "idx_bare_events_")
+            )
     conn.execute("DELETE FROM bare_events")
     conn.commit()
     start = time.perf_counter()
     conn.execute("BEGIN")
-    conn.executemany("INSERT INTO bare_events (id, table_id, hand_id, seq, type, payload, "
-                     "created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO bare_events (id, table_id, hand_id, seq, type, payload, "
+        "created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
     conn.execute("COMMIT")
     return time.perf_counter() - start
 
@@ -175,16 +200,26 @@ def bench_write(hands_count: int, repeat: int, seed: int) -> dict:
                 start = time.perf_counter()
                 events = record_all(store, hands)
                 ours.append(events / (time.perf_counter() - start))
-                rows = [tuple(r) for r in store.all("SELECT id, table_id, hand_id, seq, type, "
-                                                    "payload, created_at, prev_hash, hash "
-                                                    "FROM events ORDER BY id")]
+                rows = [
+                    tuple(r)
+                    for r in store.all(
+                        "SELECT id, table_id, hand_id, seq, type, "
+                        "payload, created_at, prev_hash, hash "
+                        "FROM events ORDER BY id"
+                    )
+                ]
                 bare.append(len(rows) / bare_executemany(store, rows))
                 per_tx.append(len(rows) / per_batch_transactions(store, hands, rows))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return {"hands": len(hands), "inputs": inputs, "events": events,
-            "ours": statistics.median(ours), "bare": statistics.median(bare),
-            "per_tx": statistics.median(per_tx)}
+    return {
+        "hands": len(hands),
+        "inputs": inputs,
+        "events": events,
+        "ours": statistics.median(ours),
+        "bare": statistics.median(bare),
+        "per_tx": statistics.median(per_tx),
+    }
 
 
 def per_batch_transactions(store, hands: list[tuple], rows: list[tuple]) -> float:
@@ -200,9 +235,11 @@ def per_batch_transactions(store, hands: list[tuple], rows: list[tuple]) -> floa
         if not size:
             continue
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO bare_events (id, table_id, hand_id, seq, type, payload, "
-                         "created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         rows[at:at + size])
+        conn.executemany(
+            "INSERT INTO bare_events (id, table_id, hand_id, seq, type, payload, "
+            "created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows[at : at + size],
+        )
         conn.execute("COMMIT")
         at += size
     return time.perf_counter() - start
@@ -242,17 +279,21 @@ class Timings:
         cls.sleep, cls.record = sleep, record
 
 
-def run_host(folder: Path, tables: int, duration: float, warmup: float, seed: str,
-             speed: float = 1.0) -> dict:
+def run_host(
+    folder: Path, tables: int, duration: float, warmup: float, seed: str, speed: float = 1.0
+) -> dict:
     from gmtool.house.host import HostOptions, prepare_host
 
     path = folder / f"host-{tables}.db"  # made and deployed by the parent
     timings = Timings()
     timings.install()
     with connect(path) as store:
-        host = prepare_host(store, HostOptions(tables=tables, speed=speed,
-                                               duration=warmup + duration, seed=seed,
-                                               grace=0.1))
+        host = prepare_host(
+            store,
+            HostOptions(
+                tables=tables, speed=speed, duration=warmup + duration, seed=seed, grace=0.1
+            ),
+        )
         started = time.monotonic()
         timings.counting_from = started + warmup
         cpu = time.process_time()
@@ -260,21 +301,30 @@ def run_host(folder: Path, tables: int, duration: float, warmup: float, seed: st
         wall = time.monotonic() - started
         cpu = time.process_time() - cpu
         hands = store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'settled'")[0]
-    samples = sorted(latency for when, latency in timings.latencies
-                     if when <= timings.counting_from + duration)
+    samples = sorted(
+        latency for when, latency in timings.latencies if when <= timings.counting_from + duration
+    )
     if not samples:
         return {"tables": tables, "actions": 0}
 
     def pct(p: float) -> float:
         return samples[min(len(samples) - 1, int(p / 100 * len(samples)))] * 1000
 
-    return {"tables": tables, "actions": len(samples), "per_s": len(samples) / duration,
-            "p50": pct(50), "p99": pct(99), "max": samples[-1] * 1000, "hands": hands,
-            "cpu": cpu / wall}
+    return {
+        "tables": tables,
+        "actions": len(samples),
+        "per_s": len(samples) / duration,
+        "p50": pct(50),
+        "p99": pct(99),
+        "max": samples[-1] * 1000,
+        "hands": hands,
+        "cpu": cpu / wall,
+    }
 
 
-def bench_host(counts: Sequence[int], duration: float, warmup: float, seed: str,
-               speed: float = 1.0) -> list[dict]:
+def bench_host(
+    counts: Sequence[int], duration: float, warmup: float, seed: str, speed: float = 1.0
+) -> list[dict]:
     folder = Path(tempfile.mkdtemp(prefix="gmtool-bench-host-"))
     results = []
     try:
@@ -283,8 +333,9 @@ def bench_host(counts: Sequence[int], duration: float, warmup: float, seed: str,
             # each run in a child process: a fresh interpreter and event loop per table count
             # (an executor, not a Pool: a child that dies fails the run instead of hanging it)
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-                result = pool.submit(run_host, folder, count, duration, warmup, seed,
-                                     speed).result()
+                result = pool.submit(
+                    run_host, folder, count, duration, warmup, seed, speed
+                ).result()
             results.append(result)
             print(render_host(result), flush=True)
     finally:
@@ -299,14 +350,18 @@ def render_host(r: dict) -> str:
     if not r.get("actions"):
         return f"  {r['tables']:>5} tables: no actions measured"
     verdict = "ok" if r["p99"] < TARGET_P99_MS else "MISSED"
-    return (f"  {r['tables']:>5} tables: {r['actions']:>6} actions ({r['per_s']:6.1f}/s), "
-            f"latency p50 {r['p50']:7.1f} ms, p99 {r['p99']:8.1f} ms, max {r['max']:8.1f} ms, "
-            f"host CPU {r['cpu']:4.0%}, {r['hands']} hands settled: {verdict}")
+    return (
+        f"  {r['tables']:>5} tables: {r['actions']:>6} actions ({r['per_s']:6.1f}/s), "
+        f"latency p50 {r['p50']:7.1f} ms, p99 {r['p99']:8.1f} ms, max {r['max']:8.1f} ms, "
+        f"host CPU {r['cpu']:4.0%}, {r['hands']} hands settled: {verdict}"
+    )
 
 
 def environment() -> str:
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, CPython "
-            f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, CPython "
+        f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -314,44 +369,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("section", nargs="?", choices=("write", "host", "all"), default="all")
     parser.add_argument("--hands", type=int, default=300, help="hands recorded (write)")
     parser.add_argument("--repeat", type=int, default=5, help="runs, median kept (write)")
-    parser.add_argument("--tables", default="10,50,100,200,400",
-                        help="table counts, comma separated (host)")
-    parser.add_argument("--duration", type=float, default=40.0,
-                        help="measured seconds per table count (host)")
+    parser.add_argument(
+        "--tables", default="10,50,100,200,400", help="table counts, comma separated (host)"
+    )
+    parser.add_argument(
+        "--duration", type=float, default=40.0, help="measured seconds per table count (host)"
+    )
     parser.add_argument("--warmup", type=float, default=8.0, help="uncounted seconds (host)")
-    parser.add_argument("--speed", type=float, default=1.0,
-                        help="host: game speed (1, the default, is the real pace)")
-    parser.add_argument("--fixed-bots", action="store_true",
-                        help="obsolete, changes nothing: the bots as installed make only the "
-                             "action they take")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="host: game speed (1, the default, is the real pace)",
+    )
+    parser.add_argument(
+        "--fixed-bots",
+        action="store_true",
+        help="obsolete, changes nothing: the bots as installed make only the action they take",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
     print(environment())
     if args.section in ("write", "all"):
         r = bench_write(args.hands, args.repeat, args.seed)
-        print(f"write: {r['hands']} hands, {r['inputs']} inputs, {r['events']} events "
-              f"(median of {args.repeat} runs)")
+        print(
+            f"write: {r['hands']} hands, {r['inputs']} inputs, {r['events']} events "
+            f"(median of {args.repeat} runs)"
+        )
         print(f"  store write path (Recorder: begin/append/settle) {r['ours']:>10,.0f} events/s")
-        print(f"  one transaction per input, plain executemany   {r['per_tx']:>10,.0f} events/s"
-              f"  (x{r['per_tx'] / r['bare']:.3f} of bare)")
+        print(
+            f"  one transaction per input, plain executemany   {r['per_tx']:>10,.0f} events/s"
+            f"  (x{r['per_tx'] / r['bare']:.3f} of bare)"
+        )
         print(f"  bare executemany, one transaction              {r['bare']:>10,.0f} events/s")
-        print(f"  ratio store / bare executemany: {r['ours'] / r['bare']:.3f} "
-              f"(store / per-input transactions: {r['ours'] / r['per_tx']:.2f})")
+        print(
+            f"  ratio store / bare executemany: {r['ours'] / r['bare']:.3f} "
+            f"(store / per-input transactions: {r['ours'] / r['per_tx']:.2f})"
+        )
     if args.section in ("host", "all"):
         counts = [int(x) for x in args.tables.split(",")]
-        pace = "speed 1 (real limits)" if args.speed == 1 else \
-            f"speed {args.speed:g} (the target is for speed 1)"
-        print(f"host: {pace}, {args.duration:g} s measured after {args.warmup:g} s warm-up "
-              f"per table count; target p99 < {TARGET_P99_MS:g} ms")
+        pace = (
+            "speed 1 (real limits)"
+            if args.speed == 1
+            else f"speed {args.speed:g} (the target is for speed 1)"
+        )
+        print(
+            f"host: {pace}, {args.duration:g} s measured after {args.warmup:g} s warm-up "
+            f"per table count; target p99 < {TARGET_P99_MS:g} ms"
+        )
         if args.fixed_bots:
-            print("  (--fixed-bots is obsolete and changes nothing: the bots as installed "
-                  "make only the action they take)")
-        results = bench_host(counts, args.duration, args.warmup, f"bench-{args.seed}",
-                             args.speed)
-        sustained = [r["tables"] for r in results
-                     if r.get("actions") and r["p99"] < TARGET_P99_MS]
-        print(f"  sustained with p99 < {TARGET_P99_MS:g} ms: "
-              f"{max(sustained) if sustained else 'none'} of {counts} tables")
+            print(
+                "  (--fixed-bots is obsolete and changes nothing: the bots as installed "
+                "make only the action they take)"
+            )
+        results = bench_host(counts, args.duration, args.warmup, f"bench-{args.seed}", args.speed)
+        sustained = [r["tables"] for r in results if r.get("actions") and r["p99"] < TARGET_P99_MS]
+        print(
+            f"  sustained with p99 < {TARGET_P99_MS:g} ms: "
+            f"{max(sustained) if sustained else 'none'} of {counts} tables"
+        )
     return 0
 
 

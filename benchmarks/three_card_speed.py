@@ -41,8 +41,9 @@ def play_random_hand(config: dict, ranking, cards: list, rng: random.Random) -> 
     seats = [Seat(name, 2000) for name in NAMES[:players]]
     deck = cards[:]
     rng.shuffle(deck)
-    hand = start_hand(config, tier, seats, rng.choice(seats).name, DeckSource(deck),
-                      ranking=ranking)
+    hand = start_hand(
+        config, tier, seats, rng.choice(seats).name, DeckSource(deck), ranking=ranking
+    )
     actions = 0
     while not hand.is_over:
         if actions >= MAX_ACTIONS:
@@ -84,19 +85,26 @@ def shuffles_per_second(seconds: float = 0.5) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("seconds", nargs="?", type=float, default=2.0,
-                        help="how long to play hands (default 2)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                        help="seed of the random players and decks")
+    parser.add_argument(
+        "seconds", nargs="?", type=float, default=2.0, help="how long to play hands (default 2)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the random players and decks"
+    )
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("seconds must be positive")
     rate = hands_per_second(args.seconds, args.seed)
-    print(f"three-card hands played per second: {rate:,.0f} "
-          f"(random legal actions, no database, {args.seconds:g} s, seed {args.seed})")
-    print(f"  note: the HMAC-SHA256 deck shuffle alone runs "
-          f"{shuffles_per_second(min(0.5, args.seconds)):,.0f}/s")
+    print(
+        f"three-card hands played per second: {rate:,.0f} "
+        f"(random legal actions, no database, {args.seconds:g} s, seed {args.seed})"
+    )
+    print(
+        f"  note: the HMAC-SHA256 deck shuffle alone runs "
+        f"{shuffles_per_second(min(0.5, args.seconds)):,.0f}/s"
+    )
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

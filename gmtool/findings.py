@@ -62,25 +62,32 @@ class Finding:
     @property
     def subject(self) -> str:
         """The things in a store it names, as the audit prints them: "hand 12, table q-1"."""
-        return ", ".join(f"{name} {getattr(self, name)}"
-                         for name in SUBJECTS if getattr(self, name) is not None)
+        return ", ".join(
+            f"{name} {getattr(self, name)}" for name in SUBJECTS if getattr(self, name) is not None
+        )
 
     def as_json(self) -> dict[str, Any]:
         if self.in_file:
-            return {"file": self.file, "line": self.line, "column": self.column,
-                    "path": self.path or "", "code": self.code, "message": self.message}
-        where = {name: getattr(self, name) for name in SUBJECTS
-                 if getattr(self, name) is not None}
+            return {
+                "file": self.file,
+                "line": self.line,
+                "column": self.column,
+                "path": self.path or "",
+                "code": self.code,
+                "message": self.message,
+            }
+        where = {name: getattr(self, name) for name in SUBJECTS if getattr(self, name) is not None}
         return {"kind": self.code, "detail": self.message, **where}
 
     def __str__(self) -> str:
         if self.in_file:
             path = f" {self.path}:" if self.path else ""
-            return (f"{self.file}:{self.line}:{self.column}: {self.severity} [{self.code}]"
-                    f"{path} {self.message}")
+            return (
+                f"{self.file}:{self.line}:{self.column}: {self.severity} [{self.code}]"
+                f"{path} {self.message}"
+            )
         where = self.subject
-        return f"{where}: {self.code}: {self.message}" if where else \
-            f"{self.code}: {self.message}"
+        return f"{where}: {self.code}: {self.message}" if where else f"{self.code}: {self.message}"
 
 
 def finding_of(value: Finding | dict[str, Any]) -> Finding:
@@ -88,11 +95,17 @@ def finding_of(value: Finding | dict[str, Any]) -> Finding:
     if isinstance(value, Finding):
         return value
     if "file" in value:
-        return Finding(value["code"], value["message"], file=value["file"],
-                       line=value.get("line"), column=value.get("column"),
-                       path=value.get("path") or None)
-    return Finding(value["kind"], value["detail"],
-                   **{name: value[name] for name in SUBJECTS if name in value})
+        return Finding(
+            value["code"],
+            value["message"],
+            file=value["file"],
+            line=value.get("line"),
+            column=value.get("column"),
+            path=value.get("path") or None,
+        )
+    return Finding(
+        value["kind"], value["detail"], **{name: value[name] for name in SUBJECTS if name in value}
+    )
 
 
 class Report(Protocol):

@@ -30,8 +30,7 @@ from gmtool.house.host import HostOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
-PROFILES = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush",
-            "suihua-three-card")
+PROFILES = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush", "suihua-three-card")
 CLI_TIMEOUT_S = 120
 OPERATOR, SUPPORT = "boss", "sue"
 
@@ -41,15 +40,23 @@ SESSION_HOST = HostOptions(tables=10, speed=1.0, chaos=0.2, seed="s", grace=60.0
 KICKS_WANTED = 3
 
 
-
-
 class Gmtool:
     """Runs the CLI; asserts no traceback and (unless `expect` is None) the exit code."""
 
-    def __call__(self, *args: str | Path, expect: int | None = 0, env: dict | None = None,
-                 timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess:
-        run = subprocess.run([*gmtool_command(), *map(str, args)], env=env or clean_env(),
-                             capture_output=True, text=True, timeout=timeout)
+    def __call__(
+        self,
+        *args: str | Path,
+        expect: int | None = 0,
+        env: dict | None = None,
+        timeout: float = CLI_TIMEOUT_S,
+    ) -> subprocess.CompletedProcess:
+        run = subprocess.run(
+            [*gmtool_command(), *map(str, args)],
+            env=env or clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
         if expect is not None:
             assert run.returncode == expect, (args, run.returncode, run.stdout, run.stderr)
@@ -74,14 +81,29 @@ class Gmtool:
         """`boss` (operator: the bootstrap, unless `deploy_all` made them already) and `sue`
         (support), each with their key."""
         self("db", "init", "--db", db, "--as", OPERATOR)
-        self("gm", "users", "add", SUPPORT, "--role", "support", "--key", public_key(SUPPORT),
-             "--db", db, "--as", OPERATOR)
+        self(
+            "gm",
+            "users",
+            "add",
+            SUPPORT,
+            "--role",
+            "support",
+            "--key",
+            public_key(SUPPORT),
+            "--db",
+            db,
+            "--as",
+            OPERATOR,
+        )
 
     def running_players(self, db: Path) -> list[tuple[str, str]]:
         """(table, player) for every player still in a running hand, from `tables list`."""
-        return [(table["id"], player["name"])
-                for table in self.json("tables", "list", "--db", db, "--json")
-                for player in table.get("players") or [] if not player["folded"]]
+        return [
+            (table["id"], player["name"])
+            for table in self.json("tables", "list", "--db", db, "--json")
+            for player in table.get("players") or []
+            if not player["folded"]
+        ]
 
 
 class LiveHost:
@@ -95,9 +117,13 @@ class LiveHost:
 
     def __init__(self, db: Path, *args: str) -> None:
         self.db = db
-        self.proc = subprocess.Popen([*gmtool_command(), "house", "run", "--db", str(db),
-                                      "--verbose", *args], env=clean_env(PYTHONUNBUFFERED="1"),
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [*gmtool_command(), "house", "run", "--db", str(db), "--verbose", *args],
+            env=clean_env(PYTHONUNBUFFERED="1"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         self._ended = False
         self._said = threading.Condition()
@@ -129,8 +155,7 @@ class LiveHost:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError(f"the host still ran {timeout} s later:\n{self.output}") \
-                from None
+            raise AssertionError(f"the host still ran {timeout} s later:\n{self.output}") from None
         with self._said:
             self._said.wait_for(lambda: self._ended, timeout=timeout)
         return code
@@ -152,7 +177,7 @@ class LiveHost:
         read = [start]  # lines looked at so far: each line is searched once
 
         def said() -> bool:
-            for line in self.lines[read[0]:]:
+            for line in self.lines[read[0] :]:
                 if not found and (match := regex.search(line)):
                     found.append(match)
             read[0] = len(self.lines)
@@ -160,8 +185,10 @@ class LiveHost:
 
         with self._said:
             if not self._said.wait_for(said, timeout=timeout) or not found:
-                raise AssertionError(f"the host never said /{pattern}/ (within {timeout} s):\n"
-                                     + "\n".join(self.lines))
+                raise AssertionError(
+                    f"the host never said /{pattern}/ (within {timeout} s):\n"
+                    + "\n".join(self.lines)
+                )
         return found[0]
 
     def wait_until(self, predicate, timeout: float = 120):
@@ -177,9 +204,11 @@ class LiveHost:
             left = deadline - time.monotonic()
             with self._said:
                 if left <= 0 or not self._said.wait_for(
-                        lambda: len(self.lines) > seen or self._ended, timeout=left):
-                    raise AssertionError(f"timed out after {timeout} s waiting on the host:\n"
-                                         f"{self.output}")
+                    lambda: len(self.lines) > seen or self._ended, timeout=left
+                ):
+                    raise AssertionError(
+                        f"timed out after {timeout} s waiting on the host:\n{self.output}"
+                    )
 
 
 def copy_db(source: Path, folder: Path, name: str = "copy.db") -> Path:
@@ -232,16 +261,27 @@ def host_db(tmp_path_factory, gm: Gmtool):
         kicked = _kick_during_hands(host)
         with pytest.raises(Refused):
             host.command(SUPPORT, "kick", "qq-showhand-junior-1", "bot-001", "support tries")
-        busy = host.run_until(lambda: [t for t, _ in host.running_players()
-                                       if t.startswith("video-showhand-")],
-                              what="a running video-showhand hand")
+        busy = host.run_until(
+            lambda: [t for t, _ in host.running_players() if t.startswith("video-showhand-")],
+            what="a running video-showhand hand",
+        )
         host.command(OPERATOR, "close", busy[0], None, "fixture: table closed")
         host.advance(600)
         host.stop()
         assert not [m for m in host.messages if "internal error" in m], host.messages
     assert kicked == KICKS_WANTED, "the kicks did not land during hands"
-    gm("players", "adjust", "bot-002", "500", "--reason", "fixture: goodwill", "--db", db,
-       "--as", OPERATOR)
+    gm(
+        "players",
+        "adjust",
+        "bot-002",
+        "500",
+        "--reason",
+        "fixture: goodwill",
+        "--db",
+        db,
+        "--as",
+        OPERATOR,
+    )
     written = _row_counts(db)
     yield db
     assert _row_counts(db) == written, "a test wrote to the shared database: use host_copy"
@@ -250,8 +290,10 @@ def host_db(tmp_path_factory, gm: Gmtool):
 def _row_counts(db: Path) -> dict[str, int]:
     conn = sqlite3.connect(db)
     try:
-        return {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                for table in ("hands", "events", "ledger", "gm_actions", "gm_commands")}
+        return {
+            table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("hands", "events", "ledger", "gm_actions", "gm_commands")
+        }
     finally:
         conn.close()
 

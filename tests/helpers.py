@@ -18,8 +18,24 @@ def gmtool_command() -> list[str]:
 # Throwaway GM keys for the test run: one folder, a key for every GM name the tests use
 # (the console finds them through GMTOOL_KEYS, as a GM's own config folder).
 KEYS = Path(tempfile.mkdtemp(prefix="gmtool-test-keys-"))
-GM_NAMES = ("boss", "sue", "deployer", "alice", "bob", "carl", "dora", "mallory", "anyone",
-            "eve", "op", "ops", "support", "demo", "tester", "stranger")
+GM_NAMES = (
+    "boss",
+    "sue",
+    "deployer",
+    "alice",
+    "bob",
+    "carl",
+    "dora",
+    "mallory",
+    "anyone",
+    "eve",
+    "op",
+    "ops",
+    "support",
+    "demo",
+    "tester",
+    "stranger",
+)
 
 
 def gm_identity(name: str):
@@ -37,8 +53,11 @@ for _name in GM_NAMES:
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment without gmtool settings but with the test GM keys, plus `extra`
     (e.g. GMTOOL_USER)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_USER", "GMTOOL_WITNESS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_USER", "GMTOOL_WITNESS")
+    }
     env["GMTOOL_KEYS"] = str(KEYS)
     env.update(extra)
     return env

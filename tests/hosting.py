@@ -33,23 +33,29 @@ VIRTUAL_EPOCH = 4_102_444_800.0  # 2100-01-01
 class VirtualHost:
     """`gmtool house run` in-process on virtual time (see the module's docstring)."""
 
-    def __init__(self, db: Path, options: HostOptions,
-                 plan: list[tuple[str, str, str]] | None = None,
-                 wall_start: float = VIRTUAL_EPOCH) -> None:
+    def __init__(
+        self,
+        db: Path,
+        options: HostOptions,
+        plan: list[tuple[str, str, str]] | None = None,
+        wall_start: float = VIRTUAL_EPOCH,
+    ) -> None:
         self.stepper = Stepper(wall_start)
         self.clock = self.stepper.clock
         self.store: Store = connect(db, clock=self.clock)
         self.messages: list[str] = []
-        self.host = prepare_host(self.store, options, notify=self.messages.append, plan=plan,
-                                 clock=self.clock)
+        self.host = prepare_host(
+            self.store, options, notify=self.messages.append, plan=plan, clock=self.clock
+        )
         self.task = self.stepper.start(self.host.run(signals=False))  # Ctrl-C stops pytest
         self.report: HostReport | None = None
         self.closed = False
 
     # -- driving ------------------------------------------------------------------------
 
-    def run_until(self, predicate: Callable[[], Any], within: float = 3600.0,
-                  what: str = "the condition") -> Any:
+    def run_until(
+        self, predicate: Callable[[], Any], within: float = 3600.0, what: str = "the condition"
+    ) -> Any:
         """Play until `predicate()` is truthy (checked every 0.05 virtual s); its value."""
         if self.task.done():
             self.task.result()  # the host stopped (or failed): say so
@@ -63,12 +69,22 @@ class VirtualHost:
     def now(self) -> float:
         return self.clock.monotonic()
 
-    def command(self, actor: str, kind: str, table_id: str, player: str | None = None,
-                reason: str | None = None, timeout: float = 10.0) -> dict:
+    def command(
+        self,
+        actor: str,
+        kind: str,
+        table_id: str,
+        player: str | None = None,
+        reason: str | None = None,
+        timeout: float = 10.0,
+    ) -> dict:
         """A GM command as the console sends it (queued, acknowledged by the host, logged);
         the host plays meanwhile. The outcome, or the console's exception."""
-        return self.stepper.run(send_command_async(self.store, gm_identity(actor), kind,
-                                                   table_id, player, reason, timeout))
+        return self.stepper.run(
+            send_command_async(
+                self.store, gm_identity(actor), kind, table_id, player, reason, timeout
+            )
+        )
 
     def stop(self) -> HostReport:
         """The host's clean stop (as SIGTERM does): running hands finish or are voided."""
@@ -97,15 +113,17 @@ class VirtualHost:
 
     # -- what tests look for ---------------------------------------------------------------
 
-    def running_players(self, profile: str | None = None, coins_only: bool = False
-                        ) -> list[tuple[str, str]]:
+    def running_players(
+        self, profile: str | None = None, coins_only: bool = False
+    ) -> list[tuple[str, str]]:
         """(table, player) for every player still in a running hand, from the snapshots
         the host publishes (what `tables list` shows)."""
         return running_players(self.store, profile, coins_only)
 
 
-def running_players(store: Store, profile: str | None = None, coins_only: bool = False
-                    ) -> list[tuple[str, str]]:
+def running_players(
+    store: Store, profile: str | None = None, coins_only: bool = False
+) -> list[tuple[str, str]]:
     out = []
     for row in table_store.list_tables(store):
         if profile and row["profile_id"] != profile:
@@ -123,5 +141,9 @@ def running_players(store: Store, profile: str | None = None, coins_only: bool =
 
 
 def hand_events(store: Store, hand_id: int) -> list[tuple[str, dict]]:
-    return [(r["type"], json.loads(r["payload"])) for r in store.all(
-        "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,))]
+    return [
+        (r["type"], json.loads(r["payload"]))
+        for r in store.all(
+            "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
+        )
+    ]

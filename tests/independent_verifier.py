@@ -72,12 +72,16 @@ def included(leaf_data: bytes, index: int, size: int, path: list[bytes], root: b
 
 def _event_hash(event: dict) -> str:
     """sha256(prev_hash + canonical JSON of the event record), payload kept as stored."""
+
     def text(value: str) -> str:
         return json.dumps(value, ensure_ascii=False)
+
     hand = "null" if event["hand_id"] is None else str(event["hand_id"])
-    record = (f'{{"at":{text(event["created_at"])},"hand":{hand},"payload":'
-              f'{event["payload"]},"seq":{event["seq"]},"table":{text(event["table_id"])},'
-              f'"type":{text(event["type"])}}}')
+    record = (
+        f'{{"at":{text(event["created_at"])},"hand":{hand},"payload":'
+        f'{event["payload"]},"seq":{event["seq"]},"table":{text(event["table_id"])},'
+        f'"type":{text(event["type"])}}}'
+    )
     return hashlib.sha256((event["prev_hash"] + record).encode()).hexdigest()
 
 

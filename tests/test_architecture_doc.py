@@ -12,8 +12,9 @@ from test_layers import ALLOWED
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 PACKAGE = ROOT / "gmtool"
-NAMED = sorted(set(re.findall(r"`((?:gmtool|tests|benchmarks|docs|[a-z_]+)/[\w/.]+\.(?:py|md))`",
-                              PAGE)))
+NAMED = sorted(
+    set(re.findall(r"`((?:gmtool|tests|benchmarks|docs|[a-z_]+)/[\w/.]+\.(?:py|md))`", PAGE))
+)
 
 
 def _exists(path: str) -> bool:

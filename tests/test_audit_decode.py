@@ -11,10 +11,21 @@ from hypothesis import strategies as st
 
 from gmtool.audit.replay import StoredEvent, decode_payloads
 
-SCALARS = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-2**70,
-           max_value=2**70) | st.floats() | st.text())
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=20)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text()
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 def _events(texts: list[str]) -> list[StoredEvent]:
@@ -41,8 +52,11 @@ def test_decoded_payloads_are_the_json_modules_values(values: list) -> None:
 
 
 def test_integers_beyond_64_bits_stay_exact_integers() -> None:
-    texts = ['{"coins":18446744073709551616}', '[-9223372036854775809,123456789012345678901]',
-             '{"a":18446744073709551615,"b":-9223372036854775808}']
+    texts = [
+        '{"coins":18446744073709551616}',
+        "[-9223372036854775809,123456789012345678901]",
+        '{"a":18446744073709551615,"b":-9223372036854775808}',
+    ]
     assert _same(decode_payloads(_events(texts)), [json.loads(text) for text in texts])
 
 

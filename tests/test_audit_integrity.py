@@ -41,12 +41,19 @@ def test_a_hand_voided_right_after_it_started_audits_clean(deployed_db: Path) ->
         config = load_config(store, active_config_id(store, "qq-showhand", "junior"))
         table_store.open_table(store, "crash-1", "qq-showhand", "junior", "stud5", 0)
         seed = hand_seed(load_key(store.path), "crash-1", 1)
-        hand = start_hand(config, "junior", [Seat("ann", 100_000), Seat("bob", 100_000)],
-                          "ann", seeded_source(config, seed))
+        hand = start_hand(
+            config,
+            "junior",
+            [Seat("ann", 100_000), Seat("bob", 100_000)],
+            "ann",
+            seeded_source(config, seed),
+        )
         Recorder(store, "crash-1").record(hand.events, seed=seed, number=1)
         # ... and the process dies here: no further input, no settlement
-        stored = [r[0] for r in store.all("SELECT type FROM events WHERE table_id = 'crash-1' "
-                                          "ORDER BY seq")]
+        stored = [
+            r[0]
+            for r in store.all("SELECT type FROM events WHERE table_id = 'crash-1' ORDER BY seq")
+        ]
         assert stored == [e.type for e in hand.events]  # the whole start, in one write
         host = Host(store, HostOptions())
         assert len(host.recover()) == 1
@@ -58,12 +65,16 @@ def test_an_undecodable_payload_is_a_finding_and_the_audit_goes_on(host_copy: Pa
     conn = sqlite3.connect(host_copy)
     try:
         conn.execute("DROP TRIGGER events_no_update")
-        row = conn.execute("SELECT id, table_id, seq FROM events WHERE hand_id IS NOT NULL "
-                           "ORDER BY id LIMIT 1").fetchone()
-        conn.execute("UPDATE events SET payload = CAST(x'7b22783a22ff7d' AS TEXT) WHERE id = ?",
-                     (row[0],))
-        conn.execute("UPDATE players SET coins = coins + 1 WHERE name = "
-                     "(SELECT name FROM players ORDER BY name LIMIT 1)")  # a later finding
+        row = conn.execute(
+            "SELECT id, table_id, seq FROM events WHERE hand_id IS NOT NULL ORDER BY id LIMIT 1"
+        ).fetchone()
+        conn.execute(
+            "UPDATE events SET payload = CAST(x'7b22783a22ff7d' AS TEXT) WHERE id = ?", (row[0],)
+        )
+        conn.execute(
+            "UPDATE players SET coins = coins + 1 WHERE name = "
+            "(SELECT name FROM players ORDER BY name LIMIT 1)"
+        )  # a later finding
         conn.commit()
     finally:
         conn.close()
@@ -76,8 +87,9 @@ def test_an_undecodable_payload_is_a_finding_and_the_audit_goes_on(host_copy: Pa
     assert edited["table"] == row[1] and f"event {row[2]}" in edited["detail"]
 
 
-def test_audit_of_a_store_a_live_host_is_writing_finds_nothing(deployed_db: Path,
-                                                             start_host) -> None:
+def test_audit_of_a_store_a_live_host_is_writing_finds_nothing(
+    deployed_db: Path, start_host
+) -> None:
     """Audits while a real host plays (another process): each sees one consistent moment,
     in one process or with tables in two (each its own later snapshot: players' tallies
     are held to the hands settled in the first)."""
@@ -92,12 +104,18 @@ def test_audit_of_a_store_a_live_host_is_writing_finds_nothing(deployed_db: Path
     assert host.stop() == 0
 
 
-def test_the_store_and_its_secrets_are_readable_by_their_owner_only(deployed_db: Path,
-                                                                    start_host) -> None:
+def test_the_store_and_its_secrets_are_readable_by_their_owner_only(
+    deployed_db: Path, start_host
+) -> None:
     host = start_host(deployed_db, "--tables", "2", "--speed", "100")  # no --seed: a key file
     host.wait_for_line(r"hand \d+ started")
-    files = [deployed_db, *(deployed_db.with_name(deployed_db.name + suffix)
-                            for suffix in ("-wal", "-shm", ".key", ".host.lock"))]
+    files = [
+        deployed_db,
+        *(
+            deployed_db.with_name(deployed_db.name + suffix)
+            for suffix in ("-wal", "-shm", ".key", ".host.lock")
+        ),
+    ]
     modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in files if f.exists()}
     assert host.stop() == 0
     assert {deployed_db.name, f"{deployed_db.name}.key"} <= set(modes), modes
@@ -107,5 +125,10 @@ def test_the_store_and_its_secrets_are_readable_by_their_owner_only(deployed_db:
 def _gmtool(*args):
     import subprocess
 
-    return subprocess.run([*gmtool_command(), *map(str, args)], env=clean_env(),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [*gmtool_command(), *map(str, args)],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

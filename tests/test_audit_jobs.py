@@ -37,31 +37,45 @@ def _tamper(db: Path) -> None:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     with conn:
-        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
-                                ).fetchall()
+        triggers = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+        ).fetchall()
         for trigger in triggers:
             conn.execute(f"DROP TRIGGER {trigger['name']}")
-        tables = [r[0] for r in conn.execute("SELECT table_id FROM hands WHERE outcome = "
-                                             "'settled' GROUP BY table_id ORDER BY table_id")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_id FROM hands WHERE outcome = "
+                "'settled' GROUP BY table_id ORDER BY table_id"
+            )
+        ]
         for table, rechain in ((tables[0], False), (tables[-1], True)):
-            event = conn.execute("SELECT id, seq, payload FROM events WHERE table_id = ? AND "
-                                 "type = 'settlement' ORDER BY seq LIMIT 1", (table,)).fetchone()
-            conn.execute("UPDATE events SET payload = ? WHERE id = ?",
-                         (event["payload"].replace("}", ',"x":1}', 1), event["id"]))
+            event = conn.execute(
+                "SELECT id, seq, payload FROM events WHERE table_id = ? AND "
+                "type = 'settlement' ORDER BY seq LIMIT 1",
+                (table,),
+            ).fetchone()
+            conn.execute(
+                "UPDATE events SET payload = ? WHERE id = ?",
+                (event["payload"].replace("}", ',"x":1}', 1), event["id"]),
+            )
             if rechain:
                 _rechain(conn, table, event["seq"])
-        row = conn.execute("SELECT id, player, delta FROM ledger WHERE hand_id IS NOT NULL AND "
-                           "delta > 0 ORDER BY id DESC LIMIT 1").fetchone()
+        row = conn.execute(
+            "SELECT id, player, delta FROM ledger WHERE hand_id IS NOT NULL AND "
+            "delta > 0 ORDER BY id DESC LIMIT 1"
+        ).fetchone()
         conn.execute("UPDATE ledger SET player = 'bot-001' WHERE id = ?", (row["id"],))
-        conn.execute("INSERT INTO ledger (player, delta, reason, created_at) VALUES ("
-                     "'bot-003', 777, 'opening_balance', '2100-01-01T00:00:00+00:00')")
+        conn.execute(
+            "INSERT INTO ledger (player, delta, reason, created_at) VALUES ("
+            "'bot-003', 777, 'opening_balance', '2100-01-01T00:00:00+00:00')"
+        )
         for trigger in triggers:
             conn.execute(trigger["sql"])
     conn.close()
 
 
-def test_two_processes_report_what_one_does_on_a_tampered_store(host_copy: Path,
-                                                                 gm) -> None:
+def test_two_processes_report_what_one_does_on_a_tampered_store(host_copy: Path, gm) -> None:
     _tamper(host_copy)
     code, one = _report(gm, host_copy)
     kinds = {p["kind"] for p in one["problems"]}

@@ -25,79 +25,123 @@ NUMBER = r"\d[\d,]*(?:\.\d+)?"  # 12,345 or 0.123
 
 # script and arguments -> regular expressions its output must match (re.M)
 SMOKE = {
-    "audit.py": (["--sizes", "120", "--repeat", "1", "--rebuild"], [
-        r"^\| hands \| events \| audit hands/s .*\| audit / parse \|",
-        rf"^\| 120 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| \d+\.\d{{3}} \| {NUMBER} \| "
-        rf"\d+\.\d{{3}} \| {NUMBER} MB \|",
-        r"^target: >= [\d,]+ audited hands/s .*: (met|MISSED)",
-    ]),
-    "audit_incremental.py": (["--size", "120", "--more", "30", "--repeat", "1"], [
-        r"\| full \(jobs 1\) \| 150 \| \d+\.\d{3} \|",
-        r"\| from the checkpoint \| 30 \| \d+\.\d{3} \|",
-        r"\| full, --jobs 2 \| 150 \| \d+\.\d{3} \|",
-        r"^incremental / full: \d+\.\d{4} \(target < 0\.02\): (met|MISSED)",
-    ]),
-    "crash.py": (["--kills", "2", "--tables", "2", "--after", "0.8", "1.2", "--clean", "2"], [
-        r"^  \[ok\] recovery at each start voided exactly the unfinished hands",
-        r"^  \[ok\] final start recovered \d+ hand\(s\) and stopped cleanly \(exit 0\)",
-        r"^  \[ok\] coins in play = coins granted: [\d,]+ in play, [\d,]+ granted",
-        r"^  \[ok\] every event chain verifies: [\d,]+ events on \d+ tables",
-        r"^  \[ok\] hands: \d+ recorded: \d+ settled, \d+ voided",
-        r"^start-up to 'hosting': \d+ ms median with (hands to recover|none to recover)",
-        r"^result: ok$",
-    ]),
-    "engine.py": (["--hands", "2000", "--seconds", "0.1", "--repeat", "1"], [
-        rf"^ranking:\n  gmtool Stud5Ranking\.key +{NUMBER} hands/s",
-        r"^  - (categories agree with treys|treys is not installed)",
-        rf"^hands: QQ junior tier \(qq-showhand/junior\):\n  gmtool stud5 +{NUMBER} hands/s "
-        r"\((meets|MISSES) target",
-        rf"^hands: lequ owner-ante table \(lequ-showhand/table\):\n  gmtool stud5 +{NUMBER} "
-        r"hands/s",
-        r"^  - gmtool: \d+\.\d actions a hand, \d+% to showdown",
-        rf"^hands: Suihua three-card:\n  gmtool three-card +{NUMBER} hands/s",
-    ]),
-    "instructions.py": (["--baseline", ".", "--hands", "2", "--only", "qq"], [
-        r"^instructions a hand \(valgrind callgrind\): ",
-        r"^  qq +[\d,]+ / +[\d,]+ +ratio 1\.000 +\(2 hands\)$",
-    ]),
-    "simulate.py": (["--hands", "200", "--jobs", "2", "--sample", "50", "--repeat", "1",
-                     "--seconds", "0.05"], [
-        rf"^  hands played: {NUMBER} \(200 \+ ",
-        rf"^  simulation: {NUMBER} s wall \({NUMBER} hands/s\)",
-        rf"^  bare engine, same hands \(baseline 1\): {NUMBER} hands/s",
-        rf"^  bare engine, benchmarks/engine\.py \(baseline 2\): {NUMBER} hands/s",
-        r"^  overhead by wall time: [+-]\d+\.\d%",
-        r"^  overhead a core, interleaved with baseline 1: [+-]\d+\.\d%",
-    ]),
-    "startup.py": (["--runs", "1"], [
-        r"^python -c pass +\d+\.\dms +1\.00x",
-        r"^python -c 'import typer' +\d+\.\dms +\d+\.\d\dx",
-        r"^gmtool --help +\d+\.\dms +\d+\.\d\dx +\d+\.\d\dx  <= 1\.3x typer: (met|MISSED)",
-        r"^gmtool rules validate rules/ +\d+\.\dms +\d+\.\d\dx +\d+\.\d\dx  <= 2\.0x typer: "
-        r"(met|MISSED)",
-    ]),
+    "audit.py": (
+        ["--sizes", "120", "--repeat", "1", "--rebuild"],
+        [
+            r"^\| hands \| events \| audit hands/s .*\| audit / parse \|",
+            rf"^\| 120 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| \d+\.\d{{3}} \| {NUMBER} \| "
+            rf"\d+\.\d{{3}} \| {NUMBER} MB \|",
+            r"^target: >= [\d,]+ audited hands/s .*: (met|MISSED)",
+        ],
+    ),
+    "audit_incremental.py": (
+        ["--size", "120", "--more", "30", "--repeat", "1"],
+        [
+            r"\| full \(jobs 1\) \| 150 \| \d+\.\d{3} \|",
+            r"\| from the checkpoint \| 30 \| \d+\.\d{3} \|",
+            r"\| full, --jobs 2 \| 150 \| \d+\.\d{3} \|",
+            r"^incremental / full: \d+\.\d{4} \(target < 0\.02\): (met|MISSED)",
+        ],
+    ),
+    "crash.py": (
+        ["--kills", "2", "--tables", "2", "--after", "0.8", "1.2", "--clean", "2"],
+        [
+            r"^  \[ok\] recovery at each start voided exactly the unfinished hands",
+            r"^  \[ok\] final start recovered \d+ hand\(s\) and stopped cleanly \(exit 0\)",
+            r"^  \[ok\] coins in play = coins granted: [\d,]+ in play, [\d,]+ granted",
+            r"^  \[ok\] every event chain verifies: [\d,]+ events on \d+ tables",
+            r"^  \[ok\] hands: \d+ recorded: \d+ settled, \d+ voided",
+            r"^start-up to 'hosting': \d+ ms median with (hands to recover|none to recover)",
+            r"^result: ok$",
+        ],
+    ),
+    "engine.py": (
+        ["--hands", "2000", "--seconds", "0.1", "--repeat", "1"],
+        [
+            rf"^ranking:\n  gmtool Stud5Ranking\.key +{NUMBER} hands/s",
+            r"^  - (categories agree with treys|treys is not installed)",
+            rf"^hands: QQ junior tier \(qq-showhand/junior\):\n  gmtool stud5 +{NUMBER} hands/s "
+            r"\((meets|MISSES) target",
+            rf"^hands: lequ owner-ante table \(lequ-showhand/table\):\n  gmtool stud5 +{NUMBER} "
+            r"hands/s",
+            r"^  - gmtool: \d+\.\d actions a hand, \d+% to showdown",
+            rf"^hands: Suihua three-card:\n  gmtool three-card +{NUMBER} hands/s",
+        ],
+    ),
+    "instructions.py": (
+        ["--baseline", ".", "--hands", "2", "--only", "qq"],
+        [
+            r"^instructions a hand \(valgrind callgrind\): ",
+            r"^  qq +[\d,]+ / +[\d,]+ +ratio 1\.000 +\(2 hands\)$",
+        ],
+    ),
+    "simulate.py": (
+        ["--hands", "200", "--jobs", "2", "--sample", "50", "--repeat", "1", "--seconds", "0.05"],
+        [
+            rf"^  hands played: {NUMBER} \(200 \+ ",
+            rf"^  simulation: {NUMBER} s wall \({NUMBER} hands/s\)",
+            rf"^  bare engine, same hands \(baseline 1\): {NUMBER} hands/s",
+            rf"^  bare engine, benchmarks/engine\.py \(baseline 2\): {NUMBER} hands/s",
+            r"^  overhead by wall time: [+-]\d+\.\d%",
+            r"^  overhead a core, interleaved with baseline 1: [+-]\d+\.\d%",
+        ],
+    ),
+    "startup.py": (
+        ["--runs", "1"],
+        [
+            r"^python -c pass +\d+\.\dms +1\.00x",
+            r"^python -c 'import typer' +\d+\.\dms +\d+\.\d\dx",
+            r"^gmtool --help +\d+\.\dms +\d+\.\d\dx +\d+\.\d\dx  <= 1\.3x typer: (met|MISSED)",
+            r"^gmtool rules validate rules/ +\d+\.\dms +\d+\.\d\dx +\d+\.\d\dx  <= 2\.0x typer: "
+            r"(met|MISSED)",
+        ],
+    ),
     # (the warm-up covers the bots' strength tables, built at a table's first decision)
-    "store.py": (["--hands", "20", "--repeat", "1", "--tables", "2", "--duration", "1",
-                  "--warmup", "3", "--speed", "100"], [
-        r"^write: 20 hands, \d+ inputs, \d+ events",
-        rf"^  store write path \(Recorder: begin/append/settle\) +{NUMBER} events/s",
-        rf"^  bare executemany, one transaction +{NUMBER} events/s",
-        r"^  ratio store / bare executemany: \d+\.\d{3} ",
-        rf"^ +2 tables: +\d+ actions \( *{NUMBER}/s\), latency p50 +{NUMBER} ms, p99 +{NUMBER} "
-        r"ms",
-        r"^  sustained with p99 < 100 ms: ",
-    ]),
-    "three_card_speed.py": (["0.2", "--seed", "7"], [
-        rf"^three-card hands played per second: {NUMBER} \(.*0\.2 s, seed 7\)",
-        rf"^  note: the HMAC-SHA256 deck shuffle alone runs {NUMBER}/s",
-    ]),
+    "store.py": (
+        [
+            "--hands",
+            "20",
+            "--repeat",
+            "1",
+            "--tables",
+            "2",
+            "--duration",
+            "1",
+            "--warmup",
+            "3",
+            "--speed",
+            "100",
+        ],
+        [
+            r"^write: 20 hands, \d+ inputs, \d+ events",
+            rf"^  store write path \(Recorder: begin/append/settle\) +{NUMBER} events/s",
+            rf"^  bare executemany, one transaction +{NUMBER} events/s",
+            r"^  ratio store / bare executemany: \d+\.\d{3} ",
+            rf"^ +2 tables: +\d+ actions \( *{NUMBER}/s\), latency p50 +{NUMBER} ms, p99 +{NUMBER} "
+            r"ms",
+            r"^  sustained with p99 < 100 ms: ",
+        ],
+    ),
+    "three_card_speed.py": (
+        ["0.2", "--seed", "7"],
+        [
+            rf"^three-card hands played per second: {NUMBER} \(.*0\.2 s, seed 7\)",
+            rf"^  note: the HMAC-SHA256 deck shuffle alone runs {NUMBER}/s",
+        ],
+    ),
 }
 
 
 def run_script(name: str, args: list[str], tmp_path: Path, timeout: float = 300):
-    run = subprocess.run([sys.executable, str(BENCHMARKS / name), *args],
-                         capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-                         check=False, env=clean_env(TMPDIR=str(tmp_path)))
+    run = subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+        env=clean_env(TMPDIR=str(tmp_path)),
+    )
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
     assert "Traceback" not in run.stdout + run.stderr, run.stderr[-2000:]
     return run

@@ -65,8 +65,9 @@ def _rewrite_log(db: Path, change) -> None:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     with conn:
-        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
-                                ).fetchall()
+        triggers = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+        ).fetchall()
         for trigger in triggers:
             conn.execute(f"DROP TRIGGER {trigger['name']}")
         change(conn)
@@ -76,10 +77,13 @@ def _rewrite_log(db: Path, change) -> None:
             leaf = leaf_hash(row["body"].encode())
             conn.execute("UPDATE log SET leaf = ? WHERE idx = ?", (leaf, row["idx"]))
             for level, index, digest in frontier.append(leaf):
-                conn.execute("INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)",
-                             (level, index, digest))
-        conn.execute("UPDATE log_state SET size = ?, nodes = ?",
-                     (frontier.size, b"".join(frontier.nodes)))
+                conn.execute(
+                    "INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)",
+                    (level, index, digest),
+                )
+        conn.execute(
+            "UPDATE log_state SET size = ?, nodes = ?", (frontier.size, b"".join(frontier.nodes))
+        )
         for trigger in triggers:  # and the guards put back, as they were
             conn.execute(trigger["sql"])
     conn.close()
@@ -94,12 +98,14 @@ def _mint_in_row_and_log(conn: sqlite3.Connection) -> None:
         body = json.loads(log["body"])
         if body["id"] == row["id"]:
             body["delta"] += 1000000
-            conn.execute("UPDATE log SET body = ? WHERE idx = ?", (canonical_json(body),
-                                                                  log["idx"]))
+            conn.execute(
+                "UPDATE log SET body = ? WHERE idx = ?", (canonical_json(body), log["idx"])
+            )
 
 
 def test_a_consistent_rewrite_of_the_whole_log_is_found_through_a_checkpoint(
-        hosted: Path, gm, tmp_path: Path) -> None:
+    hosted: Path, gm, tmp_path: Path
+) -> None:
     keep = tmp_path / "kept-witness"
     shutil.copytree(witness.witness_dir(hosted), keep)  # the operator's copy, elsewhere
     _rewrite_log(hosted, _mint_in_row_and_log)
@@ -107,8 +113,10 @@ def test_a_consistent_rewrite_of_the_whole_log_is_found_through_a_checkpoint(
     # The first ledger row is a bot's opening balance: the host signed it as it was, so
     # the raised amount is found even with the witness gone.
     code, report = _audit(gm, hosted)
-    assert code == 1 and [p["kind"] for p in report["problems"]] == \
-        ["unjustified_coins", "witness_missing"]
+    assert code == 1 and [p["kind"] for p in report["problems"]] == [
+        "unjustified_coins",
+        "witness_missing",
+    ]
     code, report = _audit(gm, hosted, "--witness", keep)
     kinds = [p["kind"] for p in report["problems"]]
     assert code == 1 and kinds == ["unjustified_coins", "checkpoint_rewrite"], report
@@ -119,13 +127,15 @@ def test_a_truncated_log_is_a_rollback(hosted: Path, gm) -> None:
     def cut(conn: sqlite3.Connection) -> None:
         size = conn.execute("SELECT COUNT(*) FROM log").fetchone()[0]
         conn.execute("DELETE FROM log WHERE idx >= ?", (size - 5,))
+
     _rewrite_log(hosted, cut)
     code, report = _audit(gm, hosted)
     assert code == 1 and "checkpoint_rollback" in [p["kind"] for p in report["problems"]]
 
 
 def test_an_older_copy_restored_is_found_and_the_host_will_not_deal_from_it(
-        tmp_path: Path, gm, virtual_host) -> None:
+    tmp_path: Path, gm, virtual_host
+) -> None:
     db = tmp_path / "live.db"
     gm.deploy_all(db)
     host = virtual_host(db, tables=2, seed="restore", checkpoint_every=10.0)
@@ -165,7 +175,7 @@ def test_a_checkpoint_of_another_store_is_not_this_ones(hosted: Path, gm, tmp_pa
     gm("db", "init", "--db", other)
     gm("checkpoint", "export", "--db", other)
     theirs = witness.files(witness.witness_dir(other))[-1]
-    code, report = _audit(gm, hosted, "--checkpoint", theirs, "--key",
-                          witness.public_key_path(other))
-    assert code == 1 and [p["kind"] for p in report["problems"]] == \
-        ["checkpoint", "verifier_key"]
+    code, report = _audit(
+        gm, hosted, "--checkpoint", theirs, "--key", witness.public_key_path(other)
+    )
+    assert code == 1 and [p["kind"] for p in report["problems"]] == ["checkpoint", "verifier_key"]

@@ -41,8 +41,9 @@ class Run:
 
 def gmtool(*args: str) -> Run:
     result = runner.invoke(app, [str(a) for a in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     return Run(result.exit_code, result.stdout, result.stderr)
 
 
@@ -57,7 +58,7 @@ def _scenario(tmp_path: Path, text: str, name: str = "scenario.toml") -> Path:
     return path
 
 
-PASSING = '''
+PASSING = """
 title = "ann bets, bob folds"
 rules = ["S16"]
 profile = "../qq-showhand.toml"
@@ -71,7 +72,7 @@ actions = ["ann bet 100", "bob fold"]
 [expect]
 winner = "ann"
 settlement = { ann = 100, bob = -100 }
-'''
+"""
 
 
 # -- gmtool hands play ----------------------------------------------------------------------
@@ -82,10 +83,14 @@ def test_play_prints_the_hand_as_a_timeline() -> None:
     run = gmtool("hands", "play", WORKED_EXAMPLE)
     assert run.code == 0, run.out + run.err
     lines = run.out.splitlines()
-    assert lines[0].endswith(": RULES S19 worked example: bob escapes while ann is the "
-                             "banker; bob pays the 700 pot to ann")
-    assert "street 2: deal ann 8S (hole), bob 9S (hole), carl 9H (hole), ann AS, bob KS, " \
-           "carl QS" in lines
+    assert lines[0].endswith(
+        ": RULES S19 worked example: bob escapes while ann is the "
+        "banker; bob pays the 700 pot to ann"
+    )
+    assert (
+        "street 2: deal ann 8S (hole), bob 9S (hole), carl 9H (hole), ann AS, bob KS, "
+        "carl QS" in lines
+    )
     assert "street 3: deal ann AH, bob 8H, carl 8C" in lines
     assert "  street 2 ends, pot 600" in lines
     assert "hand ends (escape): ann wins the pot of 700" in lines
@@ -131,8 +136,10 @@ def test_play_with_an_unmet_expectation_exits_1(tmp_path) -> None:
     path = _scenario(tmp_path, PASSING.replace("ann = 100, bob = -100", "ann = 200, bob = -200"))
     run = gmtool("hands", "play", path)
     assert run.code == 1
-    assert "FAILED settlement: expected {'ann': 200, 'bob': -200}, got {'ann': 100, " \
-           "'bob': -100}" in run.out
+    assert (
+        "FAILED settlement: expected {'ann': 200, 'bob': -200}, got {'ann': 100, "
+        "'bob': -100}" in run.out
+    )
     assert "expectations met" not in run.out
 
 
@@ -146,14 +153,18 @@ def test_play_with_an_unexpected_illegal_action_exits_1(tmp_path) -> None:
     assert any("'bob check' was refused" in f for f in out["failures"])
 
 
-@pytest.mark.parametrize("text", [
-    "this is = not [toml",
-    'profile = "../qq-showhand.toml"\nplayers = []\n',
-    PASSING.replace('"8S AS AH 9D TD"', '"8S AS AH 9D ZZ"'),
-    PASSING.replace('"bob fold"', '"bob dance"'),
-    PASSING + "surprise = 1\n",
-    PASSING.replace('"8S AS AH 9D TD"', '["8S AS AH 9D TD", "8S AS AH 9D TD"]'),
-], ids=["not-toml", "no-players", "bad-card", "bad-action", "unknown-key", "two-hands"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "this is = not [toml",
+        'profile = "../qq-showhand.toml"\nplayers = []\n',
+        PASSING.replace('"8S AS AH 9D TD"', '"8S AS AH 9D ZZ"'),
+        PASSING.replace('"bob fold"', '"bob dance"'),
+        PASSING + "surprise = 1\n",
+        PASSING.replace('"8S AS AH 9D TD"', '["8S AS AH 9D TD", "8S AS AH 9D TD"]'),
+    ],
+    ids=["not-toml", "no-players", "bad-card", "bad-action", "unknown-key", "two-hands"],
+)
 def test_play_of_a_broken_scenario_exits_2(tmp_path, text) -> None:
     path = _scenario(tmp_path, text)
     run = gmtool("hands", "play", path)
@@ -198,8 +209,12 @@ def test_rules_test_json(tmp_path) -> None:
     out = run.json()
     assert (out["scenarios"], out["failed"]) == (2, 1)
     by_name = {Path(r["file"]).name: r for r in out["results"]}
-    assert by_name["good.toml"] == {"file": by_name["good.toml"]["file"], "passed": True,
-                                    "rules": ["S16"], "failures": []}
+    assert by_name["good.toml"] == {
+        "file": by_name["good.toml"]["file"],
+        "passed": True,
+        "rules": ["S16"],
+        "failures": [],
+    }
     assert by_name["bad.toml"]["passed"] is False
     assert by_name["bad.toml"]["failures"][0].startswith("settlement: expected")
 
@@ -229,13 +244,13 @@ def test_rules_test_exits_2_when_no_scenario_is_found(tmp_path) -> None:
 
 def test_s8_rules_test_survives_a_table_with_no_free_seat(tmp_path) -> None:
     """S8: a fifth player at a 4-seat owner table is a refusal, not a crash of the run."""
-    text = '''
+    text = """
 title = "five at a four-seat table"
 rules = ["S8"]
 profile = "../lequ-showhand.toml"
 seed = "five"
 players = [{ name = "A" }, { name = "B" }, { name = "C" }, { name = "D" }, { name = "E" }]
-'''
+"""
     path = _scenario(tmp_path, text)
     run = gmtool("rules", "test", path)
     assert run.code == 1
@@ -247,15 +262,16 @@ players = [{ name = "A" }, { name = "B" }, { name = "C" }, { name = "D" }, { nam
 # -- gmtool hands compare -------------------------------------------------------------------
 
 
-S6_EXAMPLE = ("pair of kings with the king of spades beats pair of kings with the king of "
-              "hearts: RULES S6, key_then_suit")
+S6_EXAMPLE = (
+    "pair of kings with the king of spades beats pair of kings with the king of "
+    "hearts: RULES S6, key_then_suit"
+)
 
 
 def test_s6_compare_explains_a_suit_tie_break() -> None:
     """S6 key_then_suit: equal pairs are decided by the best suit inside the pair;
     kickers never count (the losing hand holds the ace)."""
-    run = gmtool("hands", "compare", "--profile", QQ, "KS KD 8S 9H TC", "KH KC AS QD JD",
-                 "--json")
+    run = gmtool("hands", "compare", "--profile", QQ, "KS KD 8S 9H TC", "KH KC AS QD JD", "--json")
     assert run.code == 0
     out = run.json()
     assert set(out) == {"winner", "hands"}
@@ -278,45 +294,52 @@ def test_s6_compare_text_marks_the_winner() -> None:
 def test_s6_seed_000_compares_the_pair_not_the_kickers() -> None:
     """Seed 000 (2.5 rule 5, "对子比较对子"): one pair compares the pair, then the best suit
     in it; the ace kicker does not count, so the king of spades wins."""
-    out = gmtool("hands", "compare", "--profile", LEQU_PROFILE, "KS KD 8S 9H TC",
-                 "KH KC AS QD JD", "--json").json()
+    out = gmtool(
+        "hands", "compare", "--profile", LEQU_PROFILE, "KS KD 8S 9H TC", "KH KC AS QD JD", "--json"
+    ).json()
     assert out["winner"] == 0
 
 
 def test_s6_seed_000_example_1_two_pair_by_the_suit_of_the_high_pair() -> None:
     """Seed 000 2.5 example 1, as the issue reported it: the ace of spades in the high
     pair wins; hand 2's queen kicker does not count (RULES S6, corrected)."""
-    out = gmtool("hands", "compare", "--profile", LEQU_PROFILE, "AS AD KC KD 8C",
-                 "AH AC KS KH QS", "--json").json()
+    out = gmtool(
+        "hands", "compare", "--profile", LEQU_PROFILE, "AS AD KC KD 8C", "AH AC KS KH QS", "--json"
+    ).json()
     assert out["winner"] == 0
     assert "ranks_then_suit" in out["hands"][0]["explanation"]
 
 
 def test_s3_compare_across_categories() -> None:
     """S3: a full house ranks above a flush, though rarer in 28 cards."""
-    out = gmtool("hands", "compare", "--profile", QQ, "8H 9H JH QH AH", "TS TC TD KS KC",
-                 "--json").json()
+    out = gmtool(
+        "hands", "compare", "--profile", QQ, "8H 9H JH QH AH", "TS TC TD KS KC", "--json"
+    ).json()
     assert out["winner"] == 1
     assert [h["category"] for h in out["hands"]] == ["flush", "full_house"]
 
 
 def test_compare_reads_10_as_t() -> None:
-    ten = gmtool("hands", "compare", "--profile", QQ, "10D 10S 8S 9H JC", "KH KC AS QD JD",
-                 "--json")
-    t = gmtool("hands", "compare", "--profile", QQ, "TD TS 8S 9H JC", "KH KC AS QD JD",
-               "--json")
+    ten = gmtool(
+        "hands", "compare", "--profile", QQ, "10D 10S 8S 9H JC", "KH KC AS QD JD", "--json"
+    )
+    t = gmtool("hands", "compare", "--profile", QQ, "TD TS 8S 9H JC", "KH KC AS QD JD", "--json")
     assert ten.code == t.code == 0
     assert ten.json() == t.json()
     assert ten.json()["hands"][0]["cards"] == "TD TS 8S 9H JC"
 
 
-@pytest.mark.parametrize("hands, message", [
-    (["KS KD 8S 9H ZZ", "KH KC AS QD JD"], "'ZZ' is not a card"),
-    (["KS KD 8S 9H 2C", "KH KC AS QD JD"], "is not a card"),
-    (["KS KD 8S 9H", "KH KC AS QD JD"], "has 4 cards"),
-    (["KS KD 8S 9H TC", "KS KC AS QD JD"], "appears in hand 1 and hand 2"),
-    (["KS KD 8S 9H TC"], "at least two hands"),
-], ids=["unknown-card", "not-in-28-card-deck", "four-cards", "card-twice", "one-hand"])
+@pytest.mark.parametrize(
+    "hands, message",
+    [
+        (["KS KD 8S 9H ZZ", "KH KC AS QD JD"], "'ZZ' is not a card"),
+        (["KS KD 8S 9H 2C", "KH KC AS QD JD"], "is not a card"),
+        (["KS KD 8S 9H", "KH KC AS QD JD"], "has 4 cards"),
+        (["KS KD 8S 9H TC", "KS KC AS QD JD"], "appears in hand 1 and hand 2"),
+        (["KS KD 8S 9H TC"], "at least two hands"),
+    ],
+    ids=["unknown-card", "not-in-28-card-deck", "four-cards", "card-twice", "one-hand"],
+)
 def test_compare_bad_cards_exit_2(hands, message) -> None:
     run = gmtool("hands", "compare", "--profile", QQ, *hands)
     assert run.code == 2
@@ -324,6 +347,7 @@ def test_compare_bad_cards_exit_2(hands, message) -> None:
 
 
 def test_compare_with_a_missing_profile_exits_2(tmp_path) -> None:
-    run = gmtool("hands", "compare", "--profile", tmp_path / "none.toml", "KS KD 8S 9H TC",
-                 "KH KC AS QD JD")
+    run = gmtool(
+        "hands", "compare", "--profile", tmp_path / "none.toml", "KS KD 8S 9H TC", "KH KC AS QD JD"
+    )
     assert run.code == 2

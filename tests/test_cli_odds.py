@@ -12,11 +12,25 @@ from gmtool.cli import app
 RULES = Path(__file__).resolve().parent.parent / "rules"
 runner = CliRunner()
 
-S5 = {"straight_flush": 12, "four_of_a_kind": 168, "full_house": 1008, "flush": 72,
-      "straight": 3060, "three_of_a_kind": 6720, "two_pair": 15120, "one_pair": 53760,
-      "high_card": 18360}
-H10 = {"trips": 52, "straight_flush": 48, "straight": 720, "flush": 1096, "pair": 3744,
-       "high_card": 16440}
+S5 = {
+    "straight_flush": 12,
+    "four_of_a_kind": 168,
+    "full_house": 1008,
+    "flush": 72,
+    "straight": 3060,
+    "three_of_a_kind": 6720,
+    "two_pair": 15120,
+    "one_pair": 53760,
+    "high_card": 18360,
+}
+H10 = {
+    "trips": 52,
+    "straight_flush": 48,
+    "straight": 720,
+    "flush": 1096,
+    "pair": 3744,
+    "high_card": 16440,
+}
 
 
 def _odds(profile: str) -> dict:

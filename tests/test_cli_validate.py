@@ -26,7 +26,8 @@ RULES = ROOT / "rules"
 INVALID = ROOT / "tests" / "data" / "profiles" / "invalid"
 ISSUE_KEYS = {"file", "line", "column", "path", "code", "message"}
 ANNOTATION = re.compile(
-    r"^::(error|warning) file=([^,]+),line=(\d+),col=(\d+),title=([a-z-]+)::(.*)$")
+    r"^::(error|warning) file=([^,]+),line=(\d+),col=(\d+),title=([a-z-]+)::(.*)$"
+)
 SUMMARY = re.compile(r"^\d+ profile\(s\) checked: \d+ error\(s\), \d+ warning\(s\): (ok|invalid)$")
 
 runner = CliRunner()
@@ -42,8 +43,9 @@ class Run:
 
 def gmtool(*args: str) -> Run:
     result = runner.invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     return Run(result.exit_code, result.stdout, result.stderr)
 
 
@@ -57,7 +59,10 @@ def validate(*args: str) -> Run:
 def test_clean_profiles_exit_0() -> None:
     run = validate(str(RULES))
     assert (run.code, run.out, run.err) == (
-        0, "5 profile(s) checked: 0 error(s), 0 warning(s): ok\n", "")
+        0,
+        "5 profile(s) checked: 0 error(s), 0 warning(s): ok\n",
+        "",
+    )
 
 
 def test_findings_exit_1() -> None:
@@ -83,11 +88,15 @@ def test_an_unknown_format_exits_2() -> None:
     assert "'xml' is not one of 'text', 'json', 'github'" in run.err
 
 
-@pytest.mark.parametrize(("args", "why"), [
-    (["--bogus", str(RULES)], "No such option: --bogus"),
-    ([str(RULES), "--format"], "'--format' requires an argument"),
-    ([], "Missing argument"),
-], ids=["unknown-flag", "option-without-value", "no-path"])
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--bogus", str(RULES)], "No such option: --bogus"),
+        ([str(RULES), "--format"], "'--format' requires an argument"),
+        ([], "Missing argument"),
+    ],
+    ids=["unknown-flag", "option-without-value", "no-path"],
+)
 def test_usage_errors_exit_2(args: list[str], why: str) -> None:
     run = validate(*args)
     assert run.code == 2 and run.out == ""
@@ -112,19 +121,34 @@ def test_json_is_exactly_files_errors_and_warnings() -> None:
     assert report == {
         "files": 1,
         "errors": [
-            {"file": file, "line": 9, "column": 21, "path": "tiers.junior.street_caps[1]",
-             "code": "caps-decrease",
-             "message": "street-3 cap 100 is below the street-2 cap 200"},
-            {"file": file, "line": 11, "column": 1, "path": "tiers.junior.min_holding",
-             "code": "min-holding",
-             "message": "min_holding 500 is below hand_cap 1000: a seated player could not "
-                        "cover the hand cap (RULES Q5)"},
+            {
+                "file": file,
+                "line": 9,
+                "column": 21,
+                "path": "tiers.junior.street_caps[1]",
+                "code": "caps-decrease",
+                "message": "street-3 cap 100 is below the street-2 cap 200",
+            },
+            {
+                "file": file,
+                "line": 11,
+                "column": 1,
+                "path": "tiers.junior.min_holding",
+                "code": "min-holding",
+                "message": "min_holding 500 is below hand_cap 1000: a seated player could not "
+                "cover the hand cap (RULES Q5)",
+            },
         ],
         "warnings": [
-            {"file": file, "line": 9, "column": 1, "path": "tiers.junior.street_caps",
-             "code": "seed-ratio",
-             "message": "street caps [200, 100, 1000, 1000] are not 1/5, 1/2, 1, 1 of "
-                        "hand_cap 1000 as in the seeds (RULES Q2)"},
+            {
+                "file": file,
+                "line": 9,
+                "column": 1,
+                "path": "tiers.junior.street_caps",
+                "code": "seed-ratio",
+                "message": "street caps [200, 100, 1000, 1000] are not 1/5, 1/2, 1, 1 of "
+                "hand_cap 1000 as in the seeds (RULES Q2)",
+            },
         ],
     }
 
@@ -148,8 +172,9 @@ def test_json_keeps_non_ascii_text_readable() -> None:
     run = validate(str(INVALID / "not-increasing-ladder.toml"), "--format", "json")
     assert json.loads(run.out)["errors"][0]["path"] == "ladder.titles[3].at"
     run = validate(str(INVALID / "not-utf8.toml"), "--format", "json")
-    assert json.loads(run.out)["errors"][0]["message"] == \
-        "not UTF-8 text: byte 0xcb cannot be decoded"
+    assert (
+        json.loads(run.out)["errors"][0]["message"] == "not UTF-8 text: byte 0xcb cannot be decoded"
+    )
 
 
 # -- --format text -------------------------------------------------------------------------
@@ -174,8 +199,10 @@ def test_text_of_a_syntax_error_has_no_key_path() -> None:
     file = str(INVALID / "syntax-missing-bracket.toml")
     run = validate(file)
     assert run.code == 1
-    assert run.out.splitlines()[0] == \
-        f"{file}:6:7: error [toml-syntax] Expected ']' at the end of a table declaration"
+    assert (
+        run.out.splitlines()[0]
+        == f"{file}:6:7: error [toml-syntax] Expected ']' at the end of a table declaration"
+    )
 
 
 def test_text_keeps_one_finding_per_line_even_for_odd_keys() -> None:
@@ -198,21 +225,29 @@ def test_github_prints_one_annotation_per_finding_then_the_full_text_report() ->
     lines = github.out.splitlines()
     annotations, rest = lines[:5], lines[5:]
     assert "\n".join(rest) + "\n" == text.out
-    findings = sorted(report["errors"] + report["warnings"],
-                      key=lambda i: (i["line"], i["column"], i["code"]))
+    findings = sorted(
+        report["errors"] + report["warnings"], key=lambda i: (i["line"], i["column"], i["code"])
+    )
     for line, issue in zip(annotations, findings, strict=True):
         match = ANNOTATION.match(line)
         assert match, line
         severity = "warning" if issue["code"] == "seed-ratio" else "error"
-        assert match.groups() == (severity, path, str(issue["line"]), str(issue["column"]),
-                                  issue["code"], f"{issue['path']}: {issue['message']}")
+        assert match.groups() == (
+            severity,
+            path,
+            str(issue["line"]),
+            str(issue["column"]),
+            issue["code"],
+            f"{issue['path']}: {issue['message']}",
+        )
 
 
 def test_github_annotation_for_a_finding_without_a_path() -> None:
     path = str(INVALID / "syntax-duplicate-key.toml")
     lines = validate(path, "--format", "github").out.splitlines()
-    assert lines[0] == (f"::error file={path},line=9,col=10,title=toml-syntax::"
-                        "Cannot overwrite a value")
+    assert lines[0] == (
+        f"::error file={path},line=9,col=10,title=toml-syntax::Cannot overwrite a value"
+    )
 
 
 def test_github_escapes_newlines_commas_and_colons(tmp_path: Path) -> None:
@@ -221,11 +256,18 @@ def test_github_escapes_newlines_commas_and_colons(tmp_path: Path) -> None:
     shutil.copy(INVALID / "min-holding.toml", folder / "two\nlines.toml")
     run = validate(str(folder), "--format", "github")
     annotation = run.out.splitlines()[0]
-    escaped = str(folder / "two\nlines.toml").replace("%", "%25").replace("\n", "%0A") \
-        .replace(":", "%3A").replace(",", "%2C")
-    assert annotation == (f"::error file={escaped},line=19,col=1,title=min-holding::"
-                          "tiers.junior.min_holding: min_holding 999 is below hand_cap 1000: "
-                          "a seated player could not cover the hand cap (RULES Q5)")
+    escaped = (
+        str(folder / "two\nlines.toml")
+        .replace("%", "%25")
+        .replace("\n", "%0A")
+        .replace(":", "%3A")
+        .replace(",", "%2C")
+    )
+    assert annotation == (
+        f"::error file={escaped},line=19,col=1,title=min-holding::"
+        "tiers.junior.min_holding: min_holding 999 is below hand_cap 1000: "
+        "a seated player could not cover the hand cap (RULES Q5)"
+    )
 
 
 def test_github_format_of_clean_profiles_is_only_the_summary() -> None:
@@ -237,8 +279,13 @@ def test_github_format_of_clean_profiles_is_only_the_summary() -> None:
 
 
 def test_several_paths_are_reported_together() -> None:
-    run = validate(str(RULES / "qq-showhand.toml"), str(INVALID / "min-holding.toml"),
-                   str(INVALID / "seed-ratio.toml"), "--format", "json")
+    run = validate(
+        str(RULES / "qq-showhand.toml"),
+        str(INVALID / "min-holding.toml"),
+        str(INVALID / "seed-ratio.toml"),
+        "--format",
+        "json",
+    )
     report = json.loads(run.out)
     assert run.code == 1 and report["files"] == 3
     assert [Path(i["file"]).name for i in report["errors"]] == ["min-holding.toml"]
@@ -276,14 +323,18 @@ SUBPROCESS_CASES = {
 def console_script() -> dict[str, subprocess.CompletedProcess]:
     """Run every case of SUBPROCESS_CASES at once (each start costs a Python start-up)."""
     env = {k: v for k, v in os.environ.items() if k != "GMTOOL_DEBUG"}
-    started = {name: subprocess.Popen(_command() + args, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, env=env, cwd=ROOT)
-               for name, (args, _) in SUBPROCESS_CASES.items()}
+    started = {
+        name: subprocess.Popen(
+            _command() + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT
+        )
+        for name, (args, _) in SUBPROCESS_CASES.items()
+    }
     done = {}
     for name, process in started.items():
         out, err = process.communicate(timeout=60)
-        done[name] = subprocess.CompletedProcess(process.args, process.returncode,
-                                                 out.decode("utf-8"), err.decode("utf-8"))
+        done[name] = subprocess.CompletedProcess(
+            process.args, process.returncode, out.decode("utf-8"), err.decode("utf-8")
+        )
     return done
 
 
@@ -302,5 +353,6 @@ def test_console_script_exit_codes(console_script: dict, case: str) -> None:
 def test_console_script_github_output_for_non_utf8(console_script: dict) -> None:
     lines = console_script["non-utf8"].stdout.splitlines()
     assert ANNOTATION.match(lines[0])
-    assert lines[0].endswith("line=4,col=12,title=toml-syntax::not UTF-8 text: byte 0xcb "
-                             "cannot be decoded")
+    assert lines[0].endswith(
+        "line=4,col=12,title=toml-syntax::not UTF-8 text: byte 0xcb cannot be decoded"
+    )

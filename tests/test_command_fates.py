@@ -67,20 +67,24 @@ def test_a_taken_command_is_not_withdrawn(tmp_path: Path, gm, virtual_host) -> N
 
 
 def test_a_command_whose_console_died_is_carried_out_and_its_fate_logged(
-        tmp_path: Path, gm, virtual_host) -> None:
+    tmp_path: Path, gm, virtual_host
+) -> None:
     """The request is logged when it is made: with nobody waiting for the answer, the host
     carries the command out and logs what came of it."""
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     command_id = _queue(host.store, table_id, player, "console killed")
-    host.run_until(lambda: gm_store.command(host.store, command_id)["status"] != "pending",
-                   what="the host's answer")
+    host.run_until(
+        lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+        what="the host's answer",
+    )
     assert gm_store.command(host.store, command_id)["status"] == "done"
     fates = _fates(Path(host.store.path), command_id)
     assert len(fates) == 1 and fates[0]["ok"] and fates[0]["kicked"] == player
 
 
 def test_a_command_without_a_valid_signature_is_refused_by_the_host(
-        tmp_path: Path, gm, virtual_host) -> None:
+    tmp_path: Path, gm, virtual_host
+) -> None:
     """A command row written into the store by hand (no request, or one signed by a key
     nobody registered) is refused by the host, which logs the refusal; nobody is kicked."""
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
@@ -88,10 +92,11 @@ def test_a_command_without_a_valid_signature_is_refused_by_the_host(
     unsigned = gm_store.enqueue(store, "kick", table_id, player, "inserted", OPERATOR, None)
     forged = _queue(store, table_id, player, "forged", by="mallory")
     with store.write():  # mallory's request, claimed to be the operator's
-        store.conn.execute("UPDATE gm_commands SET issued_by = ? WHERE id = ?",
-                           (OPERATOR, forged))
-    host.run_until(lambda: all(gm_store.command(store, c)["status"] != "pending"
-                               for c in (unsigned, forged)), what="the host's answers")
+        store.conn.execute("UPDATE gm_commands SET issued_by = ? WHERE id = ?", (OPERATOR, forged))
+    host.run_until(
+        lambda: all(gm_store.command(store, c)["status"] != "pending" for c in (unsigned, forged)),
+        what="the host's answers",
+    )
     for command_id in (unsigned, forged):
         assert gm_store.command(store, command_id)["status"] == "failed"
         (fate,) = _fates(Path(store.path), command_id)
@@ -100,7 +105,8 @@ def test_a_command_without_a_valid_signature_is_refused_by_the_host(
 
 
 def test_a_command_a_killed_host_had_taken_is_logged_as_interrupted(
-        tmp_path: Path, gm, virtual_host) -> None:
+    tmp_path: Path, gm, virtual_host
+) -> None:
     """A host that took a command and died before answering leaves it 'taken'; the next
     host logs it as interrupted before it plays, so it has a fate and is never redone."""
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)

@@ -49,13 +49,18 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _config(db: Path, config_id: str) -> dict:
-    return json.loads(_query(db, "SELECT compiled FROM configs WHERE config_id = ?",
-                             (config_id,))[0][0])
+    return json.loads(
+        _query(db, "SELECT compiled FROM configs WHERE config_id = ?", (config_id,))[0][0]
+    )
 
 
 def _active_config_id(db: Path, profile: str) -> str:
-    return _query(db, "SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
-                      "ORDER BY id DESC LIMIT 1", (profile,))[0][0]
+    return _query(
+        db,
+        "SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
+        "ORDER BY id DESC LIMIT 1",
+        (profile,),
+    )[0][0]
 
 
 def _at(text: str) -> datetime:
@@ -81,6 +86,7 @@ def live(tmp_path_factory, gm):
 
 # -- what the host published (the rows the console reads) ---------------------------------
 
+
 def _snapshots(host: VirtualHost) -> dict[str, dict]:
     """Each open table's live snapshot, as the host last published it."""
     return {row["id"]: row["live"] or {} for row in table_store.list_tables(host.store)}
@@ -88,8 +94,9 @@ def _snapshots(host: VirtualHost) -> dict[str, dict]:
 
 def _running(host: VirtualHost) -> dict[str, dict]:
     """The running hand of each table that has one (its public view, as published)."""
-    return {table: live["running"] for table, live in _snapshots(host).items()
-            if live.get("running")}
+    return {
+        table: live["running"] for table, live in _snapshots(host).items() if live.get("running")
+    }
 
 
 def _fresh(host: VirtualHost, live: dict) -> bool:
@@ -99,12 +106,15 @@ def _fresh(host: VirtualHost, live: dict) -> bool:
 
 def _away_on_turn(host: VirtualHost) -> list[tuple[str, str]]:
     """(table, player) where the player to act is disconnected (their window runs)."""
-    return [(table, running["to_act"]) for table, running in _running(host).items()
-            if not next(p for p in running["players"] if p["name"] == running["to_act"])[
-                "connected"]]
+    return [
+        (table, running["to_act"])
+        for table, running in _running(host).items()
+        if not next(p for p in running["players"] if p["name"] == running["to_act"])["connected"]
+    ]
 
 
 # -- tables list / show -------------------------------------------------------------------
+
 
 def _check_running_summary(db: Path, table: dict) -> None:
     """A running table's summary against the rules and the store."""
@@ -144,12 +154,17 @@ def _check_against_the_host(host: VirtualHost, table: dict) -> None:
         return
     view = public_view(hand)
     assert (table["to_act"], table["pot"], table["street"]) == (
-        view["to_act"], view["pot"], view["street"])
+        view["to_act"],
+        view["pot"],
+        view["street"],
+    )
     keys = ("name", "total", "folded", "connected", "showing", "seen")
     assert [{k: p[k] for k in keys} for p in table["players"]] == [
-        {k: p[k] for k in keys} for p in view["players"]]
+        {k: p[k] for k in keys} for p in view["players"]
+    ]
     assert [p["coins"] for p in table["players"]] == [
-        host.host.pool.coins[p["name"]] for p in view["players"]]
+        host.host.pool.coins[p["name"]] for p in view["players"]
+    ]
 
 
 def test_tables_list_and_show_json_and_text(live, gm) -> None:
@@ -164,7 +179,8 @@ def test_tables_list_and_show_json_and_text(live, gm) -> None:
     table_id, player = host.run_until(wanted, what="a player away on their turn")[0]
     listed = gm.json("tables", "list", "--db", db, "--json")
     assert [t["id"] for t in listed] == sorted(  # every table the host keeps open
-        table.id for table in host.host.tables.values() if not table.closed)
+        table.id for table in host.host.tables.values() if not table.closed
+    )
     for table in listed:
         assert {"id", "system", "room", "config_id", "seated", "hand", "status"} <= set(table)
         _check_against_the_host(host, table)
@@ -183,8 +199,9 @@ def test_tables_list_and_show_json_and_text(live, gm) -> None:
     assert window - 0.1 <= away["reconnect_left_s"] <= window
     assert timeouts["action_s"] - 0.1 <= shown["seconds_left"] <= timeouts["action_s"]
 
-    row = next(line for line in gm("tables", "list", "--db", db).stdout.splitlines()
-               if table_id in line)
+    row = next(
+        line for line in gm("tables", "list", "--db", db).stdout.splitlines() if table_id in line
+    )
     text = gm("tables", "show", table_id, "--db", db).stdout
     assert f"disconnected: {player} ({window}s to reconnect)" in text, text
     assert f"to act {player} ({timeouts['action_s']} s left)" in text, text
@@ -196,18 +213,24 @@ def test_tables_show_one_table(live, gm) -> None:
     table_id = host.run_until(host.running_players, what="a running hand")[0][0]
     shown = gm.json("tables", "show", table_id, "--db", db, "--json")
     assert shown["id"] == table_id and shown["system"] in PROFILES
-    assert shown == next(t for t in gm.json("tables", "list", "--db", db, "--json")
-                         if t["id"] == table_id)
+    assert shown == next(
+        t for t in gm.json("tables", "list", "--db", db, "--json") if t["id"] == table_id
+    )
     _check_against_the_host(host, shown)
     text = gm("tables", "show", table_id, "--db", db).stdout
-    assert text.startswith(f"table {table_id}: {shown['system']} / {shown['room']} "
-                           f"({shown['game']}), host live, snapshot ")
-    assert f"config {shown['config_id']}, hand {shown['hand']} (#{shown['hand_number']} " \
-           "at this table)" in text
+    assert text.startswith(
+        f"table {table_id}: {shown['system']} / {shown['room']} "
+        f"({shown['game']}), host live, snapshot "
+    )
+    assert (
+        f"config {shown['config_id']}, hand {shown['hand']} (#{shown['hand_number']} "
+        "at this table)" in text
+    )
     assert f"pot {shown['pot']}, to act {shown['to_act']}" in text
     for player in shown["players"]:
-        assert re.search(rf"^  {re.escape(player['name'])} +coins +{player['coins']} ", text,
-                         re.MULTILINE), text
+        assert re.search(
+            rf"^  {re.escape(player['name'])} +coins +{player['coins']} ", text, re.MULTILINE
+        ), text
 
 
 def test_players_show_a_seated_player_names_the_table(live, gm) -> None:
@@ -222,25 +245,29 @@ def test_players_show_a_seated_player_names_the_table(live, gm) -> None:
 
 # -- kick and close through the host -------------------------------------------------------
 
+
 def _escape_ends_the_hand(table_id: str) -> bool:
     """Coin rooms whose escapes end the hand (forfeit_to_banker, S19)."""
-    return table_id.split("-")[0] in ("qq", "video", "straight") and "training" not in \
-        table_id and "normal" not in table_id
+    return (
+        table_id.split("-")[0] in ("qq", "video", "straight")
+        and "training" not in table_id
+        and "normal" not in table_id
+    )
 
 
 def _fresh_hands(host: VirtualHost, tables=lambda table_id: True) -> list[str]:
     """Tables among `tables` whose running hand was published FRESH_S ago or less: a GM
     command sent now lands in that very hand."""
     snapshots = _snapshots(host)
-    return [table for table in _running(host)
-            if tables(table) and _fresh(host, snapshots[table])]
+    return [table for table in _running(host) if tables(table) and _fresh(host, snapshots[table])]
 
 
 def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm) -> None:
     """G2: a kick during a running hand is an escape (forfeit_to_banker ends the hand)."""
     db, host = live
-    table_id = host.run_until(lambda: _fresh_hands(host, _escape_ends_the_hand),
-                              what="a fresh hand in a coin room")[0]
+    table_id = host.run_until(
+        lambda: _fresh_hands(host, _escape_ends_the_hand), what="a fresh hand in a coin room"
+    )[0]
     running = _running(host)[table_id]
     hand_id = _snapshots(host)[table_id]["hand"]
     kicked = next(p for p in running["players"] if not p["folded"])
@@ -249,39 +276,60 @@ def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm
     outcome = host.command(OPERATOR, "kick", table_id, player, "collusion report")
 
     command = _query(db, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
-    assert (command["kind"], command["table_id"], command["player"], command["status"],
-            command["issued_by"]) == ("kick", table_id, player, "done", OPERATOR)
+    assert (
+        command["kind"],
+        command["table_id"],
+        command["player"],
+        command["status"],
+        command["issued_by"],
+    ) == ("kick", table_id, player, "done", OPERATOR)
     assert (_at(command["acked_at"]) - _at(command["issued_at"])).total_seconds() < 1.0
-    assert json.loads(command["outcome"]) == {k: v for k, v in outcome.items()
-                                              if k != "command"}
+    assert json.loads(command["outcome"]) == {k: v for k, v in outcome.items() if k != "command"}
     assert outcome["command"] == command["id"]
     assert (outcome["during_hand"], outcome["kicked"], outcome["escape_policy"]) == (
-        True, player, "forfeit_to_banker")
+        True,
+        player,
+        "forfeit_to_banker",
+    )
     settlement = outcome["settlement"]
     entries = settlement["entries"]
     assert sum(e["delta"] for e in entries) == 0
     charge = min(running["pot"], kicked["coins"])  # D-9: never more than they held
     assert charge > 0
     assert [(e["delta"], e["reason"]) for e in entries if e["player"] == player] == [
-        (-charge, "escape")]
-    assert sorted((e["delta"], e["reason"]) for e in entries if e["player"] != player) == \
-        [(0, "returned")] * (len(entries) - 2) + [(charge, "escape_win")]
+        (-charge, "escape")
+    ]
+    assert sorted((e["delta"], e["reason"]) for e in entries if e["player"] != player) == [
+        (0, "returned")
+    ] * (len(entries) - 2) + [(charge, "escape_win")]
     assert command_lines(outcome) == [
-        (f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
-         "(RULES G2, S19)"),
-        "settlement: " + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})"
-                                   for e in entries)]
+        (
+            f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
+            "(RULES G2, S19)"
+        ),
+        "settlement: "
+        + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})" for e in entries),
+    ]
 
-    kick = _query(db, "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
-                      "table_id = ? ORDER BY id DESC LIMIT 1", (table_id,))[0]
+    kick = _query(
+        db,
+        "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
+        "table_id = ? ORDER BY id DESC LIMIT 1",
+        (table_id,),
+    )[0]
     assert kick["hand_id"] == hand_id and json.loads(kick["payload"])["player"] == player
     assert _query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0][0] == "settled"
-    assert sorted(tuple(r) for r in _query(
-        db, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))) == sorted(
-        (e["player"], e["delta"]) for e in entries if e["delta"])
+    assert sorted(
+        tuple(r)
+        for r in _query(db, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
+    ) == sorted((e["player"], e["delta"]) for e in entries if e["delta"])
     log = gm.json("gm", "log", "--db", db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
-        OPERATOR, "kick", f"{table_id}/{player}", "collusion report")
+        OPERATOR,
+        "kick",
+        f"{table_id}/{player}",
+        "collusion report",
+    )
     assert log["outcome"]["ok"] is True and log["outcome"]["command"] == command["id"]
     assert player not in host.host.tables[table_id].seated
     assert player in host.host.pool.benched  # not seated again by this host
@@ -297,10 +345,16 @@ def test_kick_of_a_player_not_seated_fails_with_one_message(live, gm) -> None:
     assert failed.value.exit_code == 2
     command = _query(db, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
     assert (command["table_id"], command["player"], command["status"]) == (
-        table_id, "nobody-here", "failed")
+        table_id,
+        "nobody-here",
+        "failed",
+    )
     log = gm.json("gm", "log", "--db", db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"]) == (
-        OPERATOR, "kick", f"{table_id}/nobody-here")
+        OPERATOR,
+        "kick",
+        f"{table_id}/nobody-here",
+    )
     assert log["outcome"]["ok"] is False
     assert log["outcome"]["error"] == f"nobody-here is not seated at {table_id}"
 
@@ -308,19 +362,29 @@ def test_kick_of_a_player_not_seated_fails_with_one_message(live, gm) -> None:
 def test_close_voids_the_running_hand_with_every_stake_returned(live, gm) -> None:
     db, host = live
     table_id = host.run_until(
-        lambda: [t for t in _fresh_hands(host, lambda t: not t.startswith("lequ"))
-                 if _running(host)[t]["pot"] > 0], what="a fresh hand with stakes")[0]
+        lambda: [
+            t
+            for t in _fresh_hands(host, lambda t: not t.startswith("lequ"))
+            if _running(host)[t]["pot"] > 0
+        ],
+        what="a fresh hand with stakes",
+    )[0]
     hand_id = _snapshots(host)[table_id]["hand"]
     outcome = host.command(OPERATOR, "close", table_id, None, "maintenance")
     assert {k: v for k, v in outcome.items() if k != "command"} == {
-        "ok": True, "closed": table_id, "voided_hand": hand_id}
+        "ok": True,
+        "closed": table_id,
+        "voided_hand": hand_id,
+    }
     assert command_lines(outcome) == [
-        f"closed {table_id}; hand {hand_id} voided, every stake returned"]
+        f"closed {table_id}; hand {hand_id} voided, every stake returned"
+    ]
     hand = _query(db, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
     assert hand["outcome"] == "voided" and hand["seed"]
     assert _query(db, "SELECT COUNT(*) FROM ledger WHERE hand_id = ?", (hand_id,))[0][0] == 0
-    voided = _query(db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'",
-                    (hand_id,))
+    voided = _query(
+        db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'", (hand_id,)
+    )
     assert json.loads(voided[0][0])["stakes"] == "returned"
     for seat in json.loads(hand["seats"]):  # every stake back: coins as the hand found them
         coins = _query(db, "SELECT coins FROM players WHERE name = ?", (seat["player"],))[0][0]
@@ -332,49 +396,99 @@ def test_close_voids_the_running_hand_with_every_stake_returned(live, gm) -> Non
     assert report["outcome"] == "voided" and report["seed_verifies"] is True
     log = gm.json("gm", "log", "--db", db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
-        OPERATOR, "close", table_id, "maintenance")
+        OPERATOR,
+        "close",
+        table_id,
+        "maintenance",
+    )
     host.advance(30)  # a closed table stays closed: no hand starts there again
-    assert _query(db, "SELECT MAX(id) FROM hands WHERE table_id = ?", (table_id,))[0][0] == \
-        hand_id
+    assert _query(db, "SELECT MAX(id) FROM hands WHERE table_id = ?", (table_id,))[0][0] == hand_id
 
 
-def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(deployed_db: Path, gm,
-                                                              start_host) -> None:
+def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
+    deployed_db: Path, gm, start_host
+) -> None:
     """End to end: `gmtool tables kick` against a real `gmtool house run` process. The
     console and the host are separate processes on the real clock, so a hand may end (or
     the player fold or leave) between the look and the kick: then kick again."""
     db = deployed_db
-    host = start_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "1",
-                      "--grace", "1", "--seed", "console-e2e")
+    host = start_host(
+        db,
+        "--system",
+        "qq-showhand",
+        "--tables",
+        "3",
+        "--speed",
+        "1",
+        "--grace",
+        "1",
+        "--seed",
+        "console-e2e",
+    )
 
     def targets():
         return [(t, p) for t, p in gm.running_players(db) if _escape_ends_the_hand(t)]
 
     table_id, player = host.wait_until(targets, timeout=120)[0]
-    refused = gm("tables", "kick", table_id, player, "--reason", "x", "--db", db,
-                 "--as", SUPPORT, expect=1)
+    refused = gm(
+        "tables", "kick", table_id, player, "--reason", "x", "--db", db, "--as", SUPPORT, expect=1
+    )
     assert (refused.stdout, refused.stderr.strip()) == (
-        "", f"error: refused: '{SUPPORT}' is support; only operators may kick (logged)")
-    unseated = gm("tables", "kick", table_id, "nobody-here", "--reason", "x", "--db", db,
-                  "--as", OPERATOR, "--timeout", "60", expect=2)
+        "",
+        f"error: refused: '{SUPPORT}' is support; only operators may kick (logged)",
+    )
+    unseated = gm(
+        "tables",
+        "kick",
+        table_id,
+        "nobody-here",
+        "--reason",
+        "x",
+        "--db",
+        db,
+        "--as",
+        OPERATOR,
+        "--timeout",
+        "60",
+        expect=2,
+    )
     assert (unseated.stdout, unseated.stderr.strip()) == (
-        "", f"error: nobody-here is not seated at {table_id}")
+        "",
+        f"error: nobody-here is not seated at {table_id}",
+    )
 
     for _ in range(20):
         table_id, player = host.wait_until(targets, timeout=120)[0]
-        run = gm("tables", "kick", table_id, player, "--reason", "collusion report", "--db",
-                 db, "--as", OPERATOR, "--timeout", "60", expect=None)
+        run = gm(
+            "tables",
+            "kick",
+            table_id,
+            player,
+            "--reason",
+            "collusion report",
+            "--db",
+            db,
+            "--as",
+            OPERATOR,
+            "--timeout",
+            "60",
+            expect=None,
+        )
         if run.returncode == 0 and "during a hand" in run.stdout:
             break
         # Too late for this hand: they were kicked between hands, or had already left.
         assert (run.returncode, run.stdout, run.stderr.strip()) in (
             (0, f"kicked {player} between hands: the seat is free\n", ""),
-            (2, "", f"error: {player} is not seated at {table_id}")), run
+            (2, "", f"error: {player} is not seated at {table_id}"),
+        ), run
     else:
         pytest.fail("no kick landed during a hand in 20 tries")
 
-    command = _query(db, "SELECT * FROM gm_commands WHERE table_id = ? AND player = ? "
-                         "ORDER BY id DESC LIMIT 1", (table_id, player))[0]
+    command = _query(
+        db,
+        "SELECT * FROM gm_commands WHERE table_id = ? AND player = ? ORDER BY id DESC LIMIT 1",
+        (table_id, player),
+    )[0]
     assert command["status"] == "done"
     outcome = json.loads(command["outcome"])
     assert outcome["during_hand"] is True and outcome["kicked"] == player
@@ -382,36 +496,55 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(deployed_db: Path, 
     assert sum(e["delta"] for e in entries) == 0
     assert any(e["player"] == player and e["delta"] < 0 for e in entries)
     assert run.stdout.splitlines() == [
-        (f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
-         "(RULES G2, S19)"),
-        "settlement: " + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})"
-                                   for e in entries)]
-    host.wait_for_line(rf"^command {command['id']} \(kick {re.escape(table_id)} "
-                       rf"{re.escape(player)}\)")
-    kick = _query(db, "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
-                      "table_id = ? ORDER BY id DESC LIMIT 1", (table_id,))[0]
+        (
+            f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
+            "(RULES G2, S19)"
+        ),
+        "settlement: "
+        + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})" for e in entries),
+    ]
+    host.wait_for_line(
+        rf"^command {command['id']} \(kick {re.escape(table_id)} "
+        rf"{re.escape(player)}\)"
+    )
+    kick = _query(
+        db,
+        "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
+        "table_id = ? ORDER BY id DESC LIMIT 1",
+        (table_id,),
+    )[0]
     assert json.loads(kick["payload"])["player"] == player
-    assert _query(db, "SELECT outcome FROM hands WHERE id = ?", (kick["hand_id"],))[0][0] == \
-        "settled"
+    assert (
+        _query(db, "SELECT outcome FROM hands WHERE id = ?", (kick["hand_id"],))[0][0] == "settled"
+    )
     log = gm.json("gm", "log", "--db", db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
-        OPERATOR, "kick", f"{table_id}/{player}", "collusion report")
+        OPERATOR,
+        "kick",
+        f"{table_id}/{player}",
+        "collusion report",
+    )
     assert host.stop() == 0
     assert re.search(r"^stopped: \d+ hand\(s\) settled$", host.output, re.MULTILINE), host.output
 
 
-def test_kick_between_hands_at_an_owner_table_frees_the_seat(deployed_db: Path, gm,
-                                                            virtual_host) -> None:
+def test_kick_between_hands_at_an_owner_table_frees_the_seat(
+    deployed_db: Path, gm, virtual_host
+) -> None:
     """G2: a kick between hands frees the seat; the player is not dealt into the next hand."""
     db = deployed_db
-    host = virtual_host(db, systems=["lequ-showhand"], tables=1, speed=1.0, grace=1.0,
-                        seed="owner-kick")
+    host = virtual_host(
+        db, systems=["lequ-showhand"], tables=1, speed=1.0, grace=1.0, seed="owner-kick"
+    )
     table_id = "lequ-showhand-table-1"
 
     def waiting_player():
         live = _snapshots(host).get(table_id, {})
-        if live.get("phase") in ("agreeing", "countdown") and len(live["seated"]) >= 2 \
-                and _fresh(host, live):
+        if (
+            live.get("phase") in ("agreeing", "countdown")
+            and len(live["seated"]) >= 2
+            and _fresh(host, live)
+        ):
             return [p for p in live["seated"] if p != live["owner"]]
         return None
 
@@ -419,7 +552,10 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(deployed_db: Path, 
     hands_before = _query(db, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
     outcome = host.command(OPERATOR, "kick", table_id, player, "between hands")
     assert {k: v for k, v in outcome.items() if k != "command"} == {
-        "ok": True, "kicked": player, "during_hand": False}
+        "ok": True,
+        "kicked": player,
+        "during_hand": False,
+    }
     assert command_lines(outcome) == [f"kicked {player} between hands: the seat is free"]
     # the snapshot published with the kick, before its acknowledgement, shows the seat free
     shown = gm.json("tables", "show", table_id, "--db", db, "--json")
@@ -427,31 +563,51 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(deployed_db: Path, 
     assert gm.json("players", "show", player, "--db", db, "--json")["table"] is None
 
     def next_hand():
-        return _query(db, "SELECT seats FROM hands WHERE table_id = ? AND id > ? ORDER BY id "
-                          "LIMIT 1", (table_id, hands_before))
+        return _query(
+            db,
+            "SELECT seats FROM hands WHERE table_id = ? AND id > ? ORDER BY id LIMIT 1",
+            (table_id, hands_before),
+        )
 
     seats = json.loads(host.run_until(next_hand, what="the next hand")[0]["seats"])
     assert player not in {s["player"] for s in seats} and len(seats) >= 2
     host.advance(300)  # nor any later hand of this run (the kicked player sits out)
-    assert not _query(db, "SELECT id FROM hands WHERE id > ? AND seats LIKE ?",
-                      (hands_before, f'%"player":"{player}"%'))
+    assert not _query(
+        db,
+        "SELECT id FROM hands WHERE id > ? AND seats LIKE ?",
+        (hands_before, f'%"player":"{player}"%'),
+    )
 
 
-def test_an_adjustment_reaches_the_host_before_the_next_hand(deployed_db: Path, gm,
-                                                              virtual_host) -> None:
+def test_an_adjustment_reaches_the_host_before_the_next_hand(
+    deployed_db: Path, gm, virtual_host
+) -> None:
     """A hand started after `players adjust` seats the player with the adjusted coins."""
     db = deployed_db
-    host = virtual_host(db, systems=["qq-showhand"], tables=3, speed=1.0, grace=1.0,
-                        seed="adjust")
+    host = virtual_host(db, systems=["qq-showhand"], tables=3, speed=1.0, grace=1.0, seed="adjust")
     host.run_until(host.running_players, what="a running hand")
     seated = {p for t in gm.json("tables", "list", "--db", db, "--json") for p in t["seated"]}
-    idle = [r[0] for r in _query(db, "SELECT name FROM players WHERE kind = 'bot' ORDER BY name")
-            if r[0] not in seated]
+    idle = [
+        r[0]
+        for r in _query(db, "SELECT name FROM players WHERE kind = 'bot' ORDER BY name")
+        if r[0] not in seated
+    ]
     assert idle
     for name in idle:  # 1,200 coins: enough for the junior room, not for middle (Q1)
         coins = _query(db, "SELECT coins FROM players WHERE name = ?", (name,))[0][0]
-        gm("players", "adjust", "--db", db, "--as", OPERATOR, "--reason", "test", "--", name,
-           str(1200 - coins))
+        gm(
+            "players",
+            "adjust",
+            "--db",
+            db,
+            "--as",
+            OPERATOR,
+            "--reason",
+            "test",
+            "--",
+            name,
+            str(1200 - coins),
+        )
     # The host stood still meanwhile: every hand after these started after the adjustments.
     # (The console wrote them on the real clock, the host writes on its virtual one: order
     # by ids, not by time.)
@@ -459,8 +615,11 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(deployed_db: Path, 
     ledger_before = _query(db, "SELECT MAX(id) FROM ledger")[0][0]
 
     def hands_with_them():
-        rows = _query(db, "SELECT id, tier, seats, started_at FROM hands WHERE id > ? "
-                          "ORDER BY id", (hands_before,))
+        rows = _query(
+            db,
+            "SELECT id, tier, seats, started_at FROM hands WHERE id > ? ORDER BY id",
+            (hands_before,),
+        )
         return [r for r in rows if {s["player"] for s in json.loads(r["seats"])} & set(idle)]
 
     first = host.run_until(hands_with_them, what="a hand with an adjusted player")[0]
@@ -472,23 +631,27 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(deployed_db: Path, 
     assert {hand["tier"] for hand in hands} <= {"training", "junior"}  # not middle (Q1)
     for hand in hands:
         for seat in json.loads(hand["seats"]):
-            balance = _query(db, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE player = ? "
-                                 "AND (id <= ? OR created_at < ?)",
-                             (seat["player"], ledger_before, hand["started_at"]))[0][0]
+            balance = _query(
+                db,
+                "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE player = ? "
+                "AND (id <= ? OR created_at < ?)",
+                (seat["player"], ledger_before, hand["started_at"]),
+            )[0][0]
             assert seat["coins"] == balance, (hand["id"], hand["tier"], seat, balance)
     assert not _query(db, "SELECT name, coins FROM players WHERE coins < 0")
 
 
-def test_the_host_stops_within_its_grace_while_a_player_is_away(deployed_db: Path, gm,
-                                                                 virtual_host) -> None:
+def test_the_host_stops_within_its_grace_while_a_player_is_away(
+    deployed_db: Path, gm, virtual_host
+) -> None:
     """A stop (SIGTERM): running hands get the grace period, then are voided; a bot waiting
     out its reconnect window (minutes of game time) must not hold the stop up."""
     db = deployed_db
     grace = 1.0
-    host = virtual_host(db, systems=["qq-showhand"], tables=3, speed=1.0, chaos=0.6,
-                        grace=grace, seed="grace")
-    table_id, _ = host.run_until(lambda: _away_on_turn(host),
-                                 what="a player away on their turn")[0]
+    host = virtual_host(
+        db, systems=["qq-showhand"], tables=3, speed=1.0, chaos=0.6, grace=grace, seed="grace"
+    )
+    table_id, _ = host.run_until(lambda: _away_on_turn(host), what="a player away on their turn")[0]
     away_hand = _snapshots(host)[table_id]["hand"]
     running = {t: live["hand"] for t, live in _snapshots(host).items() if live.get("running")}
 
@@ -501,13 +664,15 @@ def test_the_host_stops_within_its_grace_while_a_player_is_away(deployed_db: Pat
     assert "stopping: no new hands; running hands may finish" in host.messages
     assert away_hand in report.voided_on_stop  # their window runs for minutes
     # every hand running at the request either finished within the grace or was voided
-    assert sorted(report.finished_on_stop + [t for t, h in running.items()
-                                             if h in report.voided_on_stop]) == sorted(running)
+    assert sorted(
+        report.finished_on_stop + [t for t, h in running.items() if h in report.voided_on_stop]
+    ) == sorted(running)
     for hand_id in report.voided_on_stop:
         hand = _query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]
         assert hand["outcome"] == "voided"
-        voided = _query(db, "SELECT payload FROM events WHERE hand_id = ? AND "
-                            "type = 'hand_voided'", (hand_id,))
+        voided = _query(
+            db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'", (hand_id,)
+        )
         assert json.loads(voided[0][0])["reason"] == "host_stopped"
     assert _query(db, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0][0] == 0
     assert gm.json("tables", "list", "--db", db, "--json") == []  # nothing is hosted now
@@ -515,20 +680,35 @@ def test_the_host_stops_within_its_grace_while_a_player_is_away(deployed_db: Pat
 
 # -- players show ---------------------------------------------------------------------------
 
+
 def _ladder(db: Path) -> list[dict]:
     return _config(db, _active_config_id(db, "video-showhand"))["ladder"]["titles"]
 
 
-@pytest.mark.parametrize("coins, title", [(51_200, "经理"), (51_199, "副经理"),
-                                          (100, "待业"), (99, None), (838_860_800, "财神")])
-def test_players_show_title_by_the_s23_ladder(host_copy: Path, gm, coins: int,
-                                              title: str | None) -> None:
+@pytest.mark.parametrize(
+    "coins, title",
+    [(51_200, "经理"), (51_199, "副经理"), (100, "待业"), (99, None), (838_860_800, "财神")],
+)
+def test_players_show_title_by_the_s23_ladder(
+    host_copy: Path, gm, coins: int, title: str | None
+) -> None:
     """S23: titles by coin holdings, 24 steps each double the last; below 100 no title."""
-    assert [s["at"] for s in _ladder(host_copy)] == [100 * 2 ** i for i in range(24)]
+    assert [s["at"] for s in _ladder(host_copy)] == [100 * 2**i for i in range(24)]
     player = "bot-003"
     held = _query(host_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0]
-    gm("players", "adjust", "--db", host_copy, "--as", OPERATOR, "--reason", "ladder test",
-       "--", player, str(coins - held))
+    gm(
+        "players",
+        "adjust",
+        "--db",
+        host_copy,
+        "--as",
+        OPERATOR,
+        "--reason",
+        "ladder test",
+        "--",
+        player,
+        str(coins - held),
+    )
     shown = gm.json("players", "show", player, "--db", host_copy, "--json")
     assert shown["coins"] == coins and shown["titles"]["video-showhand"] == title
     text = gm("players", "show", player, "--db", host_copy).stdout
@@ -544,28 +724,40 @@ def test_players_show_json(host_db: Path, gm) -> None:
         assert shown[key] == row[key], key
     assert shown["table"] is None  # the host has stopped: nobody is seated
     assert shown["recent_hands"] and [h["id"] for h in shown["recent_hands"]] == sorted(
-        (h["id"] for h in shown["recent_hands"]), reverse=True)
+        (h["id"] for h in shown["recent_hands"]), reverse=True
+    )
     for hand in shown["recent_hands"]:
-        seats = json.loads(_query(host_db, "SELECT seats FROM hands WHERE id = ?",
-                                  (hand["id"],))[0][0])
+        seats = json.loads(
+            _query(host_db, "SELECT seats FROM hands WHERE id = ?", (hand["id"],))[0][0]
+        )
         assert name in {s["player"] for s in seats}
-        assert hand["delta"] == _query(host_db, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE "
-                                       "hand_id = ? AND player = ?", (hand["id"], name))[0][0]
+        assert (
+            hand["delta"]
+            == _query(
+                host_db,
+                "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id = ? AND player = ?",
+                (hand["id"], name),
+            )[0][0]
+        )
     ledger = shown["ledger"]
     assert [r["id"] for r in ledger] == sorted((r["id"] for r in ledger), reverse=True)
     adjust = next(r for r in ledger if r["gm_action_id"] is not None)
     assert adjust["hand_id"] is None and adjust["reason"] == "gm_adjust"
     text = gm("players", "show", name, "--db", host_db).stdout
     assert text.startswith(f"{name} (bot): {row['coins']:,} coins, score {row['score']}")
-    assert (f"tallies: {row['wins']} won, {row['losses']} lost, {row['draws']} drawn, "
-            f"{row['escapes']} escaped, {row['disconnects']} disconnected") in text
+    assert (
+        f"tallies: {row['wins']} won, {row['losses']} lost, {row['draws']} drawn, "
+        f"{row['escapes']} escaped, {row['disconnects']} disconnected"
+    ) in text
 
 
 # -- hands list / export -----------------------------------------------------------------
 
+
 def _ids(gm, db: Path, *flags: str) -> list[int]:
-    return [h["id"] for h in gm.json("hands", "list", "--db", db, "--json", "--limit", "100000",
-                                     *flags)]
+    return [
+        h["id"] for h in gm.json("hands", "list", "--db", db, "--json", "--limit", "100000", *flags)
+    ]
 
 
 def test_hands_list_filters(host_db: Path, gm) -> None:
@@ -573,18 +765,31 @@ def test_hands_list_filters(host_db: Path, gm) -> None:
     everything = _ids(gm, host_db)
     assert everything == sorted(everything, reverse=True)
     assert len(everything) == _query(host_db, "SELECT COUNT(*) FROM hands")[0][0]
-    table = _query(host_db, "SELECT table_id FROM hands GROUP BY table_id ORDER BY COUNT(*) DESC"
-                   )[0][0]
+    table = _query(host_db, "SELECT table_id FROM hands GROUP BY table_id ORDER BY COUNT(*) DESC")[
+        0
+    ][0]
     by_table = _ids(gm, host_db, "--table", table)
-    assert by_table and by_table == [r[0] for r in _query(
-        host_db, "SELECT id FROM hands WHERE table_id = ? ORDER BY id DESC", (table,))]
+    assert by_table and by_table == [
+        r[0]
+        for r in _query(
+            host_db, "SELECT id FROM hands WHERE table_id = ? ORDER BY id DESC", (table,)
+        )
+    ]
     player = "bot-002"
     by_player = _ids(gm, host_db, "--player", player)
-    assert by_player and by_player == [r[0] for r in _query(
-        host_db, "SELECT id FROM hands WHERE seats LIKE ? ORDER BY id DESC",
-        (f'%"player":"{player}"%',))]
-    middle = _query(host_db, "SELECT started_at FROM hands ORDER BY started_at LIMIT 1 OFFSET ?",
-                    (len(everything) // 2,))[0][0]
+    assert by_player and by_player == [
+        r[0]
+        for r in _query(
+            host_db,
+            "SELECT id FROM hands WHERE seats LIKE ? ORDER BY id DESC",
+            (f'%"player":"{player}"%',),
+        )
+    ]
+    middle = _query(
+        host_db,
+        "SELECT started_at FROM hands ORDER BY started_at LIMIT 1 OFFSET ?",
+        (len(everything) // 2,),
+    )[0][0]
     since, until = _ids(gm, host_db, "--since", middle), _ids(gm, host_db, "--until", middle)
     assert since and until and sorted(since + until, reverse=True) == everything
     assert not set(since) & set(until)
@@ -598,9 +803,12 @@ def test_hands_list_filters(host_db: Path, gm) -> None:
 
 
 def _showdown_hand(db: Path) -> int:
-    return _query(db, "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND e.type = "
-                      "'showdown' JOIN ledger l ON l.hand_id = h.id WHERE h.outcome = 'settled' "
-                      "ORDER BY h.id LIMIT 1")[0][0]
+    return _query(
+        db,
+        "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND e.type = "
+        "'showdown' JOIN ledger l ON l.hand_id = h.id WHERE h.outcome = 'settled' "
+        "ORDER BY h.id LIMIT 1",
+    )[0][0]
 
 
 def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
@@ -609,14 +817,22 @@ def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
     row = _query(host_db, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
     report = gm.json("hands", "export", hand_id, "--format", "json", "--db", host_db)
     assert (report["hand"], report["commitment"], report["seed"]) == (
-        hand_id, row["commitment"], row["seed"])
+        hand_id,
+        row["commitment"],
+        row["seed"],
+    )
     assert report["seed_verifies"] is True and report["config_id"] == row["config_id"]
-    assert report["replay"] == {"hand": hand_id, "ok": True, "problems": [],
-                                "events_checked": report["replay"]["events_checked"]}
+    assert report["replay"] == {
+        "hand": hand_id,
+        "ok": True,
+        "problems": [],
+        "events_checked": report["replay"]["events_checked"],
+    }
     entries = report["settlement"]["entries"]
     ledger = _query(host_db, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
     assert sorted((r[0], r[1]) for r in ledger) == sorted(
-        (e["player"], e["delta"]) for e in entries if e["delta"])
+        (e["player"], e["delta"]) for e in entries if e["delta"]
+    )
     markdown = gm("hands", "export", hand_id, "--format", "md", "--db", host_db).stdout
     assert markdown.startswith(f"# Hand {hand_id} dispute report")
     for entry in entries:
@@ -645,12 +861,28 @@ def test_hands_export_of_a_tampered_hand_says_mismatch(host_copy: Path, gm) -> N
 ERRORS = {
     "tables show": ["tables", "show", "no-such-table"],
     "tables watch": ["tables", "watch", "no-such-table", "--count", "1"],
-    "tables kick": ["tables", "kick", "no-such-table", "bot-001", "--reason", "x",
-                    "--as", OPERATOR],
+    "tables kick": [
+        "tables",
+        "kick",
+        "no-such-table",
+        "bot-001",
+        "--reason",
+        "x",
+        "--as",
+        OPERATOR,
+    ],
     "tables close": ["tables", "close", "no-such-table", "--as", OPERATOR],
     "players show": ["players", "show", "no-such-player"],
-    "players adjust": ["players", "adjust", "no-such-player", "5", "--reason", "x",
-                       "--as", OPERATOR],
+    "players adjust": [
+        "players",
+        "adjust",
+        "no-such-player",
+        "5",
+        "--reason",
+        "x",
+        "--as",
+        OPERATOR,
+    ],
     "hands show": ["hands", "show", "999999"],
     "hands export": ["hands", "export", "999999"],
     "hands replay": ["hands", "replay", "999999"],
@@ -661,8 +893,9 @@ ERRORS = {
 
 
 @pytest.mark.parametrize("case", list(ERRORS))
-def test_unknown_table_player_or_hand_is_exit_2_with_one_message(host_copy: Path, gm,
-                                                                 case: str) -> None:
+def test_unknown_table_player_or_hand_is_exit_2_with_one_message(
+    host_copy: Path, gm, case: str
+) -> None:
     run = gm(*ERRORS[case], "--db", host_copy, expect=None)  # (failed GM commands are logged)
     assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
     message = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
@@ -673,6 +906,7 @@ def test_unknown_table_player_or_hand_is_exit_2_with_one_message(host_copy: Path
 
 
 # -- help and README ------------------------------------------------------------------------
+
 
 def _commands():
     """Every visible leaf command as its words, e.g. ("tables", "kick"), with the click object."""
@@ -694,8 +928,11 @@ def _commands():
 
 
 def test_every_command_has_help_text() -> None:
-    missing = [" ".join(path) or "gmtool" for path, command in _commands()
-               if not (command.help or command.short_help or "").strip()]
+    missing = [
+        " ".join(path) or "gmtool"
+        for path, command in _commands()
+        if not (command.help or command.short_help or "").strip()
+    ]
     assert not missing
 
 
@@ -713,6 +950,7 @@ def test_every_command_appears_in_the_readme_command_list() -> None:
             paths = [(*path, choice) for path in paths for choice in choices]
         for path in paths:
             documented.update(path[:i] for i in range(1, len(path) + 1))
-    leaves = [path for path, command in _commands()
-              if path and getattr(command, "commands", None) is None]
+    leaves = [
+        path for path, command in _commands() if path and getattr(command, "commands", None) is None
+    ]
     assert [" ".join(p) for p in leaves if p not in documented] == []

@@ -33,8 +33,7 @@ from gmtool.store.db import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
-SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
-           "video-showhand")
+SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand")
 KILLS = 20
 KILL_SEED = 20_261_130
 KILL_AFTER_LINES = (1, 40)  # a run is killed right after its k-th line, k drawn from these
@@ -44,14 +43,18 @@ HAND_STARTED = r"^hand \d+ started: "  # written from inside the running host (i
 RECOVERED = re.compile(r"^recovered: (\d+) unfinished hand\(s\) voided.*: ([\d, ]+)$", re.M)
 
 
-
 def clean_env() -> dict[str, str]:
     return shared_env(GMTOOL_USER="tester", PYTHONUNBUFFERED="1")
 
 
 def gmtool(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([*gmtool_command(), *map(str, args)], env=clean_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [*gmtool_command(), *map(str, args)],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def running_hands(db: Path) -> set[int]:
@@ -91,8 +94,11 @@ def check_recovery(output: str, unfinished: set[int], db: Path) -> None:
         assert said == unfinished, output
         with connect(db) as store:
             for hand_id in said:
-                reason = store.one("SELECT json_extract(payload, '$.reason') FROM events WHERE "
-                                   "hand_id = ? AND type = 'hand_voided'", (hand_id,))
+                reason = store.one(
+                    "SELECT json_extract(payload, '$.reason') FROM events WHERE "
+                    "hand_id = ? AND type = 'hand_voided'",
+                    (hand_id,),
+                )
                 assert reason and reason[0] == "crash_recovery", hand_id
 
 
@@ -109,8 +115,9 @@ def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path, launch_host) ->
     recovered_total = 0
     for kill in range(KILLS):
         unfinished = running_hands(db)
-        output = run_and_kill(launch_host, db, moments.randint(*KILL_AFTER_LINES),
-                              tmp_path / f"run-{kill}.log")
+        output = run_and_kill(
+            launch_host, db, moments.randint(*KILL_AFTER_LINES), tmp_path / f"run-{kill}.log"
+        )
         assert "Traceback" not in output, output
         check_recovery(output, unfinished, db)
         recovered_total += len(recovered_ids(output) or ())
@@ -135,29 +142,36 @@ def test_sigkill_at_random_moments_loses_no_coin(tmp_path: Path, launch_host) ->
         granted = store.one("SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")[0]
         in_play = store.one("SELECT SUM(coins) FROM players")[0]
         assert in_play == granted > 0
-        assert store.one("SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT "
-                         "NULL")[0] == 0
+        assert (
+            store.one("SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL")[0]
+            == 0
+        )
         assert store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0] == 0
         hands = [dict(r) for r in store.all("SELECT * FROM hands ORDER BY id")]
         assert sum(h["outcome"] == "settled" for h in hands) > 0
         voided = [h for h in hands if h["outcome"] == "voided"]
         assert voided
         for hand in voided:
-            events = store.all("SELECT type, payload FROM events WHERE hand_id = ? ORDER BY "
-                               "seq", (hand["id"],))
+            events = store.all(
+                "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand["id"],)
+            )
             assert [e["type"] for e in events].count("hand_voided") == 1, hand["id"]
             assert events[-1]["type"] == "hand_voided", hand["id"]
             assert json.loads(events[-1]["payload"])["stakes"] == "returned"
-            assert store.one("SELECT COUNT(*) FROM ledger WHERE hand_id = ?",
-                             (hand["id"],))[0] == 0, hand["id"]  # stakes never left
+            assert (
+                store.one("SELECT COUNT(*) FROM ledger WHERE hand_id = ?", (hand["id"],))[0] == 0
+            ), hand["id"]  # stakes never left
         for hand in hands:
             if hand["seed"] is not None:
-                assert hashlib.sha256(bytes.fromhex(hand["seed"])).hexdigest() == \
-                    hand["commitment"], hand["id"]
+                assert (
+                    hashlib.sha256(bytes.fromhex(hand["seed"])).hexdigest() == hand["commitment"]
+                ), hand["id"]
         # with the key file beside the database, every voided hand's seed is revealed
         assert all(h["seed"] for h in voided)
-    print(f"{KILLS} kills: {len(hands)} hands, {len(hands) - len(voided)} settled, "
-          f"{recovered_total} voided by recovery")
+    print(
+        f"{KILLS} kills: {len(hands)} hands, {len(hands) - len(voided)} settled, "
+        f"{recovered_total} voided by recovery"
+    )
 
 
 def test_an_empty_host_key_file_is_refused_not_used(tmp_path: Path) -> None:
@@ -168,8 +182,20 @@ def test_an_empty_host_key_file_is_refused_not_used(tmp_path: Path) -> None:
     assert gmtool("db", "init", "--db", db).returncode == 0
     assert gmtool("deploy", RULES / "qq-showhand.toml", "--db", db).returncode == 0
     db.with_name(db.name + ".key").write_text("")
-    run = gmtool("house", "run", "--db", db, "--tables", "1", "--speed", "50",
-                 "--duration", "0.5", "--grace", "0")
+    run = gmtool(
+        "house",
+        "run",
+        "--db",
+        db,
+        "--tables",
+        "1",
+        "--speed",
+        "50",
+        "--duration",
+        "0.5",
+        "--grace",
+        "0",
+    )
     assert "Traceback" not in run.stdout + run.stderr
     assert run.returncode == 2, run.stdout + run.stderr
     assert "key" in run.stderr
@@ -177,8 +203,7 @@ def test_an_empty_host_key_file_is_refused_not_used(tmp_path: Path) -> None:
         assert store.one("SELECT COUNT(*) FROM hands")[0] == 0
 
 
-def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path,
-                                                          launch_host) -> None:
+def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path, launch_host) -> None:
     """Start-up recovery voids hands left by a *crashed* host. A second `house run` on the
     same database while the first still plays must not take the first one's running
     hands for crash leftovers (it should refuse to start, or at least leave them alone),
@@ -190,12 +215,37 @@ def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path,
     with connect(db) as store:
         for profile in ("qq-showhand", "lequ-showhand"):
             deploy_profile(store, RULES / f"{profile}.toml", None, gm_identity("tester"))
-    first = launch_host(db, "--system", "qq-showhand", "--tables", "3", "--speed", "10",
-                        "--grace", "0", "--seed", "first")
+    first = launch_host(
+        db,
+        "--system",
+        "qq-showhand",
+        "--tables",
+        "3",
+        "--speed",
+        "10",
+        "--grace",
+        "0",
+        "--seed",
+        "first",
+    )
     try:
         first.wait_for_line(HAND_STARTED)  # the first host is playing a hand
-        second = gmtool("house", "run", "--db", db, "--system", "lequ-showhand", "--tables",
-                        "1", "--speed", "10", "--duration", "1", "--grace", "0")
+        second = gmtool(
+            "house",
+            "run",
+            "--db",
+            db,
+            "--system",
+            "lequ-showhand",
+            "--tables",
+            "1",
+            "--speed",
+            "10",
+            "--duration",
+            "1",
+            "--grace",
+            "0",
+        )
         assert first.running, first.output  # it goes on (it has no --duration: it plays on)
         first_code = first.stop(signal.SIGTERM)
     finally:
@@ -205,7 +255,9 @@ def test_a_second_host_leaves_a_running_hosts_hands_alone(tmp_path: Path,
     output = first.output
     assert "Traceback" not in output and first_code == 0, output
     with connect(db) as store:
-        stolen = store.all("SELECT hand_id FROM events WHERE type = 'hand_voided' AND "
-                           "json_extract(payload, '$.reason') = 'crash_recovery'")
+        stolen = store.all(
+            "SELECT hand_id FROM events WHERE type = 'hand_voided' AND "
+            "json_extract(payload, '$.reason') = 'crash_recovery'"
+        )
         assert [r[0] for r in stolen] == [], second.stdout
         assert list(verify_event_chains(store)) == [] and list(verify_balances(store)) == []

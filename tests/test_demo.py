@@ -16,18 +16,25 @@ from helpers import gmtool_command
 from gmtool.store import ledger
 from gmtool.store.db import connect
 
-SHIPPED = {"lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
-           "video-showhand"}
+SHIPPED = {"lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand"}
 DEMO_TIMEOUT_S = 90
-SUMMARY = re.compile(r"^tables: (\d+)\s+hands: (\d+) settled, (\d+) voided\s+coins in play: "
-                     r"([\d,]+) held by (\d+) players$", re.M)
-
+SUMMARY = re.compile(
+    r"^tables: (\d+)\s+hands: (\d+) settled, (\d+) voided\s+coins in play: "
+    r"([\d,]+) held by (\d+) players$",
+    re.M,
+)
 
 
 def demo(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
-    run = subprocess.run([*gmtool_command(), "demo", *args], cwd=cwd, env=env,
-                         capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
+    run = subprocess.run(
+        [*gmtool_command(), "demo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT_S,
+    )
     assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
     assert run.returncode == 0, run.stdout + run.stderr
     return run
@@ -42,12 +49,11 @@ def check_summary(output: str, db: Path) -> None:
     with connect(db) as store:
         assert int(tables) == store.one("SELECT COUNT(*) FROM tables")[0] >= len(SHIPPED)
         assert {r[0] for r in store.all("SELECT DISTINCT profile_id FROM tables")} == SHIPPED
-        assert {r[0] for r in store.all("SELECT DISTINCT profile_id FROM deployments")} == \
-            SHIPPED
-        assert int(settled) == store.one("SELECT COUNT(*) FROM hands WHERE outcome = "
-                                         "'settled'")[0] > 0
-        assert int(voided) == store.one("SELECT COUNT(*) FROM hands WHERE outcome = "
-                                        "'voided'")[0]
+        assert {r[0] for r in store.all("SELECT DISTINCT profile_id FROM deployments")} == SHIPPED
+        assert (
+            int(settled) == store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'settled'")[0] > 0
+        )
+        assert int(voided) == store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'voided'")[0]
         assert int(coins.replace(",", "")) == store.one("SELECT SUM(coins) FROM players")[0]
         assert int(players) == store.one("SELECT COUNT(*) FROM players")[0]
         assert store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0] == 0
@@ -55,7 +61,7 @@ def check_summary(output: str, db: Path) -> None:
         assert shown, output
         hand = store.one("SELECT outcome FROM hands WHERE id = ?", (int(shown.group(1)),))
         assert hand is not None and hand["outcome"] == "settled"
-    timeline = output[shown.end():].split("\n\n", 1)[0].strip().splitlines()
+    timeline = output[shown.end() :].split("\n\n", 1)[0].strip().splitlines()
     assert len(timeline) >= 3 and any("settlement" in line for line in timeline), timeline
     assert re.search(r"^audit of \d+ hands \(.*\): ok$", output, re.M), output
     steps = output.split("next, try:", 1)[1].strip().splitlines()
@@ -91,9 +97,14 @@ def test_a_host_run_on_the_demo_store_deals_from_the_demo_key(tmp_path: Path) ->
     assert key.read_text().strip() == hashlib.sha256(b"demo").hexdigest()
     assert key.stat().st_mode & 0o777 == 0o600
     env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_DB", "GMTOOL_DEBUG")}
-    for command in (["house", "run", "--tables", "2", "--hands", "6", "--speed", "100"],
-                    ["audit"]):
-        run = subprocess.run([*gmtool_command(), *command, "--db", "demo.db"], cwd=tmp_path,
-                             env=env, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
+    for command in (["house", "run", "--tables", "2", "--hands", "6", "--speed", "100"], ["audit"]):
+        run = subprocess.run(
+            [*gmtool_command(), *command, "--db", "demo.db"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=DEMO_TIMEOUT_S,
+        )
         assert run.returncode == 0, run.stdout + run.stderr
     assert key.read_text().strip() == hashlib.sha256(b"demo").hexdigest()

@@ -32,12 +32,16 @@ def exported(tmp_path_factory, gm):
     with VirtualHost(db, HostOptions(tables=3, seed="proof"), wall_start=VIRTUAL_EPOCH) as host:
         host.advance(90)
         host.stop()
-    hand = query(db, "SELECT h.id FROM hands h WHERE outcome = 'settled' AND EXISTS (SELECT 1 "
-                 "FROM ledger l WHERE l.hand_id = h.id AND l.delta != 0) ORDER BY h.id DESC "
-                 "LIMIT 1")[0][0]
+    hand = query(
+        db,
+        "SELECT h.id FROM hands h WHERE outcome = 'settled' AND EXISTS (SELECT 1 "
+        "FROM ledger l WHERE l.hand_id = h.id AND l.delta != 0) ORDER BY h.id DESC "
+        "LIMIT 1",
+    )[0][0]
     report = folder / "report.json"
-    report.write_text(gm("hands", "export", str(hand), "--format", "json", "--db", db).stdout,
-                      encoding="utf-8")
+    report.write_text(
+        gm("hands", "export", str(hand), "--format", "json", "--db", db).stdout, encoding="utf-8"
+    )
     return db, report
 
 
@@ -57,14 +61,23 @@ def test_an_exported_report_verifies_offline(exported, gm, tmp_path: Path) -> No
 
 def test_an_independent_verifier_agrees(exported) -> None:
     db, report = exported
-    run = subprocess.run([sys.executable, str(HERE / "independent_verifier.py"), str(report),
-                          str(witness.public_key_path(db))], capture_output=True, text=True,
-                         check=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "independent_verifier.py"),
+            str(report),
+            str(witness.public_key_path(db)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
 
 
 def test_a_report_naming_another_verifier_key_fails_with_the_right_one(
-        exported, gm, tmp_path: Path) -> None:
+    exported, gm, tmp_path: Path
+) -> None:
     """The key inside the report is what `verify` without `--key` trusts: with `--key`,
     a report whose own key was changed is an edited report (a byte of it changed verified
     before)."""
@@ -94,11 +107,10 @@ def test_a_changed_byte_anywhere_fails(exported, gm, tmp_path: Path) -> None:
         if char == "\n":
             replacement = " \n"
         changed = tmp_path / f"changed-{position}.json"
-        changed.write_text(text[:position] + replacement + text[position + 1:],
-                           encoding="utf-8")
+        changed.write_text(text[:position] + replacement + text[position + 1 :], encoding="utf-8")
         run = _verify(gm, changed, db, expect=None)
         if run.returncode == 0:
-            failed.append((position, text[max(0, position - 20):position + 20]))
+            failed.append((position, text[max(0, position - 20) : position + 20]))
     assert not failed, failed
 
 

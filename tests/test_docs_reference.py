@@ -51,6 +51,7 @@ APPLIES_WORDS = {
 
 # -- reading the page ------------------------------------------------------------------
 
+
 def _without_fences(text: str) -> str:
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
@@ -98,6 +99,7 @@ ROW_BY_KEY = {key: row for key, row in KEY_ROWS}
 
 # -- what the schema says, in the page's words ------------------------------------------
 
+
 def _ancestors(path: str) -> list[Field]:
     parts = path.split(".")
     return [KEYS[".".join(parts[:n]).removesuffix("[]")] for n in range(1, len(parts) + 1)]
@@ -105,8 +107,11 @@ def _ancestors(path: str) -> list[Field]:
 
 def applies_words(path: str) -> str:
     """Where a key may be written: its own condition and those of the sections around it."""
-    where = frozenset(name for name, ctx in CONTEXTS.items()
-                      if all(field.applies(ctx) for field in _ancestors(path)))
+    where = frozenset(
+        name
+        for name, ctx in CONTEXTS.items()
+        if all(field.applies(ctx) for field in _ancestors(path))
+    )
     return APPLIES_WORDS[where]
 
 
@@ -119,8 +124,7 @@ def expected_default(field: Field) -> str:
 def expected_type(field: Field) -> str:
     if field.kind != "array":
         return field.kind
-    plural = {"integer": "integers", "string": "strings", "table": "tables",
-              "boolean": "booleans"}
+    plural = {"integer": "integers", "string": "strings", "table": "tables", "boolean": "booleans"}
     return f"array of {plural[field.items.kind]}"
 
 
@@ -163,6 +167,7 @@ def rule_ids(text: str) -> set[str]:
 
 
 # -- every key of the format is on the page, exactly once, as the schema says ----------
+
 
 def test_the_page_has_key_tables_and_a_code_table() -> None:
     """Guard for the parser: if the page's layout changed, the other tests would pass vacuously."""
@@ -207,15 +212,19 @@ def test_documented_type_range_applicability_and_rules_match_schema(path: str) -
     if rule_ids(plain(row["Rules"])) != rule_ids(field.rule):
         problems.append(f"rules {plain(row['Rules'])!r}, schema {field.rule!r}")
     range_cell = plain(row["Range / choices"])
-    problems += [f"range/choices cell lacks {word!r}" for word in expected_range_words(field)
-                 if word not in range_cell]
+    problems += [
+        f"range/choices cell lacks {word!r}"
+        for word in expected_range_words(field)
+        if word not in range_cell
+    ]
     assert not problems, f"`{path}`: " + "; ".join(problems)
 
 
 # -- the prose and the examples name only keys that exist -------------------------------
 
 _KEY_MENTION = re.compile(
-    r"(?<![\w/.-])(?:" + "|".join(SECTIONS) + r")(?:\[\d*\])?(?:\.[A-Za-z0-9_-]+(?:\[\d*\])?)+")
+    r"(?<![\w/.-])(?:" + "|".join(SECTIONS) + r")(?:\[\d*\])?(?:\.[A-Za-z0-9_-]+(?:\[\d*\])?)+"
+)
 
 
 def normalised_mention(token: str) -> str:
@@ -231,8 +240,12 @@ def normalised_mention(token: str) -> str:
 
 def test_code_spans_name_only_schema_keys() -> None:
     spans = re.findall(r"`([^`\n]+)`", _without_fences(TEXT))
-    mentioned = {m for span in spans for m in _KEY_MENTION.findall(span)
-                 if not re.search(r"\.(json|toml|md|ya?ml|py)$", m)}  # file names
+    mentioned = {
+        m
+        for span in spans
+        for m in _KEY_MENTION.findall(span)
+        if not re.search(r"\.(json|toml|md|ya?ml|py)$", m)
+    }  # file names
     assert mentioned, "the parser found no key mention at all"
     unknown = sorted(m for m in mentioned if normalised_mention(m) not in KEYS)
     assert not unknown, f"{DOC.name} mentions keys the format does not have: {unknown}"
@@ -265,6 +278,7 @@ def test_toml_examples_use_schema_keys_and_whole_profiles_validate(block: str) -
 
 
 # -- finding codes ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("code", sorted(CODES))
 def test_every_finding_code_is_listed_with_its_severity(code: str) -> None:

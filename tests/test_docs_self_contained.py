@@ -18,18 +18,26 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = (".py", ".md", ".toml", ".yml", ".yaml", ".json", ".cfg", ".txt")
 # Names of the outside specification and of where it lived.
-OUTSIDE = re.compile(r"\b(?:DESIGN|RULES|PROFILE|STYLE)\.md\b|\bDESIGN\b|\bSTYLE\b"
-                     r"|shared/spec|\.\./seeds/")
+OUTSIDE = re.compile(
+    r"\b(?:DESIGN|RULES|PROFILE|STYLE)\.md\b|\bDESIGN\b|\bSTYLE\b"
+    r"|shared/spec|\.\./seeds/"
+)
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")  # markdown links to local files
-NAMED = re.compile(r"\b((?:docs|benchmarks|rules|tests|gmtool|examples)/[\w./-]+\.(?:md|py|toml"
-                   r"|yml|json))\b")
+NAMED = re.compile(
+    r"\b((?:docs|benchmarks|rules|tests|gmtool|examples)/[\w./-]+\.(?:md|py|toml"
+    r"|yml|json))\b"
+)
 
 
 def _tracked() -> list[Path]:
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()
-    return [ROOT / name for name in files
-            if name.endswith(TEXT) and not name.startswith("tests/data/stores/")]
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [
+        ROOT / name
+        for name in files
+        if name.endswith(TEXT) and not name.startswith("tests/data/stores/")
+    ]
 
 
 FILES = _tracked()
@@ -48,8 +56,9 @@ def test_nothing_cites_a_document_outside_the_repository(path: Path) -> None:
     assert not found, f"{path.relative_to(ROOT)} cites {found}"
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if p.suffix == ".md"],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "path", [p for p in FILES if p.suffix == ".md"], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_every_local_link_and_named_document_resolves(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     broken = []

@@ -11,8 +11,21 @@ from gmtool.engine.cards import Card, CardError, Deck, DeckError
 
 ENGINE = Path(__file__).resolve().parents[1] / "gmtool" / "engine"
 ENGINE_MODULES = ["__init__.py", "cards.py", "ranking.py", "ranking3.py", "deck.py", "odds.py"]
-ALLOWED_IMPORTS = {"__future__", "hashlib", "hmac", "struct", "itertools", "functools", "dataclasses",
-                   "enum", "math", "operator", "typing", "collections", "gmtool"}
+ALLOWED_IMPORTS = {
+    "__future__",
+    "hashlib",
+    "hmac",
+    "struct",
+    "itertools",
+    "functools",
+    "dataclasses",
+    "enum",
+    "math",
+    "operator",
+    "typing",
+    "collections",
+    "gmtool",
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +65,20 @@ def test_s1_a_profile_may_declare_another_deck() -> None:
     assert Deck.from_config("8 9 T J Q K A", "S H C D") == Deck.showhand()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("10D", "TD"), ("td", "TD"), ("A♠", "AS"), ("a♠", "AS"), ("A♠\ufe0f", "AS"),
-    ("k♥", "KH"), ("Q♣", "QC"), ("j♦", "JD"), (" 9s ", "9S"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("10D", "TD"),
+        ("td", "TD"),
+        ("A♠", "AS"),
+        ("a♠", "AS"),
+        ("A♠\ufe0f", "AS"),
+        ("k♥", "KH"),
+        ("Q♣", "QC"),
+        ("j♦", "JD"),
+        (" 9s ", "9S"),
+    ],
+)
 def test_parse_card_accepts_ten_glyphs_and_any_case(deck: Deck, text: str, expected: str) -> None:
     assert str(deck.parse_card(text)) == expected
     assert deck.parse_card(text) == deck.parse_card(expected)
@@ -67,9 +90,16 @@ def test_parse_cards_splits_on_spaces_and_commas(deck: Deck) -> None:
     assert deck.parse_cards("") == ()
 
 
-@pytest.mark.parametrize("text, bad", [
-    ("AS KS 1S", "'1S'"), ("AS ZZ", "'ZZ'"), ("AS 2S", "'2S'"), ("AS X", "'X'"), ("AS K", "'K'"),
-])
+@pytest.mark.parametrize(
+    "text, bad",
+    [
+        ("AS KS 1S", "'1S'"),
+        ("AS ZZ", "'ZZ'"),
+        ("AS 2S", "'2S'"),
+        ("AS X", "'X'"),
+        ("AS K", "'K'"),
+    ],
+)
 def test_parse_cards_names_the_bad_token(deck: Deck, text: str, bad: str) -> None:
     with pytest.raises(CardError, match=bad):
         deck.parse_cards(text)
@@ -108,11 +138,17 @@ def test_card_refuses_negative_indices() -> None:
         Card(-1, 0, "8", "S")
 
 
-@pytest.mark.parametrize("ranks, suits, message", [
-    ("8 9 9", "S H", "repeat"), ("", "S H", "at least one rank"),
-    ("8 9 T", "", "at least one suit"), ("8 9", "A B C D E F G H I", "at most 8 suits"),
-    ("8 9 XY", "S H", "one character"), ("8 9", "S ♠", "repeat"),
-])
+@pytest.mark.parametrize(
+    "ranks, suits, message",
+    [
+        ("8 9 9", "S H", "repeat"),
+        ("", "S H", "at least one rank"),
+        ("8 9 T", "", "at least one suit"),
+        ("8 9", "A B C D E F G H I", "at most 8 suits"),
+        ("8 9 XY", "S H", "one character"),
+        ("8 9", "S ♠", "repeat"),
+    ],
+)
 def test_bad_deck_declarations_are_refused(ranks: str, suits: str, message: str) -> None:
     with pytest.raises(DeckError, match=message):
         Deck.from_config(ranks, suits)

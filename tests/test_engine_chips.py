@@ -17,8 +17,11 @@ def sums_by_brute_force(chips: tuple[int, ...], limit: int) -> set[int]:
     return reachable - {0}
 
 
-@given(chips=st.lists(st.integers(1, 60), min_size=1, max_size=4, unique=True).map(
-    lambda values: tuple(sorted(values))))
+@given(
+    chips=st.lists(st.integers(1, 60), min_size=1, max_size=4, unique=True).map(
+        lambda values: tuple(sorted(values))
+    )
+)
 def test_l10_chip_sums_are_exactly_the_sums_of_clicks(chips: tuple[int, ...]) -> None:
     """Seed 000 2.6 "此加注是可以累加的": any number of clicks of any chips."""
     limit = 4 * max(chips) ** 2
@@ -41,5 +44,11 @@ def test_l10_a_chip_raise_lists_only_amounts_the_chips_make() -> None:
     assert [a.amount for a in raise_.actions("ann", limit=3)] == [25, 35, 40]
     assert all(chip_sum(amount - 15, (10, 25)) for amount in amounts)
     assert raise_.allows(40) and not raise_.allows(30) and not raise_.allows(140)
-    assert raise_.as_json() == {"verb": "raise", "min": 25, "max": 135, "step": 5, "call": 15,
-                                "chips": [10, 25]}
+    assert raise_.as_json() == {
+        "verb": "raise",
+        "min": 25,
+        "max": 135,
+        "step": 5,
+        "call": 15,
+        "chips": [10, 25],
+    }

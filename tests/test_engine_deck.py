@@ -24,13 +24,12 @@ from gmtool.engine.deck import (
 
 DECK = Deck.showhand()
 KAT_SEED = b"gmtool-kat"
-KAT_ORDER = ("AH AD 8C 9H JD 9D JH TS TC QC QS 8H JC TH KC KD QH JS 8S 8D 9C KH 9S AS AC QD "
-             "KS TD")
+KAT_ORDER = "AH AD 8C 9H JD 9D JH TS TC QC QS 8H JC TH KC KD QH JS 8S 8D 9C KH 9S AS AC QD KS TD"
 
 # Chi-square critical values at the 1% level, precomputed (no scipy at test time) by
 # bisection on the regularized upper incomplete gamma function Q(df/2, x/2); they match
 # published tables (df=27, 1%: 46.963).
-CHI2_DF729_1PCT = 820.759    # whole 28 x 28 position/card table: df = 27 * 27
+CHI2_DF729_1PCT = 820.759  # whole 28 x 28 position/card table: df = 27 * 27
 CHI2_DF27_1PCT_OF_28 = 58.991  # one position (or one card): df = 27, alpha = 0.01 / 28
 SHUFFLES = 100_000
 
@@ -39,7 +38,7 @@ def outsider_words(seed: bytes):
     """32-bit words of HMAC-SHA256(seed, counter), re-derived from the module docstring."""
     for i in count():
         block = hmac.new(seed, i.to_bytes(8, "big"), hashlib.sha256).digest()
-        yield from (int.from_bytes(block[k:k + 4], "big") for k in range(0, 32, 4))
+        yield from (int.from_bytes(block[k : k + 4], "big") for k in range(0, 32, 4))
 
 
 def outsider_shuffle(cards, seed: bytes):
@@ -137,8 +136,11 @@ def position_card_chi_square(shuffled, shuffles: int) -> tuple[float, float, flo
             table[position][card] += 1
     expected = shuffles / size
     cells = [[(n - expected) ** 2 / expected for n in row] for row in table]
-    return (sum(map(sum, cells)), max(sum(row) for row in cells),
-            max(sum(column) for column in zip(*cells)))
+    return (
+        sum(map(sum, cells)),
+        max(sum(row) for row in cells),
+        max(sum(column) for column in zip(*cells)),
+    )
 
 
 def test_shuffle_has_no_position_card_bias() -> None:
@@ -146,8 +148,9 @@ def test_shuffle_has_no_position_card_bias() -> None:
     deck every card lands in every position equally often (Pearson chi-square, 1% level,
     for the whole table and, Bonferroni-corrected, for each position and each card).
     Deterministic seeds, so the outcome is reproducible; about 2 s on the dev machine."""
-    whole, position, card = position_card_chi_square(lambda seed: shuffle(range(28), seed),
-                                                     SHUFFLES)
+    whole, position, card = position_card_chi_square(
+        lambda seed: shuffle(range(28), seed), SHUFFLES
+    )
     assert whole < CHI2_DF729_1PCT
     assert position < CHI2_DF27_1PCT_OF_28
     assert card < CHI2_DF27_1PCT_OF_28
@@ -155,6 +158,7 @@ def test_shuffle_has_no_position_card_bias() -> None:
 
 def test_the_bias_test_catches_a_naive_shuffle() -> None:
     """The same statistic flags the classic mistake (swap each card with any position)."""
+
     def naive(seed: bytes) -> list[int]:
         order, words = list(range(28)), iter(outsider_words(seed))
         for i in range(28):
@@ -164,4 +168,3 @@ def test_the_bias_test_catches_a_naive_shuffle() -> None:
 
     whole, _, _ = position_card_chi_square(naive, 20_000)
     assert whole > CHI2_DF729_1PCT
-

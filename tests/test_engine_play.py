@@ -20,6 +20,9 @@ def test_coins_to_sit_follow_each_room_kind() -> None:
     # config compiled before the rule says (its min_holding was 0)
     suihua = compile_file(rules / "suihua-three-card.toml")
     assert coins_to_sit(suihua, "chips-5") == 25 and coins_to_sit(suihua, "chips-10") == 50
-    old = {**suihua, "config_id": None,
-           "tiers": [{**tier, "min_holding": 0} for tier in suihua["tiers"]]}
+    old = {
+        **suihua,
+        "config_id": None,
+        "tiers": [{**tier, "min_holding": 0} for tier in suihua["tiers"]],
+    }
     assert coins_to_sit(old, "chips-5") == 25

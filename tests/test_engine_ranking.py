@@ -28,13 +28,25 @@ RANKINGS = {policy: Stud5Ranking(DECK, DEFAULT_CATEGORIES, policy, False) for po
 ALL_HANDS = list(combinations(DECK.cards, 5))
 DIGESTS = Path(__file__).parent / "data" / "ranking"
 S5_CENSUS = {
-    "straight_flush": 12, "four_of_a_kind": 168, "full_house": 1008, "flush": 72,
-    "straight": 3060, "three_of_a_kind": 6720, "two_pair": 15120, "one_pair": 53760,
+    "straight_flush": 12,
+    "four_of_a_kind": 168,
+    "full_house": 1008,
+    "flush": 72,
+    "straight": 3060,
+    "three_of_a_kind": 6720,
+    "two_pair": 15120,
+    "one_pair": 53760,
     "high_card": 18360,
 }
 POKER_CENSUS = {  # 52 cards, the ace also low (A-2-3-4-5): the textbook counts
-    "straight_flush": 40, "four_of_a_kind": 624, "full_house": 3744, "flush": 5108,
-    "straight": 10200, "three_of_a_kind": 54912, "two_pair": 123552, "one_pair": 1098240,
+    "straight_flush": 40,
+    "four_of_a_kind": 624,
+    "full_house": 3744,
+    "flush": 5108,
+    "straight": 10200,
+    "three_of_a_kind": 54912,
+    "two_pair": 123552,
+    "one_pair": 1098240,
     "high_card": 1302540,
 }
 
@@ -79,8 +91,9 @@ def reference(cards, policy: str, wrap: bool = False, order=DEFAULT_CATEGORIES, 
         category, defining, rest = "one_pair", pairs, singles
     else:
         category, defining, rest = "high_card", high_to_low, []
-    every = policy == "all_ranks_then_suit" or (policy == "ranks_then_suit"
-                                                 and category == "high_card")
+    every = policy == "all_ranks_then_suit" or (
+        policy == "ranks_then_suit" and category == "high_card"
+    )
     if every:  # defining ranks, the remaining ranks high to low, then the suit
         ties = (*defining, *rest, suit_of_best(defining[0]))
     elif category in ("four_of_a_kind", "full_house", "three_of_a_kind"):
@@ -101,6 +114,7 @@ def cmp(x, y) -> int:
 
 
 # ---- S5 / S4: census and straights -------------------------------------------------------
+
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_s5_census_of_28_card_deck(policy: str) -> None:
@@ -130,8 +144,11 @@ def test_s4_exactly_three_straights_8_q_9_k_t_a() -> None:
     """S4 Straights need five consecutive ranks; with 8..A there are exactly three
     straights: 8-Q, 9-K, 10-A."""
     ranking = RANKINGS["key_then_suit"]
-    runs = {"".join(sorted({c.rank_symbol for c in cards}, key=DECK.ranks.index))
-            for cards in ALL_HANDS if ranking.category(cards) in ("straight", "straight_flush")}
+    runs = {
+        "".join(sorted({c.rank_symbol for c in cards}, key=DECK.ranks.index))
+        for cards in ALL_HANDS
+        if ranking.category(cards) in ("straight", "straight_flush")
+    }
     assert runs == {"89TJQ", "9TJQK", "TJQKA"}
 
 
@@ -175,16 +192,20 @@ S6_EXAMPLES = [  # hand a, hand b, winner under key_then_suit, ranks_then_suit (
 
 
 @pytest.mark.parametrize("a, b, key_winner, seed000_winner, every_winner", S6_EXAMPLES)
-def test_s6_tie_break_examples_for_every_policy(a: str, b: str, key_winner: str,
-                                                seed000_winner: str, every_winner: str) -> None:
+def test_s6_tie_break_examples_for_every_policy(
+    a: str, b: str, key_winner: str, seed000_winner: str, every_winner: str
+) -> None:
     """S6 key_then_suit: highest card rank then suit, the quad or trips rank, two pair by
     high pair, low pair, suit in the high pair, one pair by rank then suit; kickers never
     count. Seed 000 (ranks_then_suit): the same, except that high card compares all five
     ranks, then the suit of the highest card. all_ranks_then_suit (not a seed's rule):
     defining ranks, every kicker high to low, then the suit."""
     assert not set(hand(a)) & set(hand(b))
-    for policy, winner in (("key_then_suit", key_winner), ("ranks_then_suit", seed000_winner),
-                           ("all_ranks_then_suit", every_winner)):
+    for policy, winner in (
+        ("key_then_suit", key_winner),
+        ("ranks_then_suit", seed000_winner),
+        ("all_ranks_then_suit", every_winner),
+    ):
         expected = 1 if winner == "a" else -1
         assert RANKINGS[policy].compare(hand(a), hand(b)) == expected, policy
         assert RANKINGS[policy].compare(hand(b), hand(a)) == -expected, policy
@@ -219,8 +240,12 @@ def test_s3_s6_every_hand_is_ordered_as_the_rules_say(policy: str) -> None:
 
 def test_the_large_deck_path_equals_the_table() -> None:
     """A ranking that may not precompute (52 cards) evaluates exactly like the table."""
-    direct = Stud5Ranking(DECK, "straight_flush four_of_a_kind full_house flush straight "
-                          "three_of_a_kind two_pair one_pair high_card".split(), table_limit=0)
+    direct = Stud5Ranking(
+        DECK,
+        "straight_flush four_of_a_kind full_house flush straight "
+        "three_of_a_kind two_pair one_pair high_card".split(),
+        table_limit=0,
+    )
     table = RANKINGS["key_then_suit"]
     assert all(direct.key(cards) == table.key(cards) for cards in ALL_HANDS)
     assert not Stud5Ranking(FULL).precomputed
@@ -252,8 +277,10 @@ def test_s6_order_of_all_98280_hands_matches_stored_digest(policy: str) -> None:
 
 hands28 = st.lists(st.sampled_from(DECK.cards), min_size=5, max_size=5, unique=True)
 hands52 = st.lists(st.sampled_from(FULL.cards), min_size=5, max_size=5, unique=True)
-SAMPLES = {c: [h for h in ALL_HANDS if RANKINGS["key_then_suit"].category(h) == c][::97][:40]
-           for c in DEFAULT_CATEGORIES}
+SAMPLES = {
+    c: [h for h in ALL_HANDS if RANKINGS["key_then_suit"].category(h) == c][::97][:40]
+    for c in DEFAULT_CATEGORIES
+}
 representatives = st.sampled_from([h for group in SAMPLES.values() for h in group])
 
 
@@ -270,8 +297,12 @@ def test_ranking_is_a_total_order(a, b, c, policy) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(order=st.permutations(DEFAULT_CATEGORIES), a=representatives, b=representatives,
-       policy=st.sampled_from(POLICIES))
+@given(
+    order=st.permutations(DEFAULT_CATEGORIES),
+    a=representatives,
+    b=representatives,
+    policy=st.sampled_from(POLICIES),
+)
 def test_s3_changing_category_order_changes_keys_accordingly(order, a, b, policy) -> None:
     """S3 The order is a profile setting: a hand of a category listed earlier beats one
     listed later; inside one category the order of hands does not change."""
@@ -299,26 +330,42 @@ _FULL_RANKINGS: dict = {}
 
 def _full_rankings() -> dict:
     if not _FULL_RANKINGS:
-        _FULL_RANKINGS.update({(p, w): Stud5Ranking(FULL, DEFAULT_CATEGORIES, p, w)
-                               for p in POLICIES for w in (False, True)})
+        _FULL_RANKINGS.update(
+            {
+                (p, w): Stud5Ranking(FULL, DEFAULT_CATEGORIES, p, w)
+                for p in POLICIES
+                for w in (False, True)
+            }
+        )
     return _FULL_RANKINGS
 
 
 # ---- S7: showing cards --------------------------------------------------------------------
 
+
 def showing(text: str, ranking: Stud5Ranking | None = None) -> int:
     return (ranking or RANKINGS["key_then_suit"]).showing_key(hand(text))
 
 
-@pytest.mark.parametrize("stronger, weaker", [
-    ("AS", "AH"), ("AD", "KS"), ("8H", "8C"),                       # 1 card: rank, then suit
-    ("8S 8H", "AS KS"), ("KS KD", "KH KC"), ("AS 8H", "AH KD"),      # 2: pair > high; the top card
-    ("8S 8H 8C", "AS AH KS"), ("9S 9D AC", "AS KS QS"), ("AC KC QC", "AD KD QD"),  # 3
-    ("KS KC QH QD", "KH KD JS JC"), ("KS KH 9S 9H", "KC KD 9C 9D"),  # 4: two pair ties
-    ("AS KS JS 8S", "AH KH JH 9H"),                                  # 4: flush, the top card
-    ("AH QH 9H 8H", "AD KD TD 8D"),                                  # 4: then that card's suit
-    ("AH 8S", "AD 9S"),                                              # 2: high card, the top card
-])
+@pytest.mark.parametrize(
+    "stronger, weaker",
+    [
+        ("AS", "AH"),
+        ("AD", "KS"),
+        ("8H", "8C"),  # 1 card: rank, then suit
+        ("8S 8H", "AS KS"),
+        ("KS KD", "KH KC"),
+        ("AS 8H", "AH KD"),  # 2: pair > high; the top card
+        ("8S 8H 8C", "AS AH KS"),
+        ("9S 9D AC", "AS KS QS"),
+        ("AC KC QC", "AD KD QD"),  # 3
+        ("KS KC QH QD", "KH KD JS JC"),
+        ("KS KH 9S 9H", "KC KD 9C 9D"),  # 4: two pair ties
+        ("AS KS JS 8S", "AH KH JH 9H"),  # 4: flush, the top card
+        ("AH QH 9H 8H", "AD KD TD 8D"),  # 4: then that card's suit
+        ("AH 8S", "AD 9S"),  # 2: high card, the top card
+    ],
+)
 def test_s7_showing_cards_decide_who_speaks_first(stronger: str, weaker: str) -> None:
     """S7 compare only face-up cards. With 1 face-up card: rank, then suit. With 2: pair >
     high. With 3: trips > pair > high. Ties inside a category follow the profile's S6
@@ -327,11 +374,14 @@ def test_s7_showing_cards_decide_who_speaks_first(stronger: str, weaker: str) ->
     assert showing(stronger) > showing(weaker)
 
 
-@pytest.mark.parametrize("stronger, weaker", [
-    ("AD 9S", "AH 8S"),                    # the issue's street 3: nine over eight first
-    ("KS QD 9C 8H", "KH QS 8C 9D"),        # every rank equal: the top card's suit
-    ("AH QH 9H 8H", "AD KD TD 8D"),        # a four-card flush: only its top card, then suit
-])
+@pytest.mark.parametrize(
+    "stronger, weaker",
+    [
+        ("AD 9S", "AH 8S"),  # the issue's street 3: nine over eight first
+        ("KS QD 9C 8H", "KH QS 8C 9D"),  # every rank equal: the top card's suit
+        ("AH QH 9H 8H", "AD KD TD 8D"),  # a four-card flush: only its top card, then suit
+    ],
+)
 def test_s7_seed_000_showing_high_cards_compare_every_rank(stronger: str, weaker: str) -> None:
     """S7 under seed 000's policy (ranks_then_suit): high card compares every face-up rank
     from high to low, then the top card's suit; other categories as key_then_suit."""
@@ -347,20 +397,36 @@ def test_s7_engines_before_4_keep_their_reading_of_showing_cards() -> None:
         assert before.key(hand("AD KD TD 8D")) > before.key(hand("AH QH 9H 8H"))
         assert before.key(hand("AH 8S")) > before.key(hand("AD 9S"))
         assert before.describe(hand("AH KH JH 9H")) == (
-            "four-card flush, ace-king-jack-nine, with the ace of hearts")
+            "four-card flush, ace-king-jack-nine, with the ace of hearts"
+        )
 
 
 def test_s7_four_showing_cards_follow_the_full_order() -> None:
     """S7 With 4: straight flush > four of a kind > flush > straight > trips > two pair >
     pair > high (four-card straight/flush count)."""
-    ladder = ["9S TS JS QS", "8S 8H 8C 8D", "AH KH JH 9H", "TC JD QS KH", "AS AC AD 9C",
-              "KS KC QH QD", "AH AD 9S TC", "AS KD QC TH"]
+    ladder = [
+        "9S TS JS QS",
+        "8S 8H 8C 8D",
+        "AH KH JH 9H",
+        "TC JD QS KH",
+        "AS AC AD 9C",
+        "KS KC QH QD",
+        "AH AD 9S TC",
+        "AS KD QC TH",
+    ]
     keys = [showing(text) for text in ladder]
     assert keys == sorted(keys, reverse=True) and len(set(keys)) == len(keys)
     ranking = RANKINGS["key_then_suit"]
     assert [ranking.showing.value(hand(t))[0] for t in ladder] == [
-        "straight_flush", "four_of_a_kind", "flush", "straight", "three_of_a_kind",
-        "two_pair", "one_pair", "high_card"]
+        "straight_flush",
+        "four_of_a_kind",
+        "flush",
+        "straight",
+        "three_of_a_kind",
+        "two_pair",
+        "one_pair",
+        "high_card",
+    ]
 
 
 def test_s7_four_card_straights_wrap_only_with_the_profile_switch() -> None:
@@ -373,22 +439,28 @@ def test_s7_four_card_straights_wrap_only_with_the_profile_switch() -> None:
     assert showing("AS 8H 9C TD", wrap) < showing("8S 9H TC JD", wrap)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("KS", "king of spades"), ("KH KS", "pair of kings with the king of spades"),
-    ("KD 9C QH", "king high with the king of diamonds"),
-    ("9S TS JS QS", "four-card straight flush to the queen with the queen of spades"),
-    ("AH KH JH 9H", "ace-high four-card flush with the ace of hearts"),
-    ("KS KC QH QD", "two pair, kings and queens, with the king of spades"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("KS", "king of spades"),
+        ("KH KS", "pair of kings with the king of spades"),
+        ("KD 9C QH", "king high with the king of diamonds"),
+        ("9S TS JS QS", "four-card straight flush to the queen with the queen of spades"),
+        ("AH KH JH 9H", "ace-high four-card flush with the ace of hearts"),
+        ("KS KC QH QD", "two pair, kings and queens, with the king of spades"),
+    ],
+)
 def test_s7_describe_showing(text: str, words: str) -> None:
     assert RANKINGS["key_then_suit"].describe_showing(hand(text)) == words
 
 
 def test_s7_describe_showing_names_every_rank_where_the_policy_compares_them() -> None:
     assert RANKINGS["ranks_then_suit"].describe_showing(hand("KD 9C QH")) == (
-        "king-queen-nine high with the king of diamonds")
+        "king-queen-nine high with the king of diamonds"
+    )
     assert RANKINGS["all_ranks_then_suit"].describe_showing(hand("KH KS 9C 8D")) == (
-        "pair of kings, nine, eight kickers, with the king of spades")
+        "pair of kings, nine, eight kickers, with the king of spades"
+    )
 
 
 def test_s7_showing_needs_one_to_four_cards() -> None:
@@ -401,21 +473,25 @@ def test_s7_showing_needs_one_to_four_cards() -> None:
 
 # ---- words, errors, odds ------------------------------------------------------------------
 
+
 def test_s6_explain_names_the_rule_and_the_policy() -> None:
     """A support agent can read the explanation to a player (S3 or S6 plus the policy)."""
     kts, rts = RANKINGS["key_then_suit"], RANKINGS["all_ranks_then_suit"]
     a, b = hand("KS KC 8S 9S JC"), hand("KH KD AS QS JS")
     assert kts.explain(a, b).startswith(
         "pair of kings with the king of spades beats pair of kings with the king of hearts: "
-        "RULES S6, key_then_suit")
+        "RULES S6, key_then_suit"
+    )
     assert kts.explain(b, a).startswith("pair of kings with the king of hearts loses to")
     assert rts.explain(a, b) == (
         "pair of kings, jack, nine and eight kickers, with the king of spades loses to pair of "
         "kings, ace, queen and jack kickers, with the king of hearts: RULES S6, all_ranks_then_suit "
-        "(top kicker: jack against ace)")
+        "(top kicker: jack against ace)"
+    )
     assert kts.explain(hand("AS KS JS 9S 8S"), hand("KH KD KC 9H 9D")) == (
         "ace-high flush with the ace of spades loses to full house, kings full of nines: "
-        "RULES S3, full house ranks above flush")
+        "RULES S3, full house ranks above flush"
+    )
     assert kts.explain(a, a).endswith("(equal hands)")
 
 
@@ -425,13 +501,18 @@ def test_s6_seed_000_names_all_five_ranks_only_in_high_card() -> None:
     seed000 = RANKINGS["ranks_then_suit"]
     assert seed000.explain(hand("AH KS QC JD 9S"), hand("AS KH QD 9C 8H")) == (
         "ace-king-queen-jack-nine high with the ace of hearts beats ace-king-queen-nine-eight "
-        "high with the ace of spades: RULES S6, ranks_then_suit (fourth card: jack against nine)")
+        "high with the ace of spades: RULES S6, ranks_then_suit (fourth card: jack against nine)"
+    )
     assert seed000.describe(hand("KS KH 8S 9S JC")) == "pair of kings with the king of spades"
 
 
-@pytest.mark.parametrize("cards, message", [
-    ("AS KS QS JS", "expected 5 cards"), ("AS KS QS JS TS 9S", "expected 5 cards"),
-])
+@pytest.mark.parametrize(
+    "cards, message",
+    [
+        ("AS KS QS JS", "expected 5 cards"),
+        ("AS KS QS JS TS 9S", "expected 5 cards"),
+    ],
+)
 def test_wrong_hands_raise_hand_error(cards: str, message: str) -> None:
     with pytest.raises(HandError, match=message):
         RANKINGS["key_then_suit"].key(hand(cards))
@@ -448,12 +529,15 @@ def test_repeated_and_foreign_cards_raise_hand_error() -> None:
         ranking.key("AS KS QS JS TS")
 
 
-@pytest.mark.parametrize("categories, tie_break, message", [
-    (DEFAULT_CATEGORIES[:-1], "key_then_suit", "missing high_card"),
-    ([*DEFAULT_CATEGORIES, "flush"], "key_then_suit", "repeated flush"),
-    ([*DEFAULT_CATEGORIES[:-1], "royal"], "key_then_suit", "unknown royal"),
-    (DEFAULT_CATEGORIES, "suit_first", "S6"),
-])
+@pytest.mark.parametrize(
+    "categories, tie_break, message",
+    [
+        (DEFAULT_CATEGORIES[:-1], "key_then_suit", "missing high_card"),
+        ([*DEFAULT_CATEGORIES, "flush"], "key_then_suit", "repeated flush"),
+        ([*DEFAULT_CATEGORIES[:-1], "royal"], "key_then_suit", "unknown royal"),
+        (DEFAULT_CATEGORIES, "suit_first", "S6"),
+    ],
+)
 def test_bad_ranking_settings_raise_ranking_error(categories, tie_break, message) -> None:
     with pytest.raises(RankingError, match=message):
         Stud5Ranking(DECK, categories, tie_break, False)
@@ -472,10 +556,20 @@ def test_s3_odds_show_the_rarer_flush_below_the_full_house() -> None:
         "flush (72 hands) ranks below full_house (1,008 hands) though it is rarer",
         "high_card (18,360 hands) ranks below one_pair (53,760 hands) though it is rarer",
     ]
-    by_rarity = ["straight_flush", "flush", "four_of_a_kind", "full_house", "straight",
-                 "three_of_a_kind", "two_pair", "high_card", "one_pair"]
+    by_rarity = [
+        "straight_flush",
+        "flush",
+        "four_of_a_kind",
+        "full_house",
+        "straight",
+        "three_of_a_kind",
+        "two_pair",
+        "high_card",
+        "one_pair",
+    ]
     assert odds_report(Stud5Ranking(DECK, by_rarity, "key_then_suit", False))[1] == []
     flush_first = Stud5Ranking(DECK, by_rarity)
     assert flush_first.compare(hand("AS KS JS 9S 8S"), hand("KH KD KC 9H 9D")) == 1
     assert flush_first.explain(hand("AS KS JS 9S 8S"), hand("KH KD KC 9H 9D")).endswith(
-        "RULES S3, flush ranks above full house in this profile's order")
+        "RULES S3, flush ranks above full house in this profile's order"
+    )

@@ -21,8 +21,14 @@ DECK = Deck.full()
 RANKING = ThreeCardRanking(DECK, DEFAULT_CATEGORIES3, True)
 ALL_HANDS = list(combinations(DECK.cards, 3))
 DIGEST = Path(__file__).parent / "data" / "ranking" / "three-card-52.sha256"
-H10_CENSUS = {"trips": 52, "straight_flush": 48, "straight": 720, "flush": 1096,
-              "pair": 3744, "high_card": 16440}
+H10_CENSUS = {
+    "trips": 52,
+    "straight_flush": 48,
+    "straight": 720,
+    "flush": 1096,
+    "pair": 3744,
+    "high_card": 16440,
+}
 
 
 def hand(text: str):
@@ -69,18 +75,21 @@ def test_h9_every_hand_is_ordered_as_the_rules_say() -> None:
         assert (key_a < key_b) if ref_a < ref_b else (key_a == key_b)
 
 
-@pytest.mark.parametrize("stronger, weaker", [
-    ("2S 2H 2C", "AS KS QS"),   # trips above straight flush
-    ("AS 2S 3S", "KH AH QC"),   # straight flush above straight
-    ("2S 3H 4C", "AS KS 9S"),   # straight above flush
-    ("AS KS 9S", "AH AD KC"),   # flush above pair
-    ("2S 2H 3C", "AS KD JC"),   # pair above high card
-    ("QS KH AC", "JS QH KC"),   # Q-K-A is the highest straight
-    ("2S 3H 4C", "AS 2H 3C"),   # A-2-3 is the lowest straight
-    ("KS KH 2C", "QS QH AC"),   # pair: the pair first
-    ("KS KH AC", "KC KD QS"),   # then the single
-    ("AS KH 3C", "AH KD 2S"),   # high card: third card decides
-])
+@pytest.mark.parametrize(
+    "stronger, weaker",
+    [
+        ("2S 2H 2C", "AS KS QS"),  # trips above straight flush
+        ("AS 2S 3S", "KH AH QC"),  # straight flush above straight
+        ("2S 3H 4C", "AS KS 9S"),  # straight above flush
+        ("AS KS 9S", "AH AD KC"),  # flush above pair
+        ("2S 2H 3C", "AS KD JC"),  # pair above high card
+        ("QS KH AC", "JS QH KC"),  # Q-K-A is the highest straight
+        ("2S 3H 4C", "AS 2H 3C"),  # A-2-3 is the lowest straight
+        ("KS KH 2C", "QS QH AC"),  # pair: the pair first
+        ("KS KH AC", "KC KD QS"),  # then the single
+        ("AS KH 3C", "AH KD 2S"),  # high card: third card decides
+    ],
+)
 def test_h9_examples(stronger: str, weaker: str) -> None:
     """H9 Ranks 2..A with A high; A-2-3 is the lowest straight and Q-K-A the highest."""
     assert RANKING.compare(hand(stronger), hand(weaker)) == 1
@@ -113,9 +122,11 @@ def test_h9_suits_never_break_ties() -> None:
 def test_h9_explain_names_the_rule() -> None:
     assert RANKING.explain(hand("KS KH AC"), hand("KC KD QS")) == (
         "pair of kings with an ace beats pair of kings with a queen: RULES H9 "
-        "(single card: ace against queen)")
+        "(single card: ace against queen)"
+    )
     assert RANKING.explain(hand("2S 3H 4C"), hand("2H 2D 2C")) == (
-        "four-high straight loses to trips, three twos: RULES H9, trips ranks above straight")
+        "four-high straight loses to trips, three twos: RULES H9, trips ranks above straight"
+    )
     assert RANKING.describe(hand("AS KS 9S")) == "ace-king-nine flush"
     assert RANKING.describe(hand("AS KH 9S")) == "ace-king-nine high"
 
@@ -165,7 +176,9 @@ def test_h9_changing_category_order_changes_keys_accordingly(order, a, b) -> Non
 def test_h10_odds_note_the_rarer_straight_flush_below_trips() -> None:
     rows, notes = odds_report(RANKING)
     assert [(row["name"], row["count"], row["rank"]) for row in rows][:2] == [
-        ("trips", 52, 1), ("straight_flush", 48, 2)]
+        ("trips", 52, 1),
+        ("straight_flush", 48, 2),
+    ]
     assert notes == ["straight_flush (48 hands) ranks below trips (52 hands) though it is rarer"]
 
 

@@ -30,8 +30,12 @@ EQUAL = {"ann": "AS KH 9C", "bob": "AH KS 9D", "carl": "2C 3D 7H"}
 
 def variant(**changes) -> dict:
     """The shipped configuration with some three_card / betting / tier values changed."""
-    config = {**CONFIG, "three_card": dict(CONFIG["three_card"]),
-              "betting": dict(CONFIG["betting"]), "tiers": [dict(t) for t in CONFIG["tiers"]]}
+    config = {
+        **CONFIG,
+        "three_card": dict(CONFIG["three_card"]),
+        "betting": dict(CONFIG["betting"]),
+        "tiers": [dict(t) for t in CONFIG["tiers"]],
+    }
     for key, value in changes.items():
         if key == "escape_policy":
             config["betting"][key] = value
@@ -39,20 +43,25 @@ def variant(**changes) -> dict:
             for tier in config["tiers"]:
                 tier[key] = value
             if key == "coins" and not value:  # as compiled: a training room has [scoring]
-                config["scoring"] = {"win": 1, "loss": -1, "draw": 0, "escape": -2,
-                                     "disconnect": 0}
+                config["scoring"] = {"win": 1, "loss": -1, "draw": 0, "escape": -2, "disconnect": 0}
         else:
             config["three_card"][key] = value
     return config
 
 
-def deal(cards: dict[str, str] = THREE, tier: str = "chips-5", banker: str | None = None,
-         coins: dict[str, int] | None = None, config: dict = CONFIG) -> ThreeCardHand:
+def deal(
+    cards: dict[str, str] = THREE,
+    tier: str = "chips-5",
+    banker: str | None = None,
+    coins: dict[str, int] | None = None,
+    config: dict = CONFIG,
+) -> ThreeCardHand:
     """A hand in seat order of `cards`; by default the last player deals, the first speaks."""
     names = list(cards)
     seats = [Seat(name, (coins or {}).get(name, 2000)) for name in names]
-    return start_hand(config, tier, seats, banker or names[-1], fixed_source(config, cards),
-                      ranking=RANKING)
+    return start_hand(
+        config, tier, seats, banker or names[-1], fixed_source(config, cards), ranking=RANKING
+    )
 
 
 def play(hand: ThreeCardHand, *lines: str) -> ThreeCardHand:
@@ -63,13 +72,27 @@ def play(hand: ThreeCardHand, *lines: str) -> ThreeCardHand:
 
 def refused(hand: ThreeCardHand, line: str) -> IllegalAction:
     """Apply `line`, which must be refused, and check that nothing changed."""
-    before = (len(hand.events), hand.to_act, hand.pot, dict(hand.seen), hand.last_bet,
-              hand.bought, [p.folded for p in hand.players.values()])
+    before = (
+        len(hand.events),
+        hand.to_act,
+        hand.pot,
+        dict(hand.seen),
+        hand.last_bet,
+        hand.bought,
+        [p.folded for p in hand.players.values()],
+    )
     assert not hand.can(Action.parse(line))
     with pytest.raises(IllegalAction) as caught:
         hand.apply(Action.parse(line))
-    assert before == (len(hand.events), hand.to_act, hand.pot, dict(hand.seen), hand.last_bet,
-                      hand.bought, [p.folded for p in hand.players.values()])
+    assert before == (
+        len(hand.events),
+        hand.to_act,
+        hand.pot,
+        dict(hand.seen),
+        hand.last_bet,
+        hand.bought,
+        [p.folded for p in hand.players.values()],
+    )
     return caught.value
 
 
@@ -101,8 +124,7 @@ def test_h1_two_to_seven_players(players: int, ok: bool) -> None:
 def test_h1_three_face_down_cards_each_from_one_deck() -> None:
     """H1 3 cards each, all face down, from one 52-card deck."""
     seats = [Seat(f"p{i}", 2000) for i in range(7)]
-    hand = start_hand(CONFIG, "chips-5", seats, "p0", seeded_source(CONFIG, b"x"),
-                      ranking=RANKING)
+    hand = start_hand(CONFIG, "chips-5", seats, "p0", seeded_source(CONFIG, b"x"), ranking=RANKING)
     cards = [c for p in hand.players.values() for c in p.cards]
     assert all(len(p.cards) == 3 for p in hand.players.values())
     assert len(set(cards)) == 21
@@ -116,8 +138,9 @@ def test_h1_three_face_down_cards_each_from_one_deck() -> None:
 def test_h2_dealing_and_speaking_start_from_the_dealers_next_player() -> None:
     """H2 Dealing and betting start from the dealer's next player, counterclockwise."""
     seats = [Seat(name, 2000) for name in ("ann", "bob", "carl", "dan")]
-    hand = start_hand(CONFIG, "chips-5", seats, "bob", seeded_source(CONFIG, b"h2"),
-                      ranking=RANKING)
+    hand = start_hand(
+        CONFIG, "chips-5", seats, "bob", seeded_source(CONFIG, b"h2"), ranking=RANKING
+    )
     dealt = [c["player"] for c in next(e for e in hand.events if e.type == "deal").get("cards")]
     assert dealt == ["carl", "dan", "ann", "bob"] * 3
     assert hand.to_act == "carl"
@@ -178,12 +201,20 @@ def test_h12_engines_before_4_seated_a_player_holding_the_ante() -> None:
     """Hands of engine 3 replay as they were played: the ante was enough to sit (H3)."""
     names, old = list(THREE), variant(min_holding=0)  # as shipped before H12
     seats = [Seat(name, 6 if name == "ann" else 2000) for name in names]
-    hand = start_hand(old, "chips-5", seats, names[-1], fixed_source(old, THREE),
-                      ranking=RANKING, engine="3")
+    hand = start_hand(
+        old, "chips-5", seats, names[-1], fixed_source(old, THREE), ranking=RANKING, engine="3"
+    )
     assert [legal.verb for legal in hand.legal_actions()] == ["look", "pass"]
     with pytest.raises(SetupError) as caught:
-        start_hand(old, "chips-5", [Seat(n, 4 if n == "ann" else 2000) for n in names],
-                   names[-1], fixed_source(old, THREE), ranking=RANKING, engine="3")
+        start_hand(
+            old,
+            "chips-5",
+            [Seat(n, 4 if n == "ann" else 2000) for n in names],
+            names[-1],
+            fixed_source(old, THREE),
+            ranking=RANKING,
+            engine="3",
+        )
     assert caught.value.rule == "H3"
 
 
@@ -236,8 +267,10 @@ def test_h5_blind_after_seen_may_follow_at_half() -> None:
     hand = play(deal(), "ann look", "ann follow 20", "bob follow 10")
     assert hand.events[-1].get("minimum") == 10 and hand.to_act == "carl"
     hand = play(deal(tier="chips-10"), "ann look", "ann follow 20", "bob follow 10")
-    assert refused(play(deal(tier="chips-10"), "ann look", "ann follow 40"),
-                   "bob follow 10").rule == "H5"
+    assert (
+        refused(play(deal(tier="chips-10"), "ann look", "ann follow 40"), "bob follow 10").rule
+        == "H5"
+    )
 
 
 def test_h5_same_state_needs_at_least_the_bet() -> None:
@@ -257,16 +290,26 @@ def test_h5_first_speaker_follows_the_ante_as_a_blind_bet() -> None:
     assert hand.legal_actions()[0].amounts == (10, 20)  # seen after it: 2 x 5 at least
 
 
-@pytest.mark.parametrize("tier, previous, previous_seen, seen, allowed", [
-    ("chips-5", 5, False, False, (5, 10)), ("chips-5", 5, False, True, (10, 20)),
-    ("chips-5", 10, False, True, (20,)), ("chips-5", 10, True, False, (5, 10)),
-    ("chips-5", 20, True, False, (10,)), ("chips-5", 10, True, True, (10, 20)),
-    ("chips-10", 10, False, False, (10, 20)), ("chips-10", 10, False, True, (20, 40)),
-    ("chips-10", 20, False, True, (40,)), ("chips-10", 5, False, True, (10, 20, 40)),
-    ("chips-10", 10, True, False, (5, 10, 20)), ("chips-10", 20, True, False, (10, 20)),
-    ("chips-10", 40, True, False, (20,)), ("chips-10", 40, True, True, (40,)),
-    ("chips-10", 20, True, True, (20, 40)),
-])
+@pytest.mark.parametrize(
+    "tier, previous, previous_seen, seen, allowed",
+    [
+        ("chips-5", 5, False, False, (5, 10)),
+        ("chips-5", 5, False, True, (10, 20)),
+        ("chips-5", 10, False, True, (20,)),
+        ("chips-5", 10, True, False, (5, 10)),
+        ("chips-5", 20, True, False, (10,)),
+        ("chips-5", 10, True, True, (10, 20)),
+        ("chips-10", 10, False, False, (10, 20)),
+        ("chips-10", 10, False, True, (20, 40)),
+        ("chips-10", 20, False, True, (40,)),
+        ("chips-10", 5, False, True, (10, 20, 40)),
+        ("chips-10", 10, True, False, (5, 10, 20)),
+        ("chips-10", 20, True, False, (10, 20)),
+        ("chips-10", 40, True, False, (20,)),
+        ("chips-10", 40, True, True, (40,)),
+        ("chips-10", 20, True, True, (20, 40)),
+    ],
+)
 def test_h5_room_tables_with_minimums(tier, previous, previous_seen, seen, allowed) -> None:
     """H5 (corrected): a follow is one of the follower's own amounts (a blind player's are
     the union of the table's two blind columns, a seen player's of the two seen columns)
@@ -275,21 +318,28 @@ def test_h5_room_tables_with_minimums(tier, previous, previous_seen, seen, allow
     assert prices.follow_amounts(Bet(previous, previous_seen, "x"), seen) == allowed
 
 
-@pytest.mark.parametrize("tier, previous, previous_seen, seen, allowed", [
-    ("chips-5", 5, False, False, (10,)), ("chips-5", 10, True, True, (20,)),
-    ("chips-10", 10, False, False, (20,)), ("chips-10", 20, True, True, (40,)),
-])
-def test_h5_engine_2_replays_one_column_per_transition(tier, previous, previous_seen, seen,
-                                                       allowed) -> None:
+@pytest.mark.parametrize(
+    "tier, previous, previous_seen, seen, allowed",
+    [
+        ("chips-5", 5, False, False, (10,)),
+        ("chips-5", 10, True, True, (20,)),
+        ("chips-10", 10, False, False, (20,)),
+        ("chips-10", 20, True, True, (40,)),
+    ],
+)
+def test_h5_engine_2_replays_one_column_per_transition(
+    tier, previous, previous_seen, seen, allowed
+) -> None:
     """Hands recorded by engine version 2 used the column of the pair (previous state, own
     state) alone; they replay with it (engine/versions)."""
-    prices = Prices.for_tier(CONFIG, next(t for t in CONFIG["tiers"] if t["id"] == tier),
-                             REVISIONS["2"])
+    prices = Prices.for_tier(
+        CONFIG, next(t for t in CONFIG["tiers"] if t["id"] == tier), REVISIONS["2"]
+    )
     assert prices.follow_amounts(Bet(previous, previous_seen, "x"), seen) == allowed
 
 
 def test_h5_a_minimum_above_the_cap_is_the_cap() -> None:
-    """"never above the room cap" wins over a multiple the cap cannot reach."""
+    """ "never above the room cap" wins over a multiple the cap cannot reach."""
     prices = Prices(5, 20, {(False, True): (10, 20)}, 2, {}, 0)
     assert prices.follow_amounts(Bet(15, False, "x"), True) == (20,)
 
@@ -318,8 +368,15 @@ def test_h7_buy_price_is_twice_the_targets_current_bet() -> None:
 
 def test_h7_buy_with_equal_hands_the_buyer_loses() -> None:
     """H7 Equal hands: the buyer loses. The loser is out of the hand."""
-    hand = play(deal(EQUAL), "ann look", "ann follow 10", "bob look", "bob follow 20",
-                "carl follow 10", "ann buy bob")
+    hand = play(
+        deal(EQUAL),
+        "ann look",
+        "ann follow 10",
+        "bob look",
+        "bob follow 20",
+        "carl follow 10",
+        "ann buy bob",
+    )
     assert hand.players["ann"].folded and not hand.players["bob"].folded
     assert hand.to_act == "bob" and not hand.bought
     play(hand, "bob follow 20", "carl pass")
@@ -329,8 +386,15 @@ def test_h7_buy_with_equal_hands_the_buyer_loses() -> None:
 def test_h7_a_winning_buyer_then_follows() -> None:
     """H7 if the buyer wins, the buyer then continues with a normal follow."""
     cards = {"ann": "KS KH 2C", "bob": "QS QH 3C", "carl": "4D 7C 9H"}
-    hand = play(deal(cards, tier="chips-10"), "ann look", "ann follow 20", "bob look",
-                "bob follow 40", "carl follow 20", "ann buy bob")
+    hand = play(
+        deal(cards, tier="chips-10"),
+        "ann look",
+        "ann follow 20",
+        "bob look",
+        "bob follow 40",
+        "carl follow 20",
+        "ann buy bob",
+    )
     assert hand.players["bob"].folded and hand.to_act == "ann" and hand.bought
     assert [legal.verb for legal in hand.legal_actions()] == ["follow", "pass"]
     assert refused(hand, "ann open").rule == "H7"
@@ -368,12 +432,15 @@ def test_h8_open_only_with_exactly_two_players_left() -> None:
     assert hand.can(Action.parse("bob open"))
 
 
-@pytest.mark.parametrize("lines, price", [
-    (["ann follow 20", "bob look"], 80),                  # seen vs blind: 4 x 20
-    (["ann look", "ann follow 20", "bob look"], 40),      # seen vs seen: 2 x 20
-    (["ann follow 20"], 40),                              # blind vs blind: 2 x 20
-    (["ann look", "ann follow 20"], 20),                  # blind vs seen: 1 x 20
-])
+@pytest.mark.parametrize(
+    "lines, price",
+    [
+        (["ann follow 20", "bob look"], 80),  # seen vs blind: 4 x 20
+        (["ann look", "ann follow 20", "bob look"], 40),  # seen vs seen: 2 x 20
+        (["ann follow 20"], 40),  # blind vs blind: 2 x 20
+        (["ann look", "ann follow 20"], 20),  # blind vs seen: 1 x 20
+    ],
+)
 def test_h8_the_four_opening_prices(lines: list[str], price: int) -> None:
     """H8 Cost by states (opener vs opened): seen vs blind 4 x the opened player's current
     bet; seen vs seen 2 x; blind vs blind 2 x; blind vs seen 1 x."""
@@ -403,8 +470,10 @@ def test_h11_no_round_limit_by_default() -> None:
 def test_h11_round_limit_compares_all_remaining_hands() -> None:
     """H11 a profile may set a limit; then the system compares all remaining hands."""
     cards = {"ann": "2S 5H 9C", "bob": "QS QH 3C", "carl": "4H 8D JS"}
-    hand = play(deal(cards, config=variant(max_rounds=2)),
-                *["ann follow 10", "bob follow 10", "carl follow 10"] * 2)
+    hand = play(
+        deal(cards, config=variant(max_rounds=2)),
+        *["ann follow 10", "bob follow 10", "carl follow 10"] * 2,
+    )
     assert hand.is_over and hand.settlement.reason == "round_limit"
     assert hand.settlement.winners == ("bob",)
     assert deltas(hand) == {"ann": -25, "bob": 50, "carl": -25}
@@ -413,11 +482,16 @@ def test_h11_round_limit_compares_all_remaining_hands() -> None:
 def test_h11_round_limit_ties_go_to_the_last_opened_player() -> None:
     """D-8 decision: the system opens in speaking order; each tie goes to the opened player."""
     cards = {"ann": "AS KH 9C", "bob": "2C 3D 7H", "carl": "AH KS 9D"}
-    hand = play(deal(cards, config=variant(max_rounds=1)),
-                "ann follow 10", "bob pass", "carl follow 10")
+    hand = play(
+        deal(cards, config=variant(max_rounds=1)), "ann follow 10", "bob pass", "carl follow 10"
+    )
     assert hand.settlement.winners == ("carl",)  # ann would speak next: ann opens carl
-    hand = play(deal(cards, banker="ann", config=variant(max_rounds=1)),
-                "bob pass", "carl follow 10", "ann follow 10")
+    hand = play(
+        deal(cards, banker="ann", config=variant(max_rounds=1)),
+        "bob pass",
+        "carl follow 10",
+        "ann follow 10",
+    )
     assert hand.settlement.winners == ("ann",)  # carl would speak next: carl opens ann
 
 
@@ -480,8 +554,15 @@ def test_g2_a_kick_is_an_escape() -> None:
 
 def test_nobody_puts_in_more_than_they_hold() -> None:
     """Decision (as D-9): coins never go negative; pass is always possible."""
-    hand = play(deal(coins={"ann": 25}), "ann look", "ann follow 20",  # 0 left after it
-                "bob look", "bob follow 20", "carl look", "carl follow 20")
+    hand = play(
+        deal(coins={"ann": 25}),
+        "ann look",
+        "ann follow 20",  # 0 left after it
+        "bob look",
+        "bob follow 20",
+        "carl look",
+        "carl follow 20",
+    )
     assert refused(hand, "ann follow 20").rule == "H5"
     assert [legal.verb for legal in hand.legal_actions()] == ["pass"]
 
@@ -513,9 +594,20 @@ def test_every_listed_action_is_accepted() -> None:
 
 def test_replay_reproduces_the_events() -> None:
     cards = {"ann": "KS KH 2C", "bob": "QS QH 3C", "carl": "4D 7C 9H"}
-    lines = ["ann look", "ann follow 20", "wait 3", "bob look", "bob follow 40",
-             "carl disconnect", "wait 20", "carl reconnect", "carl follow 20", "ann buy bob",
-             "ann follow 40", "carl open"]
+    lines = [
+        "ann look",
+        "ann follow 20",
+        "wait 3",
+        "bob look",
+        "bob follow 40",
+        "carl disconnect",
+        "wait 20",
+        "carl reconnect",
+        "carl follow 20",
+        "ann buy bob",
+        "ann follow 40",
+        "carl open",
+    ]
     hand = play(deal(cards, tier="chips-10"), *lines)
     again = replay(deal(cards, tier="chips-10"), hand.events)
     assert again == hand.events
@@ -539,4 +631,3 @@ def test_scenarios_cover_h1_to_h11_in_both_rooms_and_pass() -> None:
     assert len(files) == len(results)  # a file that does not parse would be skipped silently
     tiers = {tomllib.loads(path.read_text(encoding="utf-8"))["tier"] for path in files}
     assert tiers == {"chips-5", "chips-10"}
-

@@ -17,9 +17,19 @@ from gmtool.evidence.merkle import (
 )
 
 # The Certificate Transparency reference leaves and the roots of their first n.
-CT_LEAVES = [bytes.fromhex(h) for h in ("", "00", "10", "2021", "3031", "40414243",
-                                        "5051525354555657",
-                                        "606162636465666768696a6b6c6d6e6f")]
+CT_LEAVES = [
+    bytes.fromhex(h)
+    for h in (
+        "",
+        "00",
+        "10",
+        "2021",
+        "3031",
+        "40414243",
+        "5051525354555657",
+        "606162636465666768696a6b6c6d6e6f",
+    )
+]
 CT_ROOTS = [
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
@@ -57,7 +67,8 @@ def test_inclusion_proof_of_the_first_leaf_is_the_reference_path() -> None:
     assert [h.hex() for h in _tree(HASHES).inclusion(0, 8)] == [
         "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
         "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-        "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4"]
+        "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+    ]
 
 
 def test_a_frontier_restored_from_its_nodes_goes_on_as_before() -> None:
@@ -69,7 +80,8 @@ def test_a_frontier_restored_from_its_nodes_goes_on_as_before() -> None:
 
 
 LEAVES = st.lists(st.binary(max_size=8), min_size=1, max_size=70).map(
-    lambda data: [leaf_hash(d + i.to_bytes(2, "big")) for i, d in enumerate(data)])
+    lambda data: [leaf_hash(d + i.to_bytes(2, "big")) for i, d in enumerate(data)]
+)
 
 
 @settings(max_examples=60, deadline=None)

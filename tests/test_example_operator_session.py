@@ -59,7 +59,7 @@ def parse_session(text: str) -> list[Step]:
             command, exit_code = line[2:], 0
             match = _EXIT.search(command)
             if match:
-                command, exit_code = command[:match.start()], int(match.group(1))
+                command, exit_code = command[: match.start()], int(match.group(1))
             current, output = (number, command.strip(), exit_code), []
         elif current is None:
             raise ValueError(f"{PAGE.name}:{number}: output before any command: {line!r}")
@@ -104,8 +104,9 @@ def test_the_page_shows_the_whole_session() -> None:
     """The steps the example exists for are on the page (and the parser found them)."""
     commands = [step.command for step in STEPS]
     assert any(c.startswith("cp rules/") for c in commands), "copying a shipped profile"
-    assert 'gmtool rules set copy.toml tiers.junior.street_caps "[200, 600, 1000, 1000]"' \
-        in commands
+    assert (
+        'gmtool rules set copy.toml tiers.junior.street_caps "[200, 600, 1000, 1000]"' in commands
+    )
     diff = [s for s in STEPS if s.command == "gmtool rules diff rules/qq-showhand.toml copy.toml"]
     assert diff and diff[0].output == ("junior: street-3 cap 500 -> 600 (+20%)",)
     assert "gmtool rules validate copy.toml" in commands
@@ -119,14 +120,22 @@ def test_operator_session_runs_as_written(rule_repo: Path) -> None:
     for step in STEPS:
         edited = _edited_file(step.command)
         before = (rule_repo / edited).read_bytes() if edited and step.exit_code else None
-        done = subprocess.run(["bash", "-c", step.command], cwd=rule_repo, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              encoding="utf-8", timeout=120)
+        done = subprocess.run(
+            ["bash", "-c", step.command],
+            cwd=rule_repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            encoding="utf-8",
+            timeout=120,
+        )
         output = [line.rstrip() for line in done.stdout.rstrip("\n").splitlines()]
         where = f"{PAGE.name}:{step.line}: $ {step.command}"
-        assert done.returncode == step.exit_code, \
+        assert done.returncode == step.exit_code, (
             f"{where}\nexit code {done.returncode}, page says {step.exit_code}\n{done.stdout}"
+        )
         assert output == list(step.output), f"{where}\noutput differs from the page"
         if before is not None:
-            assert (rule_repo / edited).read_bytes() == before, \
+            assert (rule_repo / edited).read_bytes() == before, (
                 f"{where}\na refused edit changed the file"
+            )

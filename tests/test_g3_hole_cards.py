@@ -28,8 +28,15 @@ from gmtool.house.host import HostOptions
 # Seven tables (two of them three-card) with chaos; speed 1 on virtual time.
 HOST = HostOptions(tables=7, speed=1.0, chaos=0.1, seed="g3", grace=1.0)
 CARD = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[SHCD](?![0-9A-Za-z])")
-COMMANDS = ("tables list --json", "tables list", "tables watch", "tables show --json",
-            "tables show", "hands show --json", "hands show")
+COMMANDS = (
+    "tables list --json",
+    "tables list",
+    "tables watch",
+    "tables show --json",
+    "tables show",
+    "hands show --json",
+    "hands show",
+)
 WANTED_PER_GAME = 2  # running hands of each game whose every view was scanned (7 tables:
 # two of them three-card, dealt at once)
 WITHIN_S = 3600  # virtual seconds of play in which each moment must come
@@ -49,27 +56,42 @@ class Running:
         return self.hole if self.game == "stud5" else self.hole | self.face_up
 
 
-
 def running_hands(db: Path) -> dict[int, Running]:
     """Every running hand with the cards dealt so far, from the events table."""
     out = {}
-    for row in _query(db, "SELECT h.id, h.table_id, h.number, t.game FROM hands h JOIN tables t "
-                          "ON t.id = h.table_id WHERE h.outcome = 'running'"):
+    for row in _query(
+        db,
+        "SELECT h.id, h.table_id, h.number, t.game FROM hands h JOIN tables t "
+        "ON t.id = h.table_id WHERE h.outcome = 'running'",
+    ):
         hole, up = set(), set()
-        for (payload,) in _query(db, "SELECT payload FROM events WHERE hand_id = ? AND type = "
-                                     "'deal'", (row["id"],)):
+        for (payload,) in _query(
+            db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'deal'", (row["id"],)
+        ):
             for card in json.loads(payload)["cards"]:
                 (hole if card["face"] == "down" else up).add(card["card"])
         if hole:
-            out[row["id"]] = Running(row["id"], row["table_id"], row["number"], row["game"],
-                                     frozenset(hole), frozenset(up))
+            out[row["id"]] = Running(
+                row["id"],
+                row["table_id"],
+                row["number"],
+                row["game"],
+                frozenset(hole),
+                frozenset(up),
+            )
     return out
 
 
 def still_running(db: Path, hand_ids) -> set[int]:
     marks = ",".join("?" * len(hand_ids))
-    return {r[0] for r in _query(db, f"SELECT id FROM hands WHERE outcome = 'running' AND id IN "
-                                     f"({marks})", tuple(hand_ids))}
+    return {
+        r[0]
+        for r in _query(
+            db,
+            f"SELECT id FROM hands WHERE outcome = 'running' AND id IN ({marks})",
+            tuple(hand_ids),
+        )
+    }
 
 
 def _leaks(text: str, hand: Running) -> set[str]:
@@ -91,9 +113,11 @@ def live(tmp_path_factory, gm):
 
 def _views(gm, db: Path, hands: list[Running]) -> dict[tuple[str, int | None], str]:
     """Every console view, run concurrently: (command, hand or None for all) -> stdout."""
-    jobs = {("tables list --json", None): ["tables", "list", "--json"],
-            ("tables list", None): ["tables", "list"],
-            ("tables watch", None): ["tables", "watch", "--count", "1"]}
+    jobs = {
+        ("tables list --json", None): ["tables", "list", "--json"],
+        ("tables list", None): ["tables", "list"],
+        ("tables watch", None): ["tables", "watch", "--count", "1"],
+    }
     for hand in hands:
         jobs[("tables show --json", hand.hand)] = ["tables", "show", hand.table, "--json"]
         jobs[("tables show", hand.hand)] = ["tables", "show", hand.table]
@@ -114,11 +138,14 @@ def _part_about(command: str, output: str, hand: Running) -> str:
 
 def _check(command: str, output: str, hand: Running) -> None:
     leaked = _leaks(output, hand)
-    assert not leaked, f"{command}: hole cards {sorted(leaked)} of running hand {hand.hand} " \
-                       f"({hand.table}) shown:\n{output}"
+    assert not leaked, (
+        f"{command}: hole cards {sorted(leaked)} of running hand {hand.hand} "
+        f"({hand.table}) shown:\n{output}"
+    )
     if hand.game == "three-card" and not command.startswith(("tables list", "tables watch")):
-        assert not CARD.findall(output), f"{command}: a card of running three-card hand " \
-                                         f"{hand.hand} shown:\n{output}"
+        assert not CARD.findall(output), (
+            f"{command}: a card of running three-card hand {hand.hand} shown:\n{output}"
+        )
 
 
 def test_g3_no_hole_card_in_any_view_of_a_running_hand(live, gm) -> None:
@@ -137,8 +164,9 @@ def test_g3_no_hole_card_in_any_view_of_a_running_hand(live, gm) -> None:
                 if about not in (None, hand.hand):
                     continue
                 text = _part_about(command, output, hand) if about is None else output
-                assert text, f"{command} shows nothing of running hand {hand.hand} " \
-                             f"({hand.table}):\n{output}"
+                assert text, (
+                    f"{command} shows nothing of running hand {hand.hand} ({hand.table}):\n{output}"
+                )
                 _check(command, text, hand)
                 scanned[hand.game].add((hand.hand, command))
             if hand in changed:
@@ -154,14 +182,29 @@ def test_g3_no_hole_card_in_any_view_of_a_running_hand(live, gm) -> None:
     def later_street() -> dict[int, Running] | None:
         """Running hands, once a stud5 hand scanned before has dealt another street."""
         hands = running_hands(db)
-        return hands if any(hand.game == "stud5" and hand.hand in sampled and
-                            hand.face_up > sampled[hand.hand].face_up
-                            for hand in hands.values()) else None
+        return (
+            hands
+            if any(
+                hand.game == "stud5"
+                and hand.hand in sampled
+                and hand.face_up > sampled[hand.hand].face_up
+                for hand in hands.values()
+            )
+            else None
+        )
 
-    scan(host.run_until(dealt, within=WITHIN_S, what=f"{WANTED_PER_GAME} running hands of each "
-                        "game with their hole cards dealt"))
-    scan(host.run_until(later_street, within=WITHIN_S,
-                        what="a later street of a stud5 hand scanned before"))
+    scan(
+        host.run_until(
+            dealt,
+            within=WITHIN_S,
+            what=f"{WANTED_PER_GAME} running hands of each game with their hole cards dealt",
+        )
+    )
+    scan(
+        host.run_until(
+            later_street, within=WITHIN_S, what="a later street of a stud5 hand scanned before"
+        )
+    )
     for game, seen in scanned.items():
         assert len({hand for hand, _ in seen}) >= WANTED_PER_GAME, (game, seen)
         assert {command for _, command in seen} == set(COMMANDS), (game, seen)
@@ -184,8 +227,11 @@ def _check_after_the_hands_end(gm, db: Path, host, sampled: dict[int, Running]) 
     host.stop()
     assert not [m for m in host.messages if "internal error" in m], host.messages
     with ThreadPoolExecutor(max_workers=4) as pool:
-        runs = {(hand.hand, form): pool.submit(gm, "hands", "show", hand.hand, *form, "--db", db)
-                for hand in sampled.values() for form in [("--json",), ()]}
+        runs = {
+            (hand.hand, form): pool.submit(gm, "hands", "show", hand.hand, *form, "--db", db)
+            for hand in sampled.values()
+            for form in [("--json",), ()]
+        }
         shown = {key: run.result().stdout for key, run in runs.items()}
     for hand in sampled.values():
         report = json.loads(shown[(hand.hand, ("--json",))])

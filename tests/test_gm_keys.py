@@ -20,32 +20,55 @@ STORE = "0123456789abcdef"
 
 
 def _request(by: str = "alice", **change) -> str:
-    fields = {"action": "adjust", "target": "bot-001", "reason": "refund", "args": {"delta": 5},
-              **change}
-    return requests.make(gm_identity(by), STORE, fields["action"], fields["target"],
-                         fields["reason"], fields["args"], "2026-12-01T00:00:00+00:00")
+    fields = {
+        "action": "adjust",
+        "target": "bot-001",
+        "reason": "refund",
+        "args": {"delta": 5},
+        **change,
+    }
+    return requests.make(
+        gm_identity(by),
+        STORE,
+        fields["action"],
+        fields["target"],
+        fields["reason"],
+        fields["args"],
+        "2026-12-01T00:00:00+00:00",
+    )
 
 
-def _problem(note: str, by: str = "alice", role: str = "operator", key: str | None = None,
-             **asked) -> str | None:
-    wanted = {"action": "adjust", "target": "bot-001", "reason": "refund",
-              "args": {"delta": 5}, **asked}
+def _problem(
+    note: str, by: str = "alice", role: str = "operator", key: str | None = None, **asked
+) -> str | None:
+    wanted = {
+        "action": "adjust",
+        "target": "bot-001",
+        "reason": "refund",
+        "args": {"delta": 5},
+        **asked,
+    }
     return requests.problem(note, by, role, key or public_key(by), STORE, **wanted)
 
 
 def test_a_request_holds_for_its_signer_and_exactly_what_it_asks() -> None:
     note = _request()
     assert _problem(note) is None
-    assert requests.fields_of(note)["by"] == "alice" and len(requests.fields_of(note)["nonce"]) == 32
+    assert (
+        requests.fields_of(note)["by"] == "alice" and len(requests.fields_of(note)["nonce"]) == 32
+    )
     assert note != _request()  # the nonce: no two requests are the same note
 
 
-@pytest.mark.parametrize("change, expected", [
-    ({"args": {"delta": 500}}, "args differ"),
-    ({"target": "bot-002"}, "target differ"),
-    ({"reason": "other"}, "reason differ"),
-    ({"action": "deploy"}, "action differ"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"args": {"delta": 500}}, "args differ"),
+        ({"target": "bot-002"}, "target differ"),
+        ({"reason": "other"}, "reason differ"),
+        ({"action": "deploy"}, "action differ"),
+    ],
+)
 def test_a_request_for_something_else_does_not_hold(change: dict, expected: str) -> None:
     assert expected in _problem(_request(), **change)
 
@@ -56,22 +79,33 @@ def test_a_request_signed_by_another_key_or_edited_does_not_hold() -> None:
     edited = note.replace('"delta":5', '"delta":9')
     assert "not signed by alice's registered key" in _problem(edited, args={"delta": 9})
     assert "another GM or another store" in requests.problem(
-        note, "alice", "operator", public_key("alice"), "another-store", "adjust", "bot-001",
-        "refund", {"delta": 5})
+        note,
+        "alice",
+        "operator",
+        public_key("alice"),
+        "another-store",
+        "adjust",
+        "bot-001",
+        "refund",
+        {"delta": 5},
+    )
 
 
 def test_roles_and_missing_keys_are_named() -> None:
     note = _request()
     assert "is support" in _problem(note, role="support")
-    assert "not a GM user" in requests.problem(note, "alice", None, None, STORE, "adjust",
-                                               "bot-001", "refund")
-    assert "no registered key" in requests.problem(note, "alice", "operator", None, STORE,
-                                                   "adjust", "bot-001", "refund")
+    assert "not a GM user" in requests.problem(
+        note, "alice", None, None, STORE, "adjust", "bot-001", "refund"
+    )
+    assert "no registered key" in requests.problem(
+        note, "alice", "operator", None, STORE, "adjust", "bot-001", "refund"
+    )
     assert "not signed" in _problem(None)
 
 
-@pytest.mark.parametrize("note", ["", "not a note", '{"by": "alice"}\n\n— alice AAAA\n',
-                                  "[1]\n\n— alice AAAAAAAA\n"])
+@pytest.mark.parametrize(
+    "note", ["", "not a note", '{"by": "alice"}\n\n— alice AAAA\n', "[1]\n\n— alice AAAAAAAA\n"]
+)
 def test_a_malformed_request_is_a_note_error(note: str) -> None:
     with pytest.raises(NoteError):
         requests.fields_of(note)
@@ -108,16 +142,27 @@ def test_gm_keys_new_and_show_on_the_command_line(tmp_path: Path, gm) -> None:
     assert "already exists" in again.stderr
     assert "no GM key for nobody" in gm("gm", "keys", "show", "nobody", env=env, expect=2).stderr
     assert gm("gm", "keys", "new", "a b", env=env, expect=2).stderr.startswith("error:")
-    assert json.loads(gm("gm", "keys", "show", "zoe", "--json", env=env).stdout)["key"] == \
-        made["key"]
+    assert (
+        json.loads(gm("gm", "keys", "show", "zoe", "--json", env=env).stdout)["key"] == made["key"]
+    )
 
 
-def test_an_action_without_a_key_is_a_usage_error_that_changes_nothing(tmp_path: Path,
-                                                                       gm) -> None:
+def test_an_action_without_a_key_is_a_usage_error_that_changes_nothing(tmp_path: Path, gm) -> None:
     db = tmp_path / "nokey.db"
     gm("db", "init", "--db", db, "--as", "alice")
-    run = gm("players", "adjust", "bot-001", "5", "--reason", "x", "--db", db, "--as",
-             "keyless", expect=2)
+    run = gm(
+        "players",
+        "adjust",
+        "bot-001",
+        "5",
+        "--reason",
+        "x",
+        "--db",
+        db,
+        "--as",
+        "keyless",
+        expect=2,
+    )
     assert "no GM key for keyless" in run.stderr and "gm keys new keyless" in run.stderr
     assert [r["actor"] for r in gm.json("gm", "log", "--db", db, "--json")] == ["alice"]
 

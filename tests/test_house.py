@@ -42,8 +42,7 @@ from gmtool.store.db import Store, connect
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
-SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card",
-           "video-showhand")
+SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand")
 OPERATOR = "boss"
 # A command is queued at some virtual moment; the host's poller takes it at its next poll
 # (at most COMMAND_POLL_S later) and the table wakes and answers at that same moment. The
@@ -94,8 +93,10 @@ def live_of(store: Store, table_id: str) -> dict:
 
 def running_hands(store: Store) -> dict[str, int]:
     """table -> id of the hand running there."""
-    return {r["table_id"]: r["id"] for r in store.all(
-        "SELECT id, table_id FROM hands WHERE outcome = 'running'")}
+    return {
+        r["table_id"]: r["id"]
+        for r in store.all("SELECT id, table_id FROM hands WHERE outcome = 'running'")
+    }
 
 
 def assert_store_consistent(db: Path) -> None:
@@ -103,8 +104,9 @@ def assert_store_consistent(db: Path) -> None:
         assert list(verify_event_chains(store)) == []
         assert list(verify_balances(store)) == []
         assert store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0] == 0
-        granted = store.one("SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE reason = "
-                            "'opening_balance'")[0]
+        granted = store.one(
+            "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE reason = 'opening_balance'"
+        )[0]
         assert store.one("SELECT COALESCE(SUM(coins), 0) FROM players")[0] == granted
 
 
@@ -115,29 +117,33 @@ def assert_host_healthy(host: VirtualHost) -> None:
 # -- G2: GM kicks and closes, as the console sends them --------------------------------------
 
 
-def kick_during_a_hand(host: VirtualHost, profile: str, attempts: int = 8
-                       ) -> tuple[dict, str, str, int]:
+def kick_during_a_hand(
+    host: VirtualHost, profile: str, attempts: int = 8
+) -> tuple[dict, str, str, int]:
     """Kick a player in a running hand with coins, as the console does; (outcome, table,
     player, the hand running when the kick was issued). Every command is acknowledged
     within one poll of the queue; retries if a hand ended before its kick arrived."""
     for _ in range(attempts):
         table_id, player = host.run_until(
             lambda: host.running_players(profile, coins_only=True),
-            what=f"a running {profile} hand with coins")[0]
+            what=f"a running {profile} hand with coins",
+        )[0]
         hand_id = live_of(host.store, table_id)["hand"]
         outcome = host.command(OPERATOR, "kick", table_id, player, "test kick")
         command = gm_store.command(host.store, outcome["command"])
         assert command["status"] == "done", command
-        assert seconds_between(command["issued_at"], command["acked_at"]) <= ACK_WITHIN_S, \
-            command
+        assert seconds_between(command["issued_at"], command["acked_at"]) <= ACK_WITHIN_S, command
         if outcome["during_hand"]:
             return outcome, table_id, player, hand_id
     raise AssertionError(f"no kick hit a running {profile} hand in {attempts} attempts")
 
 
 def hand_of_kick(store: Store, table_id: str, player: str) -> int:
-    found = store.all("SELECT hand_id FROM events WHERE table_id = ? AND type = 'kick' AND "
-                      "json_extract(payload, '$.player') = ? ORDER BY seq", (table_id, player))
+    found = store.all(
+        "SELECT hand_id FROM events WHERE table_id = ? AND type = 'kick' AND "
+        "json_extract(payload, '$.player') = ? ORDER BY seq",
+        (table_id, player),
+    )
     assert len(found) == 1 and found[0]["hand_id"] is not None, (table_id, player)
     return found[0]["hand_id"]
 
@@ -148,8 +154,9 @@ def assert_never_seated_again(store: Store, player: str, after_hand: int) -> Non
     assert later, "no hand was played after the kick"
     for hand in later:
         assert player not in {s["player"] for s in json.loads(hand["seats"])}, hand["id"]
-    assert all(player not in (t["live"] or {}).get("seated", [])
-               for t in table_store.list_tables(store))
+    assert all(
+        player not in (t["live"] or {}).get("seated", []) for t in table_store.list_tables(store)
+    )
 
 
 def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual_host) -> None:
@@ -181,12 +188,15 @@ def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual
     # and the store says the same: the hand is settled, its ledger rows match
     hand = store.one("SELECT outcome, winners FROM hands WHERE id = ?", (hand_id,))
     assert hand["outcome"] == "settled" and json.loads(hand["winners"]) == [banker]
-    ledger_rows = {r["player"]: r["delta"] for r in store.all(
-        "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))}
+    ledger_rows = {
+        r["player"]: r["delta"]
+        for r in store.all("SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
+    }
     assert ledger_rows == {p: d for p, d in deltas.items() if d}
     # the console logged the kick with the host's outcome
-    logged = rows(store, "SELECT actor, action, target, outcome FROM gm_actions WHERE "
-                         "action = 'kick'")
+    logged = rows(
+        store, "SELECT actor, action, target, outcome FROM gm_actions WHERE action = 'kick'"
+    )
     assert logged[-1]["actor"] == OPERATOR and logged[-1]["target"] == f"{table_id}/{player}"
     assert json.loads(logged[-1]["outcome"])["during_hand"] is True
     # the tables play on, without the kicked player
@@ -198,8 +208,9 @@ def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual
     assert_store_consistent(db)
 
 
-def test_s17_the_first_speakers_clock_starts_when_the_hand_does(tmp_path: Path,
-                                                                 virtual_host) -> None:
+def test_s17_the_first_speakers_clock_starts_when_the_hand_does(
+    tmp_path: Path, virtual_host
+) -> None:
     """S17: a new hand's first snapshot gives the first speaker the whole `action_s`
     (counted from the deal, not from the end of the hand before)."""
     db = new_store(tmp_path, ["qq-showhand"])
@@ -208,8 +219,12 @@ def test_s17_the_first_speakers_clock_starts_when_the_hand_does(tmp_path: Path,
     ((table_id, table),) = host.host.tables.items()
     seen: set[int] = set()
     for _ in range(3):
-        live = host.run_until(lambda: (lv := live_of(store, table_id)).get("running") and
-                              lv["hand"] not in seen and lv, what="a new hand's first snapshot")
+        live = host.run_until(
+            lambda: (
+                (lv := live_of(store, table_id)).get("running") and lv["hand"] not in seen and lv
+            ),
+            what="a new hand's first snapshot",
+        )
         seen.add(live["hand"])
         action_s = table.config.timeouts.action_s
         left = live["running"]["deadline_at"] - live["published_at"]
@@ -218,13 +233,15 @@ def test_s17_the_first_speakers_clock_starts_when_the_hand_does(tmp_path: Path,
     assert_host_healthy(host)
 
 
-def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(tmp_path: Path,
-                                                                   virtual_host) -> None:
+def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(
+    tmp_path: Path, virtual_host
+) -> None:
     """G2: kicking the player to act while they are away ends their turn at once; the table
     does not sit out the rest of their reconnect window before it plays on."""
     db = new_store(tmp_path, ["qq-showhand"])
-    host = virtual_host(db, systems=["qq-showhand"], tables=4, seed="kick-away", chaos=0.6,
-                        grace=1.0)
+    host = virtual_host(
+        db, systems=["qq-showhand"], tables=4, seed="kick-away", chaos=0.6, grace=1.0
+    )
     store = host.store
 
     def away_to_act() -> list[tuple[str, str, int]]:
@@ -237,14 +254,18 @@ def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(tmp_path: Path
                     found.append((table_id, actor["name"], live["hand"]))
         return found
 
-    table_id, player, hand_id = host.run_until(away_to_act, what="a disconnected player to "
-                                               "act in a hand with coins")[0]
+    table_id, player, hand_id = host.run_until(
+        away_to_act, what="a disconnected player to act in a hand with coins"
+    )[0]
     kicked_at = host.now()
     outcome = host.command(OPERATOR, "kick", table_id, player, "away too long")
     assert outcome["during_hand"], outcome
     window_s = host.host.tables[table_id].config.timeouts.reconnect_min * 60
-    host.run_until(lambda: live_of(store, table_id).get("hand") not in (None, hand_id),
-                   within=window_s / 4, what="the table's next hand after the kick")
+    host.run_until(
+        lambda: live_of(store, table_id).get("hand") not in (None, hand_id),
+        within=window_s / 4,
+        what="the table's next hand after the kick",
+    )
     assert host.now() - kicked_at < window_s / 4
     host.stop()
     assert_host_healthy(host)
@@ -264,36 +285,46 @@ def test_g2_kick_during_a_hand_folds_the_player_lequ(tmp_path: Path, virtual_hos
     kinds = hand_events(store, hand_id)
     kick_at = next(i for i, (t, _) in enumerate(kinds) if t == "kick")
     kind, payload = kinds[kick_at + 1]  # folded by the kick itself, at once
-    assert kind == "fold" and payload["player"] == player and payload["cause"] == "kick", \
-        kinds[kick_at:]
+    assert kind == "fold" and payload["player"] == player and payload["cause"] == "kick", kinds[
+        kick_at:
+    ]
     # the hand goes on without them (or ends if one player is left); play to its end
-    host.run_until(lambda: store.one("SELECT 1 FROM hands WHERE id = ? AND outcome != "
-                                     "'running'", (hand_id,)), what=f"the end of hand {hand_id}")
+    host.run_until(
+        lambda: store.one("SELECT 1 FROM hands WHERE id = ? AND outcome != 'running'", (hand_id,)),
+        what=f"the end of hand {hand_id}",
+    )
     kinds = hand_events(store, hand_id)
     assert not any(t == "hand_ended" and p.get("reason") == "escape" for t, p in kinds)
-    acted_after = [(t, p) for t, p in kinds[kick_at + 2:] if p.get("player") == player]
+    acted_after = [(t, p) for t, p in kinds[kick_at + 2 :] if p.get("player") == player]
     assert acted_after == [], acted_after  # a folded player takes no further turn
     hand = store.one("SELECT outcome, winners FROM hands WHERE id = ?", (hand_id,))
     assert hand["outcome"] == "settled"  # no chaos, no stop: nothing else can end it
     assert player not in json.loads(hand["winners"])
-    ledger_rows = store.all("SELECT delta FROM ledger WHERE hand_id = ? AND player = ?",
-                            (hand_id, player))
+    ledger_rows = store.all(
+        "SELECT delta FROM ledger WHERE hand_id = ? AND player = ?", (hand_id, player)
+    )
     assert ledger_rows and sum(r["delta"] for r in ledger_rows) < 0
     # the seat is freed as the hand ends (a table event), and they are not dealt in again
-    freed = rows(store, "SELECT type, payload FROM events WHERE table_id = ? AND hand_id IS "
-                        "NULL AND type = 'removed' AND json_extract(payload, '$.player') = ?",
-                 (table_id, player))
+    freed = rows(
+        store,
+        "SELECT type, payload FROM events WHERE table_id = ? AND hand_id IS "
+        "NULL AND type = 'removed' AND json_extract(payload, '$.player') = ?",
+        (table_id, player),
+    )
     assert [json.loads(r["payload"])["reason"] for r in freed] == ["kicked"]
-    host.run_until(lambda: store.one("SELECT 1 FROM hands WHERE table_id = ? AND id > ?",
-                                     (table_id, hand_id)), what="the table's next hand")
+    host.run_until(
+        lambda: store.one("SELECT 1 FROM hands WHERE table_id = ? AND id > ?", (table_id, hand_id)),
+        what="the table's next hand",
+    )
     assert_never_seated_again(store, player, hand_id)
     host.stop()
     assert_host_healthy(host)
     assert_store_consistent(db)
 
 
-def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(tmp_path: Path,
-                                                                 virtual_host) -> None:
+def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(
+    tmp_path: Path, virtual_host
+) -> None:
     """The host answers a command for a table it does not host with a failure, within one
     poll of the queue; the console refuses a table the store does not know at all."""
     db = new_store(tmp_path, ["qq-showhand"])
@@ -303,8 +334,9 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(tmp_path: Path,
     # queued straight into the store by another writer (the old console path), on the
     # host's virtual clock so that its timestamps compare
     with connect(db, clock=host.clock) as other:
-        command_id = gm_store.enqueue(other, "kick", "no-such-table", "bot-001",
-                                      "test kick", "tester", None)
+        command_id = gm_store.enqueue(
+            other, "kick", "no-such-table", "bot-001", "test kick", "tester", None
+        )
 
     def answered() -> dict | None:
         command = gm_store.command(store, command_id)
@@ -315,8 +347,7 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(tmp_path: Path,
     assert "not hosted here" in failed["outcome"]["error"], failed
     assert seconds_between(failed["issued_at"], failed["acked_at"]) <= ACK_WITHIN_S
     # a table in the store that another host runs: queued, then failed by this host
-    table_store.open_table(store, "qq-showhand-junior-9", "qq-showhand", "junior", "stud5",
-                           999_999)
+    table_store.open_table(store, "qq-showhand-junior-9", "qq-showhand", "junior", "stud5", 999_999)
     with pytest.raises(CommandFailed, match="not hosted here"):
         host.command(OPERATOR, "kick", "qq-showhand-junior-9", "bot-001", "test kick")
     command = rows(store, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
@@ -331,8 +362,10 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(tmp_path: Path,
     assert logged["target"] == "no-such-table/bot-001" and not json.loads(logged["outcome"])["ok"]
     # none of this disturbed the host: its tables play on
     played = last_hand_id(store)
-    host.run_until(lambda: store.one("SELECT 1 FROM hands WHERE id > ? AND outcome = "
-                                     "'settled'", (played,)), what="another settled hand")
+    host.run_until(
+        lambda: store.one("SELECT 1 FROM hands WHERE id > ? AND outcome = 'settled'", (played,)),
+        what="another settled hand",
+    )
     host.stop()
     assert_host_healthy(host)
     assert_store_consistent(db)
@@ -346,13 +379,20 @@ def test_g2_a_gm_close_voids_the_running_hand(tmp_path: Path, virtual_host) -> N
     store = host.store
     # a hand with bets beyond the antes: stakes to return
     table_id = host.run_until(
-        lambda: [t for t, h in running_hands(store).items() if store.one(
-            "SELECT 1 FROM events WHERE hand_id = ? AND type IN ('bet', 'call', 'raise')",
-            (h,))],
-        what="a running hand with bets")[0]
+        lambda: [
+            t
+            for t, h in running_hands(store).items()
+            if store.one(
+                "SELECT 1 FROM events WHERE hand_id = ? AND type IN ('bet', 'call', 'raise')", (h,)
+            )
+        ],
+        what="a running hand with bets",
+    )[0]
     hand_id = live_of(store, table_id)["hand"]
-    seats = {s["player"]: s["coins"] for s in json.loads(store.one(
-        "SELECT seats FROM hands WHERE id = ?", (hand_id,))[0])}
+    seats = {
+        s["player"]: s["coins"]
+        for s in json.loads(store.one("SELECT seats FROM hands WHERE id = ?", (hand_id,))[0])
+    }
     closed = host.command(OPERATOR, "close", table_id, None, "test close")
     command = gm_store.command(store, closed["command"])
     assert seconds_between(command["issued_at"], command["acked_at"]) <= ACK_WITHIN_S
@@ -362,20 +402,32 @@ def test_g2_a_gm_close_voids_the_running_hand(tmp_path: Path, virtual_host) -> N
     assert dict(hand) == {"table_id": table_id, "outcome": "voided"}
     assert [t for t, _ in hand_events(store, hand_id)][-1] == "hand_voided"
     assert store.all("SELECT id FROM ledger WHERE hand_id = ?", (hand_id,)) == []
-    coins = {r["name"]: r["coins"] for r in store.all(
-        f"SELECT name, coins FROM players WHERE name IN ({','.join('?' * len(seats))})",
-        tuple(seats))}
+    coins = {
+        r["name"]: r["coins"]
+        for r in store.all(
+            f"SELECT name, coins FROM players WHERE name IN ({','.join('?' * len(seats))})",
+            tuple(seats),
+        )
+    }
     assert coins == seats  # every stake returned
     table = store.one("SELECT status, live FROM tables WHERE id = ?", (table_id,))
     assert table["status"] == "closed" and table["live"] is None
     assert store.all("SELECT * FROM seats WHERE table_id = ?", (table_id,)) == []
     # the closed table plays no more and takes no more commands; the others play on
     played = last_hand_id(store)
-    host.run_until(lambda: store.one("SELECT COUNT(DISTINCT table_id) FROM hands WHERE "
-                                     "id > ? AND outcome = 'settled'", (played,))[0] >= 2,
-                   what="settled hands on the other tables")
-    assert store.all("SELECT id FROM hands WHERE table_id = ? AND id > ?",
-                     (table_id, hand_id)) == []
+    host.run_until(
+        lambda: (
+            store.one(
+                "SELECT COUNT(DISTINCT table_id) FROM hands WHERE id > ? AND outcome = 'settled'",
+                (played,),
+            )[0]
+            >= 2
+        ),
+        what="settled hands on the other tables",
+    )
+    assert (
+        store.all("SELECT id FROM hands WHERE table_id = ? AND id > ?", (table_id, hand_id)) == []
+    )
     with pytest.raises(CommandFailed, match="not hosted here"):
         host.command(OPERATOR, "kick", table_id, next(iter(seats)), "test kick")
     host.stop()
@@ -405,21 +457,35 @@ def replays(store: Store, hand: dict) -> bool:
     config = load_config(store, hand["config_id"])
     seats = [Seat(s["player"], s["coins"]) for s in json.loads(hand["seats"])]
     ante = hand["ante"] if config["betting"].get("style") == "owner_ante" else None
-    fresh = start_hand(config, hand["tier"], seats, hand["banker"],
-                       seeded_source(config, bytes.fromhex(hand["seed"])), ante=ante)
-    recorded = [Event(r["type"], json.loads(r["payload"])) for r in store.all(
-        "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand["id"],))]
+    fresh = start_hand(
+        config,
+        hand["tier"],
+        seats,
+        hand["banker"],
+        seeded_source(config, bytes.fromhex(hand["seed"])),
+        ante=ante,
+    )
+    recorded = [
+        Event(r["type"], json.loads(r["payload"]))
+        for r in store.all(
+            "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand["id"],)
+        )
+    ]
     return [e.as_json() for e in replay(fresh, recorded)] == [e.as_json() for e in recorded]
 
 
 def started_config(store: Store, hand_id: int) -> str:
     """The config_id the hand's `hand_started` event names."""
-    return json.loads(store.one("SELECT payload FROM events WHERE hand_id = ? AND type = "
-                                "'hand_started'", (hand_id,))[0])["config_id"]
+    return json.loads(
+        store.one(
+            "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_started'", (hand_id,)
+        )[0]
+    )["config_id"]
 
 
 def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
-        tmp_path: Path, virtual_host) -> None:
+    tmp_path: Path, virtual_host
+) -> None:
     """G5: a profile change takes effect at the next hand of each table, never mid-hand
     (checked by the config_id recorded with every hand, G4). The host is still while the
     deployment commits, so the boundary is exact: every hand that started before it plays
@@ -427,21 +493,25 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
     owner-ante tables too."""
     profiles = ["qq-showhand", "lequ-showhand"]
     db = new_store(tmp_path, profiles)
-    changed = [changed_profile(tmp_path, "qq-showhand", "tiers.junior.street_caps",
-                               "[300, 500, 1000, 1000]"),
-               changed_profile(tmp_path, "lequ-showhand", "owner_ante.min_holding_antes",
-                               "100")]
+    changed = [
+        changed_profile(
+            tmp_path, "qq-showhand", "tiers.junior.street_caps", "[300, 500, 1000, 1000]"
+        ),
+        changed_profile(tmp_path, "lequ-showhand", "owner_ante.min_holding_antes", "100"),
+    ]
     host = virtual_host(db, systems=profiles, tables=6, seed="g5", grace=2.0)
     store = host.store
-    old = {r["profile_id"]: r["config_id"] for r in store.all(
-        "SELECT profile_id, config_id FROM deployments")}
-    profile_of = {r["id"]: r["profile_id"] for r in store.all("SELECT id, profile_id FROM "
-                                                              "tables")}
+    old = {
+        r["profile_id"]: r["config_id"]
+        for r in store.all("SELECT profile_id, config_id FROM deployments")
+    }
+    profile_of = {r["id"]: r["profile_id"] for r in store.all("SELECT id, profile_id FROM tables")}
     assert len(profile_of) == 6 and set(profile_of.values()) == set(profiles)
 
     def tables_with_hands(after: int = 0) -> set[str]:
-        return {r[0] for r in store.all("SELECT DISTINCT table_id FROM hands WHERE id > ?",
-                                        (after,))}
+        return {
+            r[0] for r in store.all("SELECT DISTINCT table_id FROM hands WHERE id > ?", (after,))
+        }
 
     def ready() -> bool:  # every table has played, and both systems have a hand running now
         running = {profile_of[t] for t in running_hands(store)}
@@ -455,20 +525,24 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
         result = deploy_profile(store, path, None, gm_identity(OPERATOR))
         new[result["profile"]] = result["config_id"]
     assert set(new) == set(profiles) and all(new[p] != old[p] for p in profiles)
-    (deployed_at,) = {r[0] for r in store.all("SELECT deployed_at FROM deployments WHERE "
-                                              "config_id IN (?, ?)", tuple(new.values()))}
+    (deployed_at,) = {
+        r[0]
+        for r in store.all(
+            "SELECT deployed_at FROM deployments WHERE config_id IN (?, ?)", tuple(new.values())
+        )
+    }
 
     def all_played_after() -> bool:
         return tables_with_hands(before) == set(profile_of) and not (
-            set(running_hands(store).values()) & set(running_at_deploy.values()))
+            set(running_hands(store).values()) & set(running_at_deploy.values())
+        )
 
     host.run_until(all_played_after, what="a hand after the deployment on every table")
     host.stop()
     assert_host_healthy(host)
 
     for table_id, profile in sorted(profile_of.items()):
-        hands = rows(store, "SELECT * FROM hands WHERE table_id = ? ORDER BY number",
-                     (table_id,))
+        hands = rows(store, "SELECT * FROM hands WHERE table_id = ? ORDER BY number", (table_id,))
         for hand in hands:
             expected = old[profile] if hand["id"] <= before else new[profile]
             assert hand["config_id"] == expected, (table_id, hand["number"])
@@ -491,8 +565,7 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
     assert_store_consistent(db)
 
 
-def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path,
-                                                          virtual_host) -> None:
+def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path, virtual_host) -> None:
     """G5 on an owner-ante table (lequ): a hand that starts after a deployment committed
     plays the deployed config, also when the deployment lands while the bots are about to
     press start (the countdown after everyone agreed, or "continue" after a hand)."""
@@ -508,15 +581,21 @@ def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path,
     (table_id,) = host.host.tables
     boundaries = [(0, versions[1][1])]  # (hands after this id, the config they must play)
     for attempt, phase in enumerate(["countdown", "continue", "countdown", "continue"]):
-        host.run_until(lambda phase=phase: live_of(store, table_id).get("phase") == phase,
-                       what=f"the table in phase {phase} (attempt {attempt})")
+        host.run_until(
+            lambda phase=phase: live_of(store, table_id).get("phase") == phase,
+            what=f"the table in phase {phase} (attempt {attempt})",
+        )
         path, config_id = versions[attempt % 2]
         before = last_hand_id(store)
         deploy_profile(store, path, None, gm_identity(OPERATOR))
         boundaries.append((before, config_id))
-        hand = host.run_until(lambda before=before: store.one(
-            "SELECT id, config_id FROM hands WHERE table_id = ? AND id > ? ORDER BY id "
-            "LIMIT 1", (table_id, before)), what=f"the next hand (attempt {attempt})")
+        hand = host.run_until(
+            lambda before=before: store.one(
+                "SELECT id, config_id FROM hands WHERE table_id = ? AND id > ? ORDER BY id LIMIT 1",
+                (table_id, before),
+            ),
+            what=f"the next hand (attempt {attempt})",
+        )
         assert hand["config_id"] == config_id, (attempt, phase, dict(hand))
         assert started_config(store, hand["id"]) == config_id
     host.run_until(lambda: not running_hands(store), what="the last hand's end")
@@ -534,15 +613,15 @@ def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path,
 # -- a clean stop, on virtual time --------------------------------------------------------
 
 
-def test_a_stop_lets_running_hands_finish_within_the_grace(tmp_path: Path,
-                                                           virtual_host) -> None:
+def test_a_stop_lets_running_hands_finish_within_the_grace(tmp_path: Path, virtual_host) -> None:
     """With grace enough, every hand running at the stop is played to its end; no new hand
     starts; the host reports the tables that finished and voids nothing."""
     db = new_store(tmp_path, ["qq-showhand", "suihua-three-card"])
     host = virtual_host(db, tables=6, seed="stop-grace", grace=600.0)
     store = host.store
-    running = host.run_until(lambda: len(r := running_hands(store)) >= 3 and r,
-                             what="three running hands")
+    running = host.run_until(
+        lambda: len(r := running_hands(store)) >= 3 and r, what="three running hands"
+    )
     before = last_hand_id(store)
     report = host.stop()
     assert_host_healthy(host)
@@ -556,25 +635,31 @@ def test_a_stop_lets_running_hands_finish_within_the_grace(tmp_path: Path,
     assert_store_consistent(db)
 
 
-def test_a_stop_voids_the_hands_still_running_after_the_grace(tmp_path: Path,
-                                                              virtual_host) -> None:
+def test_a_stop_voids_the_hands_still_running_after_the_grace(tmp_path: Path, virtual_host) -> None:
     """With no grace, the hands still running are voided (every stake returned, a
     `hand_voided` event saying why); the report names each hand it voided and each table
     whose hand ended first."""
     db = new_store(tmp_path, ["qq-showhand", "suihua-three-card"])
     host = virtual_host(db, tables=6, seed="stop-void", grace=0.0)
     store = host.store
-    running = host.run_until(lambda: len(r := running_hands(store)) >= 3 and r,
-                             what="three running hands")
+    running = host.run_until(
+        lambda: len(r := running_hands(store)) >= 3 and r, what="three running hands"
+    )
     before = last_hand_id(store)
-    stakes = {h: {s["player"]: s["coins"] for s in json.loads(store.one(
-        "SELECT seats FROM hands WHERE id = ?", (h,))[0])} for h in running.values()}
+    stakes = {
+        h: {
+            s["player"]: s["coins"]
+            for s in json.loads(store.one("SELECT seats FROM hands WHERE id = ?", (h,))[0])
+        }
+        for h in running.values()
+    }
     report = host.stop()
     assert_host_healthy(host)
     assert report.voided_on_stop, report
     assert set(report.voided_on_stop) <= set(running.values())
     assert {t for t, h in running.items() if h not in report.voided_on_stop} == set(
-        report.finished_on_stop)
+        report.finished_on_stop
+    )
     for table_id, hand_id in running.items():
         outcome = store.one("SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]
         if hand_id in report.voided_on_stop:
@@ -583,8 +668,7 @@ def test_a_stop_voids_the_hands_still_running_after_the_grace(tmp_path: Path,
             assert kind == "hand_voided" and payload["reason"] == "host_stopped"
             assert store.all("SELECT id FROM ledger WHERE hand_id = ?", (hand_id,)) == []
             for player, coins in stakes[hand_id].items():
-                assert store.one("SELECT coins FROM players WHERE name = ?",
-                                 (player,))[0] == coins
+                assert store.one("SELECT coins FROM players WHERE name = ?", (player,))[0] == coins
         else:
             assert outcome == "settled", (table_id, hand_id)
     assert store.all("SELECT id FROM hands WHERE id > ?", (before,)) == []
@@ -630,16 +714,22 @@ READER = textwrap.dedent("""
 READ_ROUNDS, READ_CHANGES = 50, 5
 
 
-def test_host_runs_every_shipped_system_while_another_process_reads(tmp_path: Path, gm,
-                                                                     start_host) -> None:
+def test_host_runs_every_shipped_system_while_another_process_reads(
+    tmp_path: Path, gm, start_host
+) -> None:
     """`gmtool house run` hosts every shipped system while another process reads the store
     (as the console and plain sqlite3 tools do) without a single error on either side."""
     db = cli_store(gm, tmp_path)
     host = start_host(db, "--tables", "8", "--speed", "200", "--seed", "x", "--grace", "3")
     host.wait_for_line(r"^hand \d+ started: ", timeout=LIVE_TIMEOUT_S)
-    reader = subprocess.run([sys.executable, "-c", READER, str(db), str(READ_ROUNDS),
-                             str(READ_CHANGES)], capture_output=True, text=True,
-                            timeout=LIVE_TIMEOUT_S, env=clean_env(), check=False)
+    reader = subprocess.run(
+        [sys.executable, "-c", READER, str(db), str(READ_ROUNDS), str(READ_CHANGES)],
+        capture_output=True,
+        text=True,
+        timeout=LIVE_TIMEOUT_S,
+        env=clean_env(),
+        check=False,
+    )
     assert reader.returncode == 0, reader.stderr
     reads = json.loads(reader.stdout)
     assert reads["error_count"] == 0, reads["errors"]
@@ -648,8 +738,9 @@ def test_host_runs_every_shipped_system_while_another_process_reads(tmp_path: Pa
     tables = [dict(t) for t in query(db, "SELECT id, profile_id, game FROM tables")]
 
     def every_table_settled_a_hand() -> bool:
-        settled = {r[0] for r in query(db, "SELECT DISTINCT table_id FROM hands WHERE "
-                                           "outcome = 'settled'")}
+        settled = {
+            r[0] for r in query(db, "SELECT DISTINCT table_id FROM hands WHERE outcome = 'settled'")
+        }
         return settled == {t["id"] for t in tables}
 
     host.wait_until(every_table_settled_a_hand, timeout=LIVE_TIMEOUT_S)
@@ -662,8 +753,14 @@ def test_host_runs_every_shipped_system_while_another_process_reads(tmp_path: Pa
     assert {t["profile_id"] for t in tables} == set(SHIPPED)
     assert {t["game"] for t in tables} == {"stud5", "three-card"}
     # every settled hand records its config (G4) and its revealed seed
-    assert query(db, "SELECT id FROM hands WHERE outcome = 'settled' AND (seed IS NULL OR "
-                     "config_id NOT IN (SELECT config_id FROM configs))") == []
+    assert (
+        query(
+            db,
+            "SELECT id FROM hands WHERE outcome = 'settled' AND (seed IS NULL OR "
+            "config_id NOT IN (SELECT config_id FROM configs))",
+        )
+        == []
+    )
     assert_store_consistent(db)
 
 
@@ -674,18 +771,33 @@ def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: i
     db = cli_store(gm, tmp_path, ["qq-showhand", "suihua-three-card"])
     host = start_host(db, "--tables", "6", "--speed", "4", "--seed", "stop", "--grace", "0.5")
     running = host.wait_until(
-        lambda: len(r := {h["id"]: h["table_id"] for h in query(
-            db, "SELECT id, table_id FROM hands WHERE outcome = 'running'")}) >= 3 and r,
-        timeout=LIVE_TIMEOUT_S)
+        lambda: (
+            len(
+                r := {
+                    h["id"]: h["table_id"]
+                    for h in query(db, "SELECT id, table_id FROM hands WHERE outcome = 'running'")
+                }
+            )
+            >= 3
+            and r
+        ),
+        timeout=LIVE_TIMEOUT_S,
+    )
     expected = 130 if signum == signal.SIGINT else 0  # Ctrl-C: the shell's 128 + 2
     assert host.stop(signum, timeout=LIVE_TIMEOUT_S) == expected, host.output
     output = host.output
     assert "Traceback" not in output
     assert "stopping" in output and "stopped:" in output
-    voided = {r[0] for r in query(db, "SELECT h.id FROM hands h JOIN events e ON "
-                                      "e.hand_id = h.id AND e.type = 'hand_voided' WHERE "
-                                      "h.outcome = 'voided' AND json_extract(e.payload, "
-                                      "'$.reason') = 'host_stopped'")}
+    voided = {
+        r[0]
+        for r in query(
+            db,
+            "SELECT h.id FROM hands h JOIN events e ON "
+            "e.hand_id = h.id AND e.type = 'hand_voided' WHERE "
+            "h.outcome = 'voided' AND json_extract(e.payload, "
+            "'$.reason') = 'host_stopped'",
+        )
+    }
     said_voided: set[int] = set()
     said_finished: set[str] = set()
     for line in output.splitlines():
@@ -701,7 +813,10 @@ def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: i
         if outcome == "voided":
             assert hand_id in said_voided
     for table_id in said_finished:
-        last = query(db, "SELECT outcome FROM hands WHERE table_id = ? ORDER BY number DESC "
-                         "LIMIT 1", (table_id,))[0]
+        last = query(
+            db,
+            "SELECT outcome FROM hands WHERE table_id = ? ORDER BY number DESC LIMIT 1",
+            (table_id,),
+        )[0]
         assert last["outcome"] == "settled", table_id
     assert_store_consistent(db)

@@ -32,9 +32,19 @@ def suihua_host(tmp_path: Path, hands: int | None, messages: list[str]) -> Host:
         ledger.ensure_player(store, "bot-001", "bot")
         ledger.ensure_player(store, "bot-002", "bot")
     ledger.grant(store, "bot-002", 4, "opening_balance", kind="bot")
-    host = Host(store, HostOptions(tables=1, systems=["suihua-three-card"], speed=10_000,
-                                   hands=hands, seed="h3-seating", bots=8, grace=0),
-                notify=messages.append)
+    host = Host(
+        store,
+        HostOptions(
+            tables=1,
+            systems=["suihua-three-card"],
+            speed=10_000,
+            hands=hands,
+            seed="h3-seating",
+            bots=8,
+            grace=0,
+        ),
+        notify=messages.append,
+    )
     plan = host.plan_tables()
     assert plan == [("suihua-three-card", "chips-5", "three-card")]
     host.ensure_bots(plan)
@@ -59,8 +69,9 @@ def test_q6_a_room_closed_by_a_deployment_leaves_the_table_waiting(tmp_path: Pat
     its room, no hand starts, the players stand up, and the table waits (not stopped)."""
     messages: list[str] = []
     host = suihua_host(tmp_path, hands=None, messages=messages)
-    closed = set_values(SUIHUA.read_text(encoding="utf-8"),
-                        {"profile.version": 99, "tiers[0].enabled": False})
+    closed = set_values(
+        SUIHUA.read_text(encoding="utf-8"), {"profile.version": 99, "tiers[0].enabled": False}
+    )
     closed_path = tmp_path / "suihua-closed.toml"
     closed_path.write_text(closed, encoding="utf-8")
     deploy_profile(host.store, closed_path, None, gm_identity("tester"))

@@ -24,9 +24,13 @@ from gmtool.rules.validate import Collector, check_structure, context_of, valida
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "rules" / "profile.schema.json").read_text(encoding="utf-8"))
 VALIDATOR = Draft202012Validator(SCHEMA)
-CANDIDATES = sorted([*(ROOT / "rules").glob("*.toml"),
-                     *(ROOT / "tests/data/profiles").rglob("*.toml"),
-                     *(ROOT / "examples").rglob("*.toml")])
+CANDIDATES = sorted(
+    [
+        *(ROOT / "rules").glob("*.toml"),
+        *(ROOT / "tests/data/profiles").rglob("*.toml"),
+        *(ROOT / "examples").rglob("*.toml"),
+    ]
+)
 
 
 def test_the_committed_schema_is_the_generated_one() -> None:

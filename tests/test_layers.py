@@ -28,13 +28,39 @@ ALLOWED = {
     "ops": ({"ops", "house", "audit", "store", "engine", "rules", "evidence", "bots"}, set()),
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
     "simulate": ({"simulate", "engine", "rules", "bots"}, {"matplotlib"}),  # what-if, no store
-    "cli": ({"cli", "ops", "rules", "engine", "store", "house", "audit", "sandbox",
-             "evidence", "simulate", "bots"},
-            {"typer", "rich", "click"}),
+    "cli": (
+        {
+            "cli",
+            "ops",
+            "rules",
+            "engine",
+            "store",
+            "house",
+            "audit",
+            "sandbox",
+            "evidence",
+            "simulate",
+            "bots",
+        },
+        {"typer", "rich", "click"},
+    ),
 }
 SHARED = {"canonical", "errors", "bounds", "findings"}  # stdlib-only modules every layer may use
-ENGINE_FORBIDDEN_STDLIB = {"random", "time", "datetime", "sqlite3", "os", "sys", "socket",
-                           "asyncio", "subprocess", "threading", "tomllib", "secrets", "uuid"}
+ENGINE_FORBIDDEN_STDLIB = {
+    "random",
+    "time",
+    "datetime",
+    "sqlite3",
+    "os",
+    "sys",
+    "socket",
+    "asyncio",
+    "subprocess",
+    "threading",
+    "tomllib",
+    "secrets",
+    "uuid",
+}
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -56,8 +82,9 @@ def _layer_modules():
                 yield layer, path
 
 
-@pytest.mark.parametrize("layer, path", list(_layer_modules()),
-                         ids=lambda v: v if isinstance(v, str) else v.name)
+@pytest.mark.parametrize(
+    "layer, path", list(_layer_modules()), ids=lambda v: v if isinstance(v, str) else v.name
+)
 def test_layer_imports_only_what_design_allows(layer: str, path: Path) -> None:
     """docs/architecture.md: the layering may not be refined; a lower layer never imports a higher one."""
     own, third_party = ALLOWED[layer]
@@ -79,10 +106,11 @@ def test_every_layer_package_exists_that_this_stage_needs() -> None:
         assert (PACKAGE / layer / "__init__.py").is_file(), layer
 
 
-
-SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|BEGIN|COMMIT|ROLLBACK|"
-                 r"PRAGMA|WITH)\b|\b(FROM|INTO|WHERE|JOIN)\s+[a-z_]+\b.*\b(WHERE|ORDER BY|"
-                 r"VALUES|SET|LIMIT|GROUP BY)\b")
+SQL = re.compile(
+    r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|BEGIN|COMMIT|ROLLBACK|"
+    r"PRAGMA|WITH)\b|\b(FROM|INTO|WHERE|JOIN)\s+[a-z_]+\b.*\b(WHERE|ORDER BY|"
+    r"VALUES|SET|LIMIT|GROUP BY)\b"
+)
 
 
 def _strings(tree: ast.AST):
@@ -91,9 +119,11 @@ def _strings(tree: ast.AST):
             yield node.lineno, node.value
 
 
-@pytest.mark.parametrize("path", [p for p in sorted(PACKAGE.rglob("*.py"))
-                                  if "store" not in p.relative_to(PACKAGE).parts],
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(PACKAGE.rglob("*.py")) if "store" not in p.relative_to(PACKAGE).parts],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
 def test_sql_is_written_only_in_the_store(path: Path) -> None:
     """docs/architecture.md: gmtool/store is the only place SQL is written (the seam a second backend,
     PostgreSQL, plugs into); no other module holds SQL text or calls a connection."""
@@ -108,8 +138,11 @@ def test_sql_is_written_only_in_the_store(path: Path) -> None:
 
 def test_the_sql_check_finds_sql() -> None:
     """The check above fails on the kinds of SQL this codebase used to hold elsewhere."""
-    for text in ("SELECT 1 FROM tables WHERE id = ?", "UPDATE gm_commands SET status = ?",
-                 "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id WHERE x"):
+    for text in (
+        "SELECT 1 FROM tables WHERE id = ?",
+        "UPDATE gm_commands SET status = ?",
+        "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id WHERE x",
+    ):
         assert SQL.search(text), text
     for text in ("select a tier from the list", "the hand WHERE it ends", "Start from here"):
         assert not SQL.search(text), text
@@ -126,25 +159,32 @@ def _game_comparisons(tree: ast.AST):
             continue
         for side in (node.left, *node.comparators):
             if (isinstance(side, ast.Constant) and side.value in GAME_WORDS) or (
-                    isinstance(side, (ast.Name, ast.Attribute))
-                    and (getattr(side, "id", None) or getattr(side, "attr", None)) in GAME_NAMES):
+                isinstance(side, (ast.Name, ast.Attribute))
+                and (getattr(side, "id", None) or getattr(side, "attr", None)) in GAME_NAMES
+            ):
                 yield node.lineno
 
 
-@pytest.mark.parametrize("path", [p for p in sorted(PACKAGE.rglob("*.py"))
-                                  if str(p.relative_to(PACKAGE)) not in REGISTRIES],
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(PACKAGE.rglob("*.py")) if str(p.relative_to(PACKAGE)) not in REGISTRIES],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
 def test_no_game_name_comparisons_outside_the_registry(path: Path) -> None:
     """What varies by game lives in engine/games.py (and, for the profile format, in
     rules/schema.py): callers ask the registry instead of testing a game's name."""
     lines = list(_game_comparisons(ast.parse(path.read_text(encoding="utf-8"))))
-    assert not lines, f"{path.relative_to(PACKAGE.parent)}: compares a game or style name " \
-                      f"on line(s) {lines}"
+    assert not lines, (
+        f"{path.relative_to(PACKAGE.parent)}: compares a game or style name on line(s) {lines}"
+    )
 
 
 def test_the_game_name_check_finds_comparisons() -> None:
-    for text in ('x = config["game"] == "three-card"', "ok = ctx.style == OWNER_ANTE",
-                 'y = "stud5" != game'):
+    for text in (
+        'x = config["game"] == "three-card"',
+        "ok = ctx.style == OWNER_ANTE",
+        'y = "stud5" != game',
+    ):
         assert list(_game_comparisons(ast.parse(text))), text
     assert not list(_game_comparisons(ast.parse('z = {"stud5": 1}["stud5"]')))
 

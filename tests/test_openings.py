@@ -19,13 +19,16 @@ from gmtool.store.db import connect
 
 
 def _openings(store) -> list[dict]:
-    return [json.loads(body) for (body,) in store.all(
-        "SELECT body FROM log WHERE kind = 'opening' ORDER BY idx")]
+    return [
+        json.loads(body)
+        for (body,) in store.all("SELECT body FROM log WHERE kind = 'opening' ORDER BY idx")
+    ]
 
 
 def _coins_problems(store, signer: Signer) -> list[tuple]:
-    return [(p["kind"], p.get("player"))
-            for p in run_audit(store, host_key=signer.verifier).problems]
+    return [
+        (p["kind"], p.get("player")) for p in run_audit(store, host_key=signer.verifier).problems
+    ]
 
 
 def test_the_signature_covers_the_store_the_row_the_player_and_the_amount() -> None:
@@ -36,19 +39,18 @@ def test_the_signature_covers_the_store_the_row_the_player_and_the_amount() -> N
         assert not opening.verify(signer.verifier, *other, signature)
     elsewhere = Signer("gmtool/fedcba9876543210", signer.seed)  # the same key, another store
     assert not opening.verify(elsewhere.verifier, 7, "bot-001", 100_000, signature)
-    assert not opening.verify(Signer.generate(signer.name).verifier, 7, "bot-001", 100_000,
-                              signature)
+    assert not opening.verify(
+        Signer.generate(signer.name).verifier, 7, "bot-001", 100_000, signature
+    )
 
 
-@pytest.mark.parametrize("signature", [None, 12, "", "not base64!", "AAAA", "A" * 88,
-                                       ["x"]])
+@pytest.mark.parametrize("signature", [None, 12, "", "not base64!", "AAAA", "A" * 88, ["x"]])
 def test_a_malformed_signature_is_not_one(signature) -> None:
     signer = Signer.generate("gmtool/0123456789abcdef")
     assert not opening.verify(signer.verifier, 1, "bot-001", 5, signature)
 
 
-def test_a_store_from_before_signed_openings_has_its_own_signed_once(deployed_db: Path
-                                                                      ) -> None:
+def test_a_store_from_before_signed_openings_has_its_own_signed_once(deployed_db: Path) -> None:
     """The first enrolment under this version signs the openings the store already holds
     (as older stores granted them, unsigned); after that an unsigned one is minted, and
     the host never signs it."""
@@ -58,10 +60,15 @@ def test_a_store_from_before_signed_openings_has_its_own_signed_once(deployed_db
         assert _coins_problems(store, signer) == []  # before any signed one: as it was
         BotPool(store).enroll(2, 1_000, lambda: signer)
         signed = _openings(store)
-        assert [(b["player"], b["delta"]) for b in signed] == \
-            [("ann", 500), ("bot-001", 1_000), ("bot-002", 1_000)]
-        assert all(opening.verify(signer.verifier, b["id"], b["player"], b["delta"],
-                                  b["signature"]) for b in signed)
+        assert [(b["player"], b["delta"]) for b in signed] == [
+            ("ann", 500),
+            ("bot-001", 1_000),
+            ("bot-002", 1_000),
+        ]
+        assert all(
+            opening.verify(signer.verifier, b["id"], b["player"], b["delta"], b["signature"])
+            for b in signed
+        )
         assert _coins_problems(store, signer) == []
 
         ledger.grant(store, "mallory", 100_000_000, "opening_balance")

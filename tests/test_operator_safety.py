@@ -34,6 +34,7 @@ QQ = RULES / "qq-showhand.toml"
 
 # -- helpers ------------------------------------------------------------------------------
 
+
 def snapshot(path: Path) -> dict[str, bytes | None]:
     """The bytes of a store and of its WAL / shared-memory / key files (None: absent)."""
     out: dict[str, bytes | None] = {}
@@ -105,10 +106,17 @@ def grant(db: Path, player: str, amount: int = 100) -> None:
 
 # -- 1. the demo never replaces a file that is not its own --------------------------------
 
+
 def run_demo(db: Path, cwd: Path) -> subprocess.CompletedProcess:
-    run = subprocess.run([*gmtool_command(), "demo", "--db", str(db), "--duration", "1"],
-                         check=False, cwd=cwd, env=clean_env(), capture_output=True, text=True,
-                         timeout=DEMO_TIMEOUT_S)
+    run = subprocess.run(
+        [*gmtool_command(), "demo", "--db", str(db), "--duration", "1"],
+        check=False,
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT_S,
+    )
     assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
     return run
 
@@ -133,8 +141,9 @@ def _assert_demo_refuses(path: Path, cwd: Path, why: str) -> None:
     assert after == before, f"the demo changed {path}"
 
 
-def test_demo_refuses_a_gmtool_store_that_is_not_the_demos(deployed_db: Path,
-                                                            tmp_path: Path) -> None:
+def test_demo_refuses_a_gmtool_store_that_is_not_the_demos(
+    deployed_db: Path, tmp_path: Path
+) -> None:
     users = count(deployed_db, "gm_users")
     _assert_demo_refuses(deployed_db, tmp_path, "not the demo's")
     assert count(deployed_db, "gm_users") == users > 0
@@ -172,22 +181,41 @@ def test_demo_replaces_its_own_demo_store(tmp_path: Path) -> None:
 
 # -- 2. a deduction never leaves a balance that a running hand could push negative --------
 
+
 def test_deduction_from_a_player_in_a_running_hand_is_refused_until_it_ends(
-        gm: Gmtool, deployed_db: Path, virtual_host) -> None:
+    gm: Gmtool, deployed_db: Path, virtual_host
+) -> None:
     db = deployed_db
     host = virtual_host(db, tables=2, systems=["qq-showhand"], speed=1.0, seed="adj")
-    _, player = host.run_until(lambda: host.running_players(coins_only=True),
-                               what="a player in a running coin hand")[0]
-    hand, brought = query(db, "SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
-                              "json_each(h.seats) s WHERE h.outcome = 'running' AND "
-                              "json_extract(s.value, '$.player') = ?", (player,))[0]
+    _, player = host.run_until(
+        lambda: host.running_players(coins_only=True), what="a player in a running coin hand"
+    )[0]
+    hand, brought = query(
+        db,
+        "SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
+        "json_each(h.seats) s WHERE h.outcome = 'running' AND "
+        "json_extract(s.value, '$.player') = ?",
+        (player,),
+    )[0]
     held, rows = coins_of(db, player), count(db, "ledger")
     assert held >= brought > 0
 
     # A deduction that would leave less than the hand may take: refused, nothing moves.
     deduction = held - brought + 1
-    message = refused(gm, "players", "adjust", player, str(-deduction), "--reason", "r",
-                      "--as", OPERATOR, "--db", db, code=1)
+    message = refused(
+        gm,
+        "players",
+        "adjust",
+        player,
+        str(-deduction),
+        "--reason",
+        "r",
+        "--as",
+        OPERATOR,
+        "--db",
+        db,
+        code=1,
+    )
     assert "running hand" in message and str(hand) in message, message
     assert "negative" in message, message
     assert (coins_of(db, player), count(db, "ledger")) == (held, rows)
@@ -199,10 +227,17 @@ def test_deduction_from_a_player_in_a_running_hand_is_refused_until_it_ends(
     assert query(db, "SELECT outcome FROM hands WHERE id = ?", (hand,))[0][0] == "running"
 
     # Once the player sits in no running hand, the same deduction goes through.
-    host.run_until(lambda: not query(
-        db, "SELECT 1 FROM hands h, json_each(h.seats) s WHERE h.outcome = 'running' AND "
-            "json_extract(s.value, '$.player') = ?", (player,)),
-        what=f"{player} out of every running hand")
+    host.run_until(
+        lambda: (
+            not query(
+                db,
+                "SELECT 1 FROM hands h, json_each(h.seats) s WHERE h.outcome = 'running' AND "
+                "json_extract(s.value, '$.player') = ?",
+                (player,),
+            )
+        ),
+        what=f"{player} out of every running hand",
+    )
     assert query(db, "SELECT outcome FROM hands WHERE id = ?", (hand,))[0][0] != "running"
     now = coins_of(db, player)
     after = min(deduction, now)  # the hand may have taken what is left below `deduction`
@@ -217,9 +252,11 @@ def test_audit_reports_a_negative_balance(gm: Gmtool, store: Path) -> None:
     gm("audit", "--db", db)
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, reason, "
-                     "created_at) VALUES (NULL, NULL, 'broke', -1000, 'opening_balance', "
-                     "'2026-01-01T00:00:00.000000+00:00')")
+        conn.execute(
+            "INSERT INTO ledger (hand_id, gm_action_id, player, delta, reason, "
+            "created_at) VALUES (NULL, NULL, 'broke', -1000, 'opening_balance', "
+            "'2026-01-01T00:00:00.000000+00:00')"
+        )
         conn.execute("UPDATE players SET coins = coins - 1000 WHERE name = 'broke'")
     conn.close()
     assert coins_of(db, "broke") == -900
@@ -232,17 +269,29 @@ def test_audit_reports_a_negative_balance(gm: Gmtool, store: Path) -> None:
 
 # -- 3. numbers beyond the bounds are refused where they enter -----------------------------
 
-@pytest.mark.parametrize("args", [
-    ("players", "adjust", "bot-001", "9223372036854775000", "--reason", "r", "--as", OPERATOR),
-    ("players", "adjust", "bot-001", "1000000000001", "--reason", "r", "--as", OPERATOR),
-    ("hands", "show", "9223372036854775808"),
-    ("hands", "list", "--limit", "100000000000000000000"),
-    ("hands", "list", "--limit", "1e20"),
-    ("gm", "log", "--limit", "-1"),
-], ids=["adjust-near-2**63", "adjust-above-10**12", "hand-id-2**63", "limit-10**20",
-        "limit-1e20", "log-limit-negative"])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("players", "adjust", "bot-001", "9223372036854775000", "--reason", "r", "--as", OPERATOR),
+        ("players", "adjust", "bot-001", "1000000000001", "--reason", "r", "--as", OPERATOR),
+        ("hands", "show", "9223372036854775808"),
+        ("hands", "list", "--limit", "100000000000000000000"),
+        ("hands", "list", "--limit", "1e20"),
+        ("gm", "log", "--limit", "-1"),
+    ],
+    ids=[
+        "adjust-near-2**63",
+        "adjust-above-10**12",
+        "hand-id-2**63",
+        "limit-10**20",
+        "limit-1e20",
+        "log-limit-negative",
+    ],
+)
 def test_numbers_out_of_bounds_are_usage_errors_that_change_nothing(
-        gm: Gmtool, store: Path, args: tuple) -> None:
+    gm: Gmtool, store: Path, args: tuple
+) -> None:
     before = store_bytes(store)
     message = refused(gm, *args, "--db", store, code=2)
     assert "range" in message or "not a valid" in message, message
@@ -256,17 +305,26 @@ def _qq_with(tmp_path: Path, name: str, old: str, new: str, after: str = "") -> 
     start = text.index(after) if after else 0
     at = text.index(old, start)
     path = tmp_path / name
-    path.write_text(text[:at] + new + text[at + len(old):], encoding="utf-8")
+    path.write_text(text[:at] + new + text[at + len(old) :], encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("key, old, new, after", [
-    ("profile.version", "version = 1", "version = 9223372036854775808", ""),
-    ("tiers.junior.hand_cap", "hand_cap = 1000", "hand_cap = 9223372036854775807",
-     'id = "junior"'),
-], ids=["version-2**63", "hand_cap-2**63-1"])
+@pytest.mark.parametrize(
+    "key, old, new, after",
+    [
+        ("profile.version", "version = 1", "version = 9223372036854775808", ""),
+        (
+            "tiers.junior.hand_cap",
+            "hand_cap = 1000",
+            "hand_cap = 9223372036854775807",
+            'id = "junior"',
+        ),
+    ],
+    ids=["version-2**63", "hand_cap-2**63-1"],
+)
 def test_profile_numbers_beyond_the_bounds_are_out_of_range_findings(
-        gm: Gmtool, tmp_path: Path, key: str, old: str, new: str, after: str) -> None:
+    gm: Gmtool, tmp_path: Path, key: str, old: str, new: str, after: str
+) -> None:
     profile = _qq_with(tmp_path, "big.toml", old, new, after)
     run = gm("rules", "validate", profile, expect=1)
     out = run.stdout + run.stderr
@@ -276,95 +334,120 @@ def test_profile_numbers_beyond_the_bounds_are_out_of_range_findings(
 
 # -- 4. blank names and reasons -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("blank", ["", "   "], ids=["empty", "blank"])
 @pytest.mark.parametrize("command", ["users-add", "adjust", "kick"])
 def test_blank_user_names_and_reasons_are_refused_and_not_logged(
-        gm: Gmtool, store: Path, command: str, blank: str) -> None:
+    gm: Gmtool, store: Path, command: str, blank: str
+) -> None:
     db = store
-    args = {"users-add": ("gm", "users", "add", blank, "--role", "support"),
-            "adjust": ("players", "adjust", "bot-001", "5", "--reason", blank),
-            "kick": ("tables", "kick", "qq-showhand-junior-1", "bot-001", "--reason", blank),
-            }[command]
+    args = {
+        "users-add": ("gm", "users", "add", blank, "--role", "support"),
+        "adjust": ("players", "adjust", "bot-001", "5", "--reason", blank),
+        "kick": ("tables", "kick", "qq-showhand-junior-1", "bot-001", "--reason", blank),
+    }[command]
     logged, users, rows = count(db, "gm_actions"), count(db, "gm_users"), count(db, "ledger")
     commands = count(db, "gm_commands")
     message = refused(gm, *args, "--as", OPERATOR, "--db", db, code=2)
     assert "empty" in message, message
-    assert (count(db, "gm_actions"), count(db, "gm_users"), count(db, "ledger"),
-            count(db, "gm_commands")) == (logged, users, rows, commands)
+    assert (
+        count(db, "gm_actions"),
+        count(db, "gm_users"),
+        count(db, "ledger"),
+        count(db, "gm_commands"),
+    ) == (logged, users, rows, commands)
     assert coins_of(db, "bot-001") == 100
 
 
 # -- 5. --since / --until ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("command", [("hands", "list"), ("audit",)], ids=["hands", "audit"])
 @pytest.mark.parametrize("flag", ["--since", "--until"])
 @pytest.mark.parametrize("value", ["2026-13-45", "whenever"])
-def test_unreadable_times_are_refused_naming_the_flag(gm: Gmtool, store: Path,
-                                                      command: tuple, flag: str,
-                                                      value: str) -> None:
+def test_unreadable_times_are_refused_naming_the_flag(
+    gm: Gmtool, store: Path, command: tuple, flag: str, value: str
+) -> None:
     message = refused(gm, *command, flag, value, "--db", store, code=2)
     assert flag in message and value in message, message
 
 
 @pytest.mark.parametrize("command", [("hands", "list"), ("audit",)], ids=["hands", "audit"])
 @pytest.mark.parametrize("value", ["yesterday", "2h", "3d"])
-def test_relative_times_are_read(gm: Gmtool, store: Path, command: tuple,
-                                 value: str) -> None:
+def test_relative_times_are_read(gm: Gmtool, store: Path, command: tuple, value: str) -> None:
     run = gm(*command, "--since", value, "--db", store)
     assert "internal error" not in run.stdout + run.stderr
     gm(*command, "--until", value, "--db", store)
 
 
-def test_one_moment_written_four_ways_selects_the_same_hands(gm: Gmtool,
-                                                             host_copy: Path) -> None:
+def test_one_moment_written_four_ways_selects_the_same_hands(gm: Gmtool, host_copy: Path) -> None:
     stamps = [r[0] for r in query(host_copy, "SELECT started_at FROM hands ORDER BY started_at")]
     assert len(stamps) > 50 and stamps[0].startswith("2100-01-01"), stamps[:3]  # virtual
     # A whole minute in the middle of the hands, so some start before it and some after.
     middle = stamps[len(stamps) // 2][:16]  # YYYY-MM-DDTHH:MM (UTC)
     moment = datetime.fromisoformat(middle).replace(tzinfo=UTC) + timedelta(minutes=1)
-    forms = [moment.astimezone(timezone(timedelta(hours=8))).isoformat(),  # +08:00
-             moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-             moment.strftime("%Y-%m-%d %H:%M:%S"),
-             moment.strftime("%Y-%m-%dT%H:%M:%S")]
+    forms = [
+        moment.astimezone(timezone(timedelta(hours=8))).isoformat(),  # +08:00
+        moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        moment.strftime("%Y-%m-%d %H:%M:%S"),
+        moment.strftime("%Y-%m-%dT%H:%M:%S"),
+    ]
     assert forms[0].endswith("+08:00"), forms
-    expected_after = {r[0] for r in query(host_copy, "SELECT id FROM hands WHERE started_at >= ?",
-                                          (moment.isoformat(timespec="microseconds"),))}
+    expected_after = {
+        r[0]
+        for r in query(
+            host_copy,
+            "SELECT id FROM hands WHERE started_at >= ?",
+            (moment.isoformat(timespec="microseconds"),),
+        )
+    }
     expected_before = {r[0] for r in query(host_copy, "SELECT id FROM hands")} - expected_after
     assert expected_after and expected_before
     for form in forms:
-        after = {h["id"] for h in gm.json("hands", "list", "--since", form, "--limit", "0",
-                                          "--db", host_copy, "--json")}
-        before = {h["id"] for h in gm.json("hands", "list", "--until", form, "--limit", "0",
-                                           "--db", host_copy, "--json")}
+        after = {
+            h["id"]
+            for h in gm.json(
+                "hands", "list", "--since", form, "--limit", "0", "--db", host_copy, "--json"
+            )
+        }
+        before = {
+            h["id"]
+            for h in gm.json(
+                "hands", "list", "--until", form, "--limit", "0", "--db", host_copy, "--json"
+            )
+        }
         assert (after, before) == (expected_after, expected_before), form
 
 
 # -- 6. a filter naming nobody -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("command", [("audit",), ("hands", "list")], ids=["audit", "hands"])
 @pytest.mark.parametrize("flag", ["--player", "--table"])
 def test_filters_naming_an_unknown_player_or_table_are_refused(
-        gm: Gmtool, store: Path, command: tuple, flag: str) -> None:
+    gm: Gmtool, store: Path, command: tuple, flag: str
+) -> None:
     message = refused(gm, *command, flag, "nosuch", "--db", store, code=2)
     assert "nosuch" in message and len(message.splitlines()) == 1, message
 
 
 # -- 7. a folder of profiles: every file gets its findings ---------------------------------
 
+
 def test_validate_folder_reports_every_file_deep_nesting_and_broken_links_included(
-        gm: Gmtool, tmp_path: Path) -> None:
+    gm: Gmtool, tmp_path: Path
+) -> None:
     folder = tmp_path / "profiles"
     folder.mkdir()
     shutil.copyfile(QQ, folder / "a-valid.toml")
-    (folder / "b-deep.toml").write_text("x = " + "[" * 3000 + "]" * 3000 + "\n",
-                                        encoding="utf-8")
+    (folder / "b-deep.toml").write_text("x = " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
     (folder / "c-broken.toml").symlink_to(tmp_path / "nowhere" / "gone.toml")
-    invalid = _qq_with(tmp_path, "d-invalid.toml", "hand_cap = 1000", "hand_cap = 1500",
-                       'id = "junior"')
+    invalid = _qq_with(
+        tmp_path, "d-invalid.toml", "hand_cap = 1000", "hand_cap = 1500", 'id = "junior"'
+    )
     shutil.move(invalid, folder / "d-invalid.toml")
 
-    alone = gm.json("rules", "validate", folder / "d-invalid.toml", "--format", "json",
-                    expect=1)
+    alone = gm.json("rules", "validate", folder / "d-invalid.toml", "--format", "json", expect=1)
     own = {(f["code"], f["path"]) for f in alone["errors"] + alone["warnings"]}
     assert own, alone
 
@@ -373,7 +456,8 @@ def test_validate_folder_reports_every_file_deep_nesting_and_broken_links_includ
     findings: dict[str, set] = {}
     for finding in report["errors"] + report["warnings"]:
         findings.setdefault(Path(finding["file"]).name, set()).add(
-            (finding["code"], finding["path"]))
+            (finding["code"], finding["path"])
+        )
     assert "a-valid.toml" not in findings, findings
     assert {code for code, _ in findings["b-deep.toml"]} == {"toml-syntax"}, findings
     assert {code for code, _ in findings["c-broken.toml"]} == {"unreadable"}, findings
@@ -389,14 +473,16 @@ def test_validate_folder_reports_every_file_deep_nesting_and_broken_links_includ
 
 # -- 8. values a command cannot use, files of the wrong kind -------------------------------
 
+
 def test_tables_watch_refuses_a_negative_interval(gm: Gmtool, store: Path) -> None:
     message = refused(gm, "tables", "watch", "--interval", "-1", "--count", "1", "--db", store)
     assert "--interval" in message, message
 
 
 @pytest.mark.parametrize("flag", ["--duration", "--grace"])
-def test_house_run_refuses_negative_times_without_starting(gm: Gmtool, store: Path,
-                                                           flag: str) -> None:
+def test_house_run_refuses_negative_times_without_starting(
+    gm: Gmtool, store: Path, flag: str
+) -> None:
     before, tables = store_bytes(store), count(store, "tables")
     message = refused(gm, "house", "run", flag, "-1", "--tables", "1", "--db", store)
     assert flag in message and "hosting" not in message, message
@@ -420,10 +506,14 @@ def test_deploy_of_a_scenario_is_refused(gm: Gmtool, store: Path) -> None:
     assert store_bytes(store) == before
 
 
-def test_strict_validation_fails_a_profile_with_only_warnings(gm: Gmtool,
-                                                              tmp_path: Path) -> None:
-    profile = _qq_with(tmp_path, "warned.toml", "street_caps = [200, 500, 1000, 1000]",
-                       "street_caps = [300, 500, 1000, 1000]", 'id = "junior"')
+def test_strict_validation_fails_a_profile_with_only_warnings(gm: Gmtool, tmp_path: Path) -> None:
+    profile = _qq_with(
+        tmp_path,
+        "warned.toml",
+        "street_caps = [200, 500, 1000, 1000]",
+        "street_caps = [300, 500, 1000, 1000]",
+        'id = "junior"',
+    )
     report = gm.json("rules", "validate", profile, "--format", "json")
     assert report["warnings"] and not report["errors"], report
     lenient = gm("rules", "validate", profile)
@@ -436,11 +526,12 @@ def test_strict_validation_fails_a_profile_with_only_warnings(gm: Gmtool,
 
 # -- 9. another writer holds the store ----------------------------------------------------
 
-def test_a_write_blocked_by_another_writer_says_locked_then_succeeds(gm: Gmtool,
-                                                                     store: Path) -> None:
+
+def test_a_write_blocked_by_another_writer_says_locked_then_succeeds(
+    gm: Gmtool, store: Path
+) -> None:
     env = gm.env(GMTOOL_BUSY_TIMEOUT_MS="300")
-    args = ("players", "adjust", "bot-001", "5", "--reason", "r", "--as", OPERATOR,
-            "--db", store)
+    args = ("players", "adjust", "bot-001", "5", "--reason", "r", "--as", OPERATOR, "--db", store)
     holder = sqlite3.connect(store, isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")
@@ -481,8 +572,9 @@ def _runner_for_root(folder: Path) -> tuple[list[str], dict[str, str]]:
     candidates: list[tuple[list[str], dict[str, str], dict[str, str]]] = []
     setpriv = shutil.which("setpriv")
     if setpriv:
-        candidates.append(([setpriv, "--bounding-set", _DAC_CAPABILITIES, "--",
-                            *gmtool_command()], env, {}))
+        candidates.append(
+            ([setpriv, "--bounding-set", _DAC_CAPABILITIES, "--", *gmtool_command()], env, {})
+        )
     nobody = {"user": "nobody", "group": "nogroup"}
     candidates.append((gmtool_command(), env, nobody))
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -491,26 +583,37 @@ def _runner_for_root(folder: Path) -> tuple[list[str], dict[str, str]]:
         import gmtool  # an editable install is found through a .pth that PYTHONPATH skips
 
         source = str(Path(gmtool.__file__).resolve().parents[1])
-        path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), source,
-                                           sysconfig.get_paths()["purelib"]) if p)
+        path = os.pathsep.join(
+            p for p in (os.environ.get("PYTHONPATH"), source, sysconfig.get_paths()["purelib"]) if p
+        )
         candidates.append(([system, "-m", "gmtool"], {**env, "PYTHONPATH": path}, nobody))
     for command, command_env, who in candidates:
         try:
-            run = subprocess.run([*command, "--version"], check=False, cwd=folder,
-                                 env=command_env, capture_output=True, text=True,
-                                 timeout=CLI_TIMEOUT_S, **who)
+            run = subprocess.run(
+                [*command, "--version"],
+                check=False,
+                cwd=folder,
+                env=command_env,
+                capture_output=True,
+                text=True,
+                timeout=CLI_TIMEOUT_S,
+                **who,
+            )
         except OSError as error:
             tried.append(f"{command}: {error}")
             continue
         if run.returncode == 0 and run.stdout.startswith("gmtool "):
             return command, command_env, who
         tried.append(f"{command}: exit {run.returncode}: {run.stderr.strip()[-300:]}")
-    pytest.fail("cannot run gmtool as root without its file-mode bypass, nor as user "
-                "nobody:\n" + "\n".join(tried))
+    pytest.fail(
+        "cannot run gmtool as root without its file-mode bypass, nor as user "
+        "nobody:\n" + "\n".join(tried)
+    )
 
 
-def test_read_commands_work_on_a_store_the_user_may_only_read(base_db: Path,
-                                                              tmp_path: Path) -> None:
+def test_read_commands_work_on_a_store_the_user_may_only_read(
+    base_db: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "readonly"
     db = copy_db(base_db, folder, "ro.db")
     try:
@@ -527,9 +630,16 @@ def test_read_commands_work_on_a_store_the_user_may_only_read(base_db: Path,
         names = sorted(p.name for p in folder.iterdir())
 
         def run(*args: str) -> subprocess.CompletedProcess:
-            return subprocess.run([*command, *args, "--db", str(db)], check=False, cwd=folder,
-                                  env=env, capture_output=True, text=True,
-                                  timeout=CLI_TIMEOUT_S, **who)
+            return subprocess.run(
+                [*command, *args, "--db", str(db)],
+                check=False,
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=CLI_TIMEOUT_S,
+                **who,
+            )
 
         for args in READS:
             done = run(*args)
@@ -562,6 +672,7 @@ def test_a_read_never_migrates_an_older_schema(gm: Gmtool, store: Path) -> None:
 
 # -- 11. damaged files ----------------------------------------------------------------------
 
+
 def _half_store(base_db: Path, folder: Path) -> Path:
     db = copy_db(base_db, folder, "half.db")
     for suffix in ("-wal", "-shm"):
@@ -581,12 +692,14 @@ def _random_file(base_db: Path, folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("damage", [_half_store, _random_file], ids=["truncated", "random"])
-def test_damaged_files_are_refused_and_left_as_they_are(gm: Gmtool, base_db: Path,
-                                                        tmp_path: Path, damage) -> None:
+def test_damaged_files_are_refused_and_left_as_they_are(
+    gm: Gmtool, base_db: Path, tmp_path: Path, damage
+) -> None:
     db = damage(base_db, tmp_path / "damaged")
     before = store_bytes(db)
-    message = refused(gm, "players", "adjust", "bot-001", "5", "--reason", "r", "--as",
-                      OPERATOR, "--db", db)
+    message = refused(
+        gm, "players", "adjust", "bot-001", "5", "--reason", "r", "--as", OPERATOR, "--db", db
+    )
     assert "damaged" in message and len(message.splitlines()) == 1, message
     assert store_bytes(db) == before
     message = refused(gm, "hands", "list", "--db", db)
@@ -629,9 +742,15 @@ def on_terminal(columns: int, *args: str | Path) -> str:
     import shlex
 
     command = shlex.join([*gmtool_command(), *map(str, args)])
-    run = subprocess.run(["script", "-qec", f"stty cols {columns} rows 50; {command}",
-                          "/dev/null"], check=False, env=clean_env(), capture_output=True,
-                         text=True, timeout=CLI_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    run = subprocess.run(
+        ["script", "-qec", f"stty cols {columns} rows 50; {command}", "/dev/null"],
+        check=False,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
     out = ANSI.sub("", run.stdout).replace("\r", "")
     assert "Traceback" not in out and "internal error" not in out, out
     assert run.returncode == 0, (run.returncode, out, run.stderr)
@@ -640,7 +759,8 @@ def on_terminal(columns: int, *args: str | Path) -> str:
 
 @pytest.mark.parametrize("columns", [80, 100])
 def test_hands_list_on_a_narrow_terminal_shows_every_hand_id_in_full(
-        gm: Gmtool, host_copy: Path, columns: int) -> None:
+    gm: Gmtool, host_copy: Path, columns: int
+) -> None:
     hands = gm.json("hands", "list", "--limit", "5", "--db", host_copy, "--json")
     assert len(hands) == 5
     out = on_terminal(columns, "hands", "list", "--db", host_copy, "--limit", "5")
@@ -655,26 +775,33 @@ def test_hands_list_on_a_narrow_terminal_shows_every_hand_id_in_full(
     assert "outcome" in out
 
 
-def test_gm_log_on_an_80_column_terminal_keeps_the_outcome_column(gm: Gmtool,
-                                                                  host_copy: Path) -> None:
+def test_gm_log_on_an_80_column_terminal_keeps_the_outcome_column(
+    gm: Gmtool, host_copy: Path
+) -> None:
     log = gm.json("gm", "log", "--db", host_copy, "--json")
     assert any(r["outcome"].get("refused") for r in log), log
     out = on_terminal(80, "gm", "log", "--db", host_copy)
     header = next(line for line in out.splitlines() if "action" in line and "#" in line)
     assert "outcome" in header, out
     for row in log:
-        line = next((line for line in out.splitlines()
-                     if re.match(rf"│\s*{row['id']}\s*│", line)), None)
+        line = next(
+            (line for line in out.splitlines() if re.match(rf"│\s*{row['id']}\s*│", line)), None
+        )
         assert line is not None, (row["id"], out)
-        expected = "REFUSED" if row["outcome"].get("refused") else \
-            ("failed" if not row["outcome"].get("ok", True) else "ok")
+        expected = (
+            "REFUSED"
+            if row["outcome"].get("refused")
+            else ("failed" if not row["outcome"].get("ok", True) else "ok")
+        )
         assert expected in line.split("│")[-1] or expected in line.split("│")[-2], line
 
 
 # -- 14. host liveness ----------------------------------------------------------------------
 
-def test_tables_say_whether_their_host_is_live_or_gone(gm: Gmtool, deployed_db: Path,
-                                                       virtual_host) -> None:
+
+def test_tables_say_whether_their_host_is_live_or_gone(
+    gm: Gmtool, deployed_db: Path, virtual_host
+) -> None:
     db = deployed_db
     host = virtual_host(db, tables=2, systems=["qq-showhand"], speed=1.0, seed="live")
     host.run_until(host.running_players, what="a running hand")
@@ -700,6 +827,7 @@ def test_tables_say_whether_their_host_is_live_or_gone(gm: Gmtool, deployed_db: 
 
 # -- 15. Ctrl-C stops the host with exit 130 ----------------------------------------------
 
+
 def test_house_run_exits_130_after_sigint(deployed_db: Path, start_host) -> None:
     host = start_host(deployed_db, "--tables", "2", "--speed", "50", "--seed", "sig")
     host.wait_for_line(r"hand \d+ started")
@@ -712,6 +840,7 @@ def test_house_run_exits_130_after_sigint(deployed_db: Path, start_host) -> None
 
 
 # -- 16. help, players list, limits ---------------------------------------------------------
+
 
 @pytest.mark.parametrize("args", [("-h",), ("players", "-h"), ("--help",)])
 def test_help_shows_usage(gm: Gmtool, args: tuple) -> None:
@@ -726,26 +855,30 @@ def test_players_list_shows_players_with_coins(gm: Gmtool, host_copy: Path) -> N
     listed = gm.json("players", "list", "--limit", "0", "--db", host_copy, "--json")
     assert set(listed) == {"players", "total"}, listed
     assert listed["total"] == len(players) > 0
-    assert [(p["name"], p["coins"]) for p in listed["players"]] == \
-        [(r["name"], r["coins"]) for r in players]
+    assert [(p["name"], p["coins"]) for p in listed["players"]] == [
+        (r["name"], r["coins"]) for r in players
+    ]
     text = gm("players", "list", "--db", host_copy).stdout
     richest = players[0]
     assert re.search(rf"{re.escape(richest['name'])}\s.*\s{richest['coins']:,}\s", text), text
 
 
 def test_hands_list_limit_0_is_all_and_a_limit_says_how_many_of_how_many(
-        gm: Gmtool, host_copy: Path) -> None:
+    gm: Gmtool, host_copy: Path
+) -> None:
     total = count(host_copy, "hands")
     assert total > 50
     every = gm.json("hands", "list", "--limit", "0", "--db", host_copy, "--json")
     assert len(every) == total
-    assert sorted(h["id"] for h in every) == [r[0] for r in query(
-        host_copy, "SELECT id FROM hands ORDER BY id")]
+    assert sorted(h["id"] for h in every) == [
+        r[0] for r in query(host_copy, "SELECT id FROM hands ORDER BY id")
+    ]
     text = gm("hands", "list", "--limit", "3", "--db", host_copy).stdout
     assert f"showing the newest 3 of {total}" in text, text
 
 
 # -- 17. deploy: a plan first, versions bumped, nothing twice, rollback by file ------------
+
 
 def _junior_doubled(tmp_path: Path, version: int | None, name: str) -> Path:
     """qq-showhand with the junior room's caps doubled consistently (ante, bet unit,
@@ -753,11 +886,13 @@ def _junior_doubled(tmp_path: Path, version: int | None, name: str) -> Path:
     text = QQ.read_text(encoding="utf-8")
     start, end = text.index('id = "junior"'), text.index('id = "middle"')
     block = text[start:end]
-    for old, new in (("ante = 100 ", "ante = 200 "), ("bet_unit = 100 ", "bet_unit = 200 "),
-                     ("street_caps = [200, 500, 1000, 1000]",
-                      "street_caps = [400, 1000, 2000, 2000]"),
-                     ("hand_cap = 1000 ", "hand_cap = 2000 "),
-                     ("min_holding = 1000 ", "min_holding = 2000 ")):
+    for old, new in (
+        ("ante = 100 ", "ante = 200 "),
+        ("bet_unit = 100 ", "bet_unit = 200 "),
+        ("street_caps = [200, 500, 1000, 1000]", "street_caps = [400, 1000, 2000, 2000]"),
+        ("hand_cap = 1000 ", "hand_cap = 2000 "),
+        ("min_holding = 1000 ", "min_holding = 2000 "),
+    ):
         assert old in block, old
         block = block.replace(old, new)
     text = text[:start] + block + text[end:]
@@ -770,7 +905,8 @@ def _junior_doubled(tmp_path: Path, version: int | None, name: str) -> Path:
 
 @pytest.mark.parametrize("order", ["flag-first", "profile-first"])
 def test_deploy_dry_run_writes_nothing_and_says_what_changes_for_players(
-        gm: Gmtool, store: Path, tmp_path: Path, order: str) -> None:
+    gm: Gmtool, store: Path, tmp_path: Path, order: str
+) -> None:
     profile = _junior_doubled(tmp_path, 2, "qq-v2.toml")
     report = gm.json("rules", "validate", profile, "--format", "json")
     assert not report["errors"] and not report["warnings"], report
@@ -787,7 +923,8 @@ def test_deploy_dry_run_writes_nothing_and_says_what_changes_for_players(
 
 
 def test_deploying_changed_content_under_the_same_version_is_refused(
-        gm: Gmtool, store: Path, tmp_path: Path) -> None:
+    gm: Gmtool, store: Path, tmp_path: Path
+) -> None:
     profile = _junior_doubled(tmp_path, None, "qq-same-version.toml")
     deployments = count(store, "deployments")
     message = refused(gm, "deploy", profile, "--db", store, "--as", OPERATOR, code=1)
@@ -803,12 +940,15 @@ def test_redeploying_identical_content_deploys_nothing(gm: Gmtool, store: Path) 
 
 
 def _history(db: Path) -> list[tuple]:
-    return [(r["profile_id"], r["config_id"], r["rooms"], r["active"], r["note"])
-            for r in query(db, "SELECT * FROM deployments ORDER BY id")]
+    return [
+        (r["profile_id"], r["config_id"], r["rooms"], r["active"], r["note"])
+        for r in query(db, "SELECT * FROM deployments ORDER BY id")
+    ]
 
 
 def test_rollback_by_profile_file_works_like_rollback_by_profile_id(
-        gm: Gmtool, base_db: Path, tmp_path: Path) -> None:
+    gm: Gmtool, base_db: Path, tmp_path: Path
+) -> None:
     profile = _junior_doubled(tmp_path, 2, "qq-v2.toml")
     results = []
     for target in (profile, "qq-showhand"):
@@ -820,17 +960,24 @@ def test_rollback_by_profile_file_works_like_rollback_by_profile_id(
         results.append((_history(db), sorted((r["config_id"], r["in_effect"]) for r in live)))
     assert results[0] == results[1]
     in_effect = [config for config, effect in results[0][1] if effect]
-    original = query(base_db, "SELECT config_id FROM deployments WHERE profile_id = "
-                              "'qq-showhand'")[0][0]
+    original = query(base_db, "SELECT config_id FROM deployments WHERE profile_id = 'qq-showhand'")[
+        0
+    ][0]
     assert in_effect == [original], results[0]
 
 
-def test_deploy_prints_the_warnings_of_a_profile(gm: Gmtool, store: Path,
-                                                 tmp_path: Path) -> None:
-    profile = _qq_with(tmp_path, "warned.toml", "street_caps = [200, 500, 1000, 1000]",
-                       "street_caps = [300, 500, 1000, 1000]", 'id = "junior"')
-    profile.write_text(profile.read_text(encoding="utf-8").replace(
-        "version = 1\n", "version = 2\n", 1), encoding="utf-8")
+def test_deploy_prints_the_warnings_of_a_profile(gm: Gmtool, store: Path, tmp_path: Path) -> None:
+    profile = _qq_with(
+        tmp_path,
+        "warned.toml",
+        "street_caps = [200, 500, 1000, 1000]",
+        "street_caps = [300, 500, 1000, 1000]",
+        'id = "junior"',
+    )
+    profile.write_text(
+        profile.read_text(encoding="utf-8").replace("version = 1\n", "version = 2\n", 1),
+        encoding="utf-8",
+    )
     deployments = count(store, "deployments")
     run = gm("deploy", profile, "--db", store, "--as", OPERATOR)
     assert "[seed-ratio]" in run.stderr and "warning" in run.stderr, run.stderr

@@ -35,15 +35,15 @@ def _both(gm, db: Path, *args: str, **options) -> tuple[dict, dict]:
     return printed, called
 
 
-def test_the_library_audit_is_the_command_audit_clean(host_db: Path, tmp_path: Path,
-                                                      gm) -> None:
+def test_the_library_audit_is_the_command_audit_clean(host_db: Path, tmp_path: Path, gm) -> None:
     db = _copy_with_everything(host_db, tmp_path)
     printed, called = _both(gm, db)
     assert printed == called and printed["problems"] == [] and printed["checkpoint"]
 
 
-def test_the_library_audit_has_the_findings_of_the_witness_and_keys(host_db: Path,
-                                                                    tmp_path: Path, gm) -> None:
+def test_the_library_audit_has_the_findings_of_the_witness_and_keys(
+    host_db: Path, tmp_path: Path, gm
+) -> None:
     """A tampered ledger row, a witness whose checkpoints were deleted (`witness_missing`):
     found alike by the command and by the call."""
     db = _copy_with_everything(host_db, tmp_path)
@@ -51,16 +51,19 @@ def test_the_library_audit_has_the_findings_of_the_witness_and_keys(host_db: Pat
     Path(f"{db}.witness").mkdir()
     with sqlite3.connect(db) as conn:
         conn.execute("DROP TRIGGER ledger_no_update")
-        conn.execute("UPDATE ledger SET delta = delta + 1 WHERE id = (SELECT MAX(id) FROM "
-                     "ledger WHERE hand_id IS NOT NULL)")
+        conn.execute(
+            "UPDATE ledger SET delta = delta + 1 WHERE id = (SELECT MAX(id) FROM "
+            "ledger WHERE hand_id IS NOT NULL)"
+        )
     printed, called = _both(gm, db)
     kinds = {problem["kind"] for problem in printed["problems"]}
     assert "witness_missing" in kinds and len(kinds) > 1, kinds
     assert printed == called
 
 
-def test_the_library_audit_reports_a_verifier_key_of_another_store(host_db: Path,
-                                                                   tmp_path: Path, gm) -> None:
+def test_the_library_audit_reports_a_verifier_key_of_another_store(
+    host_db: Path, tmp_path: Path, gm
+) -> None:
     from gmtool.evidence.note import Signer
 
     db = _copy_with_everything(host_db, tmp_path)
@@ -83,5 +86,7 @@ def test_a_profile_is_read_once_and_stored_as_compiled(tmp_path: Path, gm) -> No
     gm("deploy", crlf, "--db", db, "--as", "boss")
     with sqlite3.connect(db) as conn:
         (text,) = conn.execute("SELECT profile_text FROM configs").fetchone()
-    assert text == profile.text and profile.config_id == read_profile(
-        RULES / "qq-showhand.toml").config_id
+    assert (
+        text == profile.text
+        and profile.config_id == read_profile(RULES / "qq-showhand.toml").config_id
+    )

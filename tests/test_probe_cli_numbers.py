@@ -137,8 +137,9 @@ def test_internal_error_without_debug_is_one_line(internal_error, store: Path):
 
 
 @pytest.mark.parametrize("how", ["--debug", "GMTOOL_DEBUG=1"])
-def test_internal_error_with_debug_shows_its_traceback(internal_error, store: Path, how,
-                                                       monkeypatch: pytest.MonkeyPatch):
+def test_internal_error_with_debug_shows_its_traceback(
+    internal_error, store: Path, how, monkeypatch: pytest.MonkeyPatch
+):
     args = ["tables", "list", "--db", str(store)]
     if how == "--debug":
         args.insert(0, "--debug")

@@ -19,7 +19,7 @@ TIMEOUT_S = 60
 QQ = RULES / "qq-showhand.toml"
 LEQU = RULES / "lequ-showhand.toml"
 
-SCENARIO = '''
+SCENARIO = """
 title = "ann bets, bob folds"
 profile = "qq-showhand.toml"
 tier = "junior"
@@ -31,15 +31,15 @@ actions = ["ann bet 100", "bob fold"]
 
 [expect]
 winner = "ann"
-'''
+"""
 
-OWNER_TABLE = '''
+OWNER_TABLE = """
 title = "the owner does not set the ante in time"
 profile = "lequ-showhand.toml"
 seed = "probe"
 players = [{ name = "A", coins = 2000 }, { name = "B", coins = 2000 }]
 actions = ["wait 5"]
-'''
+"""
 
 
 def _run(gm: Gmtool, *args: str | Path, expect: int | tuple[int, ...]) -> str:
@@ -88,13 +88,22 @@ def test_a_named_pipe_in_a_scenario_folder_fails_alone(gm: Gmtool, tmp_path: Pat
     assert "not a regular file" in out and out.rstrip().endswith("1 passed, 1 failed"), out
 
 
-@pytest.mark.parametrize("command", [
-    ("rules", "validate"), ("rules", "test"), ("hands", "play"), ("rules", "show"),
-    ("rules", "compile"), ("rules", "set", "{pipe}", "timeouts.action_s", "20"),
-    ("hands", "compare", "AS KS QS JS TS", "AD KD QD JD 9D", "--profile"),
-], ids=lambda command: "-".join(command[:2]))
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("rules", "validate"),
+        ("rules", "test"),
+        ("hands", "play"),
+        ("rules", "show"),
+        ("rules", "compile"),
+        ("rules", "set", "{pipe}", "timeouts.action_s", "20"),
+        ("hands", "compare", "AS KS QS JS TS", "AD KD QD JD 9D", "--profile"),
+    ],
+    ids=lambda command: "-".join(command[:2]),
+)
 def test_a_named_pipe_named_directly_is_refused_saying_what_it_is(
-        gm: Gmtool, tmp_path: Path, command: tuple[str, ...]) -> None:
+    gm: Gmtool, tmp_path: Path, command: tuple[str, ...]
+) -> None:
     pipe = tmp_path / "p.toml"
     os.mkfifo(pipe)
     args = [part.replace("{pipe}", str(pipe)) for part in command]
@@ -114,15 +123,26 @@ def _deep(tmp_path: Path, levels: int = 500) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [
-    ("rules", "show", "{deep}"), ("rules", "compile", "{deep}"), ("rules", "odds", "{deep}"),
-    ("rules", "diff", str(QQ), "{deep}"), ("rules", "set", "{deep}", "a", "1"),
-    ("deploy", "{deep}", "--db", "{db}", "--dry-run"), ("deploy", "{deep}", "--db", "{db}"),
-    ("hands", "compare", "--profile", "{deep}", "AS", "KS"), ("hands", "play", "{deep}"),
-    ("rules", "test", "{deep}"), ("rules", "validate", "{deep}"),
-], ids=lambda command: "-".join(part for part in command[:2] if "{" not in part))
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("rules", "show", "{deep}"),
+        ("rules", "compile", "{deep}"),
+        ("rules", "odds", "{deep}"),
+        ("rules", "diff", str(QQ), "{deep}"),
+        ("rules", "set", "{deep}", "a", "1"),
+        ("deploy", "{deep}", "--db", "{db}", "--dry-run"),
+        ("deploy", "{deep}", "--db", "{db}"),
+        ("hands", "compare", "--profile", "{deep}", "AS", "KS"),
+        ("hands", "play", "{deep}"),
+        ("rules", "test", "{deep}"),
+        ("rules", "validate", "{deep}"),
+    ],
+    ids=lambda command: "-".join(part for part in command[:2] if "{" not in part),
+)
 def test_nesting_too_deep_is_a_file_error_naming_the_file(
-        gm: Gmtool, tmp_path: Path, command: tuple[str, ...]) -> None:
+    gm: Gmtool, tmp_path: Path, command: tuple[str, ...]
+) -> None:
     deep, db = _deep(tmp_path), tmp_path / "gm.db"
     if "{db}" in command:
         gm("db", "init", "--db", db, timeout=TIMEOUT_S)
@@ -143,8 +163,9 @@ def test_nesting_too_deep_in_a_scenario_folder_fails_alone(gm: Gmtool, tmp_path:
 def test_set_on_nesting_tomllib_reads_but_tomlkit_refuses(gm: Gmtool, tmp_path: Path) -> None:
     """150 levels: valid TOML for tomllib, beyond tomlkit's 100; the edit is refused."""
     profile = tmp_path / "q.toml"
-    profile.write_text(QQ.read_text(encoding="utf-8") + "extra = " + "[" * 150 + "]" * 150
-                       + "\n", encoding="utf-8")
+    profile.write_text(
+        QQ.read_text(encoding="utf-8") + "extra = " + "[" * 150 + "]" * 150 + "\n", encoding="utf-8"
+    )
     before = profile.read_bytes()
     out = _run(gm, "rules", "set", profile, "timeouts.action_s", "20", expect=(1, 2))
     assert "nested" in out and str(profile) in out, out
@@ -154,20 +175,32 @@ def test_set_on_nesting_tomllib_reads_but_tomlkit_refuses(gm: Gmtool, tmp_path: 
 # -- 3. every number a scenario gives is bounded where it enters -------------------------
 
 
-@pytest.mark.parametrize("scenario, words", [
-    (SCENARIO.replace("coins = 5000", "coins = 99999999999999999999999", 1), "coins"),
-    (SCENARIO.replace("coins = 5000", "coins = 9223372036854775807", 1), "coins"),
-    (SCENARIO.replace("coins = 5000", "coins = 1_000_000_000_001", 1), "coins"),
-    (SCENARIO.replace('"ann bet 100"', '"ann bet 99999999999999999999"'), "ann bet"),
-    (OWNER_TABLE.replace('"wait 5"', '"wait 99999999999999999999"'), "wait"),
-    (OWNER_TABLE.replace('"wait 5"', '"wait 86401"'), "wait"),
-    (OWNER_TABLE.replace('"wait 5"', '"A ante 99999999999999999999"'), "A ante"),
-    (OWNER_TABLE.replace('seed = "probe"', 'seed = "probe"\nante = 10000000000000'), "ante"),
-], ids=["coins-beyond-64-bits", "coins-int64-max", "coins-above-bound", "bet-beyond-64-bits",
-        "wait-beyond-64-bits", "wait-above-a-day", "ante-action-beyond-64-bits",
-        "ante-above-bound"])
+@pytest.mark.parametrize(
+    "scenario, words",
+    [
+        (SCENARIO.replace("coins = 5000", "coins = 99999999999999999999999", 1), "coins"),
+        (SCENARIO.replace("coins = 5000", "coins = 9223372036854775807", 1), "coins"),
+        (SCENARIO.replace("coins = 5000", "coins = 1_000_000_000_001", 1), "coins"),
+        (SCENARIO.replace('"ann bet 100"', '"ann bet 99999999999999999999"'), "ann bet"),
+        (OWNER_TABLE.replace('"wait 5"', '"wait 99999999999999999999"'), "wait"),
+        (OWNER_TABLE.replace('"wait 5"', '"wait 86401"'), "wait"),
+        (OWNER_TABLE.replace('"wait 5"', '"A ante 99999999999999999999"'), "A ante"),
+        (OWNER_TABLE.replace('seed = "probe"', 'seed = "probe"\nante = 10000000000000'), "ante"),
+    ],
+    ids=[
+        "coins-beyond-64-bits",
+        "coins-int64-max",
+        "coins-above-bound",
+        "bet-beyond-64-bits",
+        "wait-beyond-64-bits",
+        "wait-above-a-day",
+        "ante-action-beyond-64-bits",
+        "ante-above-bound",
+    ],
+)
 def test_a_number_beyond_its_bound_is_a_scenario_error(
-        gm: Gmtool, tmp_path: Path, scenario: str, words: str) -> None:
+    gm: Gmtool, tmp_path: Path, scenario: str, words: str
+) -> None:
     folder = _folder(tmp_path, bad=scenario)
     bad = folder / "bad.toml"
     out = _run(gm, "hands", "play", bad, expect=2)
@@ -176,13 +209,18 @@ def test_a_number_beyond_its_bound_is_a_scenario_error(
     assert f"FAIL {bad}" in out and "at most" in out, out
 
 
-@pytest.mark.parametrize("change, words", [
-    (('seed = "probe"', "seed = 5"), "'seed' must be text"),
-    (('seed = "probe"', 'seed = "probe"\ntier = 3'), "'tier' must be text"),
-    (('seed = "probe"', 'seed = "probe"\nrules = "L2"'), "'rules' must be an array"),
-], ids=["seed-a-number", "tier-a-number", "rules-a-string"])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (('seed = "probe"', "seed = 5"), "'seed' must be text"),
+        (('seed = "probe"', 'seed = "probe"\ntier = 3'), "'tier' must be text"),
+        (('seed = "probe"', 'seed = "probe"\nrules = "L2"'), "'rules' must be an array"),
+    ],
+    ids=["seed-a-number", "tier-a-number", "rules-a-string"],
+)
 def test_a_scenario_value_of_the_wrong_type_is_a_scenario_error(
-        gm: Gmtool, tmp_path: Path, change: tuple[str, str], words: str) -> None:
+    gm: Gmtool, tmp_path: Path, change: tuple[str, str], words: str
+) -> None:
     folder = _folder(tmp_path, bad=OWNER_TABLE.replace(*change))
     bad = folder / "bad.toml"
     out = _run(gm, "hands", "play", bad, expect=2)
@@ -190,8 +228,11 @@ def test_a_scenario_value_of_the_wrong_type_is_a_scenario_error(
 
 
 def test_numbers_within_their_bounds_still_play(gm: Gmtool, tmp_path: Path) -> None:
-    folder = _folder(tmp_path, good=SCENARIO.replace("coins = 5000", "coins = 1000000000000"),
-                     table=OWNER_TABLE.replace('"wait 5"', '"wait 86400"'))
+    folder = _folder(
+        tmp_path,
+        good=SCENARIO.replace("coins = 5000", "coins = 1000000000000"),
+        table=OWNER_TABLE.replace('"wait 5"', '"wait 86400"'),
+    )
     _run(gm, "rules", "test", folder, expect=0)
 
 
@@ -199,8 +240,7 @@ def test_numbers_within_their_bounds_still_play(gm: Gmtool, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("value", ["20\nfoo = 1", "20\n[extra]\nkey = 1"])
-def test_set_refuses_a_value_followed_by_more_toml(gm: Gmtool, tmp_path: Path,
-                                                  value: str) -> None:
+def test_set_refuses_a_value_followed_by_more_toml(gm: Gmtool, tmp_path: Path, value: str) -> None:
     profile = tmp_path / "q.toml"
     shutil.copy(QQ, profile)
     before = profile.read_bytes()

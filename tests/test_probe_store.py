@@ -17,19 +17,28 @@ CLI_TIMEOUT_S = 300
 
 
 def _run(*args, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*gmtool_command(), *map(str, args)], capture_output=True, text=True,
-                          env=clean_env(**(env or {})), timeout=CLI_TIMEOUT_S, check=False)
+    return subprocess.run(
+        [*gmtool_command(), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=clean_env(**(env or {})),
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
 
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("command", [
-    ["players", "adjust", "bot-001", "5", "--reason", "t", "--as", "alice"],
-    ["house", "run", "--hands", "1"],
-    ["gm", "users", "add", "alice", "--role", "operator", "--as", "alice"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["players", "adjust", "bot-001", "5", "--reason", "t", "--as", "alice"],
+        ["house", "run", "--hands", "1"],
+        ["gm", "users", "add", "alice", "--role", "operator", "--as", "alice"],
+    ],
+)
 def test_an_empty_file_given_as_the_store_stays_empty(tmp_path: Path, command) -> None:
     db = tmp_path / "empty.db"
     db.write_bytes(b"")
@@ -61,10 +70,16 @@ def test_the_demo_does_not_replace_a_store_db_init_made(tmp_path: Path) -> None:
 
 def _holder(db: Path) -> subprocess.Popen:
     """Another process holding a write transaction on `db` until its stdin closes."""
-    code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-            "c.execute('BEGIN IMMEDIATE'); print('holding', flush=True); sys.stdin.read()")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    code = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+        "c.execute('BEGIN IMMEDIATE'); print('holding', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "holding"  # waits for the event, not a time
     return holder
 
@@ -75,8 +90,7 @@ def test_the_demo_does_not_replace_a_store_another_process_is_writing(tmp_path: 
     holder = _holder(db)
     try:
         before = _digest(db)
-        run = _run("demo", "--db", db, "--duration", "1",
-                   env={"GMTOOL_BUSY_TIMEOUT_MS": "300"})
+        run = _run("demo", "--db", db, "--duration", "1", env={"GMTOOL_BUSY_TIMEOUT_MS": "300"})
         assert run.returncode == 2 and "locked" in run.stderr, run.stderr
         assert _digest(db) == before
     finally:
@@ -88,8 +102,9 @@ def test_a_blocked_host_does_not_blame_itself(tmp_path: Path) -> None:
     assert _run("demo", "--db", db, "--duration", "1").returncode == 0
     holder = _holder(db)
     try:
-        run = _run("house", "run", "--db", db, "--hands", "1",
-                   env={"GMTOOL_BUSY_TIMEOUT_MS": "300"})
+        run = _run(
+            "house", "run", "--db", db, "--hands", "1", env={"GMTOOL_BUSY_TIMEOUT_MS": "300"}
+        )
     finally:
         holder.communicate("")
     assert run.returncode == 2 and "locked" in run.stderr, run.stderr
@@ -113,9 +128,15 @@ def test_nothing_to_check_is_not_ok(tmp_path: Path) -> None:
 
 
 def test_a_blank_db_path_is_refused_and_creates_nothing(tmp_path: Path) -> None:
-    run = subprocess.run([*gmtool_command(), "db", "init", "--db", ""], cwd=tmp_path,
-                         capture_output=True, text=True, env=clean_env(),
-                         timeout=CLI_TIMEOUT_S, check=False)
+    run = subprocess.run(
+        [*gmtool_command(), "db", "init", "--db", ""],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
     assert run.returncode == 2 and "blank" in run.stderr, run.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -126,8 +147,19 @@ def test_an_amount_is_ascii_digits(tmp_path: Path, amount: str) -> None:
     assert _run("demo", "--db", db, "--duration", "1").returncode == 0
     demo_gm = {"GMTOOL_KEYS": str(tmp_path / "demo.db.gm-keys")}  # the demo's operator
     before = _digest(db)
-    run = _run("players", "adjust", "bot-001", amount, "--reason", "t", "--db", db,
-               "--as", "demo", env=demo_gm)
+    run = _run(
+        "players",
+        "adjust",
+        "bot-001",
+        amount,
+        "--reason",
+        "t",
+        "--db",
+        db,
+        "--as",
+        "demo",
+        env=demo_gm,
+    )
     assert run.returncode == 2 and "not a valid amount" in run.stderr, run.stderr
     assert _digest(db) == before
 
@@ -135,9 +167,24 @@ def test_an_amount_is_ascii_digits(tmp_path: Path, amount: str) -> None:
 def test_the_demo_keeps_a_demo_store_that_gms_have_worked_in(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     assert _run("demo", "--db", db, "--duration", "1").returncode == 0
-    assert _run("gm", "users", "add", "alice", "--role", "operator", "--key",
-                public_key("alice"), "--db", db, "--as", "demo",
-                env={"GMTOOL_KEYS": str(tmp_path / "demo.db.gm-keys")}).returncode == 0
+    assert (
+        _run(
+            "gm",
+            "users",
+            "add",
+            "alice",
+            "--role",
+            "operator",
+            "--key",
+            public_key("alice"),
+            "--db",
+            db,
+            "--as",
+            "demo",
+            env={"GMTOOL_KEYS": str(tmp_path / "demo.db.gm-keys")},
+        ).returncode
+        == 0
+    )
     before = _digest(db)
     run = _run("demo", "--db", db, "--duration", "1")
     assert run.returncode == 2 and "GM users" in run.stderr, run.stderr

@@ -36,8 +36,15 @@ PROFILES = sorted(RULES.glob("*.toml"))
 
 # Keys that name or describe, read by the console and reports, not by any rule.
 DISPLAY = {
-    "config_id", "schema_version", "game", "profile.id", "profile.title", "profile.version",
-    "profile.game", "tiers[].title", "deck.cards",
+    "config_id",
+    "schema_version",
+    "game",
+    "profile.id",
+    "profile.title",
+    "profile.version",
+    "profile.game",
+    "tiers[].title",
+    "deck.cards",
 }
 # Keys of pace that only the host reads (the engine has no clock): key -> its reader.
 HOST = {"timeouts.continue_s": "gmtool/house/hand_table.py"}
@@ -96,7 +103,8 @@ def leaf_paths(value, path: str = "") -> set[str]:
         for key, item in value.items():
             if item is not None:
                 out |= leaf_paths(item, f"{path}.{key}" if path else key) or {
-                    f"{path}.{key}" if path else key}
+                    f"{path}.{key}" if path else key
+                }
         return out
     if isinstance(value, list) and value and isinstance(value[0], Mapping):
         return set().union(*(leaf_paths(item, path + "[]") for item in value))
@@ -121,8 +129,11 @@ def play_randomly(hand, rng: random.Random, moves: int = 200) -> None:
             legal = rng.choice(hand.legal_actions())
             hand.apply(rng.choice(legal.actions(hand.to_act, limit=4)))
     while not hand.is_over:
-        hand.apply(Action("timeout", hand.to_act) if hand.players[hand.to_act].connected
-                   else Action("wait", amount=10_000))
+        hand.apply(
+            Action("timeout", hand.to_act)
+            if hand.players[hand.to_act].connected
+            else Action("wait", amount=10_000)
+        )
 
 
 def drive_hands(config: Mapping, tier: Mapping, rng: random.Random) -> None:
@@ -145,6 +156,7 @@ def drive_hands(config: Mapping, tier: Mapping, rng: random.Random) -> None:
 
 def drive_owner_table(config: Mapping, tier: Mapping, rng: random.Random) -> None:
     """Every phase of seed 000's table: ante clicks, agreement, countdown, continue."""
+
     def deal(number: int):
         return seeded_source(config, f"owner#{number}".encode())
 

@@ -77,18 +77,24 @@ def test_the_source_of_every_format_function_is_pinned() -> None:
     assert records.FORMAT == 1
 
 
-@pytest.mark.parametrize("live, frozen, case", [
-    ("events_body", "events_v1", "events"), ("hand_body", "hand_v1", "hand"),
-    ("hand_end_body", "hand_end_v1", "hand_end"), ("ledger_body", "ledger_v1", "ledger"),
-    ("gm_action_body", "gm_action_v1", "gm_action"),
-    ("config_body", "config_v1", "config-id-only"),
-    ("deployment_body", "deployment_v1", "deployment"),
-    ("gm_user_body", "gm_user_v1", "gm_user-before-keys"),
-    ("gm_request_body", "gm_request_v1", "gm_request-before-keys"),
-    ("player_body", "player_v1", "player"),
-])
-def test_the_migrations_frozen_records_are_the_format_of_their_time(live: str, frozen: str,
-                                                                      case: str) -> None:
+@pytest.mark.parametrize(
+    "live, frozen, case",
+    [
+        ("events_body", "events_v1", "events"),
+        ("hand_body", "hand_v1", "hand"),
+        ("hand_end_body", "hand_end_v1", "hand_end"),
+        ("ledger_body", "ledger_v1", "ledger"),
+        ("gm_action_body", "gm_action_v1", "gm_action"),
+        ("config_body", "config_v1", "config-id-only"),
+        ("deployment_body", "deployment_v1", "deployment"),
+        ("gm_user_body", "gm_user_v1", "gm_user-before-keys"),
+        ("gm_request_body", "gm_request_v1", "gm_request-before-keys"),
+        ("player_body", "player_v1", "player"),
+    ],
+)
+def test_the_migrations_frozen_records_are_the_format_of_their_time(
+    live: str, frozen: str, case: str
+) -> None:
     """m003 and m004 log the rows of their time with frozen copies: on such rows they
     must give the live format's bytes, or a migrated store would fail its audit."""
     given = _given(case)
@@ -98,8 +104,17 @@ def test_the_migrations_frozen_records_are_the_format_of_their_time(live: str, f
     assert records.record_text(body).encode() == (GOLDEN / f"{case}.record").read_bytes()
 
 
-STREAMED_CASES = ["hand", "hand_end", "hand_end-voided", "ledger", "ledger-gm", "gm_action",
-                  "gm_request", "gm_request-before-keys", "player"]
+STREAMED_CASES = [
+    "hand",
+    "hand_end",
+    "hand_end-voided",
+    "ledger",
+    "ledger-gm",
+    "gm_action",
+    "gm_request",
+    "gm_request-before-keys",
+    "player",
+]
 
 
 @pytest.mark.parametrize("case", STREAMED_CASES)

@@ -41,16 +41,25 @@ def test_g4_a_store_recorded_by_engine_2_audits_with_no_finding(engine_2_store) 
 
 
 def _hand_ids(store, where: str) -> list[int]:
-    return [row[0] for row in store.all(
-        f"SELECT DISTINCT hand_id FROM events WHERE hand_id IS NOT NULL AND {where}")]
+    return [
+        row[0]
+        for row in store.all(
+            f"SELECT DISTINCT hand_id FROM events WHERE hand_id IS NOT NULL AND {where}"
+        )
+    ]
 
 
-@pytest.mark.parametrize("kind, where", [
-    ("S18: a window closed at exactly n minutes", "type = 'window_expired'"),
-    ("S19 D-10: a folded banker won an escape", "table_id LIKE '%-escape'"),
-    ("S6: a lequ showdown won by a kicker", "table_id LIKE 'lequ-showhand-kicker-%' AND "
-     "type = 'showdown'"),
-])
+@pytest.mark.parametrize(
+    "kind, where",
+    [
+        ("S18: a window closed at exactly n minutes", "type = 'window_expired'"),
+        ("S19 D-10: a folded banker won an escape", "table_id LIKE '%-escape'"),
+        (
+            "S6: a lequ showdown won by a kicker",
+            "table_id LIKE 'lequ-showhand-kicker-%' AND type = 'showdown'",
+        ),
+    ],
+)
 def test_the_recorded_hands_differ_under_todays_rules(engine_2_store, kind, where) -> None:
     """The store holds hands the version 3 rules decide otherwise, so the clean audit above
     proves the old rules are kept for them: replayed as if recorded today (engine version
@@ -109,15 +118,21 @@ def _raise_chips_in_antes(config: dict) -> None:
     config["betting"]["raise_chip_unit"] = "ante"  # what the lequ profile compiles to today
 
 
-@pytest.mark.parametrize("kind, table, today", [
-    ("S7: seed 000's showing high cards tied on the top card", "lequ-showhand-showing-%", None),
-    ("S18: a window counted from the turn", "qq-showhand-junior-window", None),
-    ("S14: a street at the hand cap skipped", "qq-showhand-junior-cap", None),
-    ("L10: a raise of one coin at an ante of 10, the opener raising again",
-     "lequ-showhand-chips", _raise_chips_in_antes),
-    ("H12: a player seated with 12 coins", "suihua-three-card-chips-5-poor", None),
-    ("H5: the first speaker following the ante", "suihua-three-card-chips-10-first", None),
-])
+@pytest.mark.parametrize(
+    "kind, table, today",
+    [
+        ("S7: seed 000's showing high cards tied on the top card", "lequ-showhand-showing-%", None),
+        ("S18: a window counted from the turn", "qq-showhand-junior-window", None),
+        ("S14: a street at the hand cap skipped", "qq-showhand-junior-cap", None),
+        (
+            "L10: a raise of one coin at an ante of 10, the opener raising again",
+            "lequ-showhand-chips",
+            _raise_chips_in_antes,
+        ),
+        ("H12: a player seated with 12 coins", "suihua-three-card-chips-5-poor", None),
+        ("H5: the first speaker following the ante", "suihua-three-card-chips-10-first", None),
+    ],
+)
 def test_engine_3_hands_differ_under_todays_rules(engine_3_store, kind, table, today) -> None:
     """The clean audit above proves each of these hands is held to the rules it was played
     by: replayed as if recorded today (engine version 4, and the config as compiled today

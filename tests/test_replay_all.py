@@ -19,8 +19,12 @@ from gmtool.ops.demo import SHIPPED as PROFILES
 from gmtool.store.db import connect
 
 # Event types that prove the hard paths were recorded (RULES S17-S19, G2).
-HARD_PATHS = {"timeout": {"timeout"}, "reconnect": {"reconnect"},
-              "escape": {"escape", "window_expired"}, "kick": {"kick"}}
+HARD_PATHS = {
+    "timeout": {"timeout"},
+    "reconnect": {"reconnect"},
+    "escape": {"escape", "window_expired"},
+    "kick": {"kick"},
+}
 
 
 def _rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
@@ -34,15 +38,26 @@ def _rows(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
 
 def _hands_with(db: Path, types: set[str]) -> list[int]:
     marks = ",".join("?" * len(types))
-    return [r[0] for r in _rows(db, f"SELECT DISTINCT hand_id FROM events WHERE type IN "
-                                    f"({marks}) AND hand_id IS NOT NULL ORDER BY hand_id",
-                                tuple(types))]
+    return [
+        r[0]
+        for r in _rows(
+            db,
+            f"SELECT DISTINCT hand_id FROM events WHERE type IN "
+            f"({marks}) AND hand_id IS NOT NULL ORDER BY hand_id",
+            tuple(types),
+        )
+    ]
 
 
 def test_the_host_database_has_every_system_and_every_hard_path(host_db: Path) -> None:
     """The sample is worth replaying: all five systems, and each hard path at least once."""
-    systems = {r[0] for r in _rows(db=host_db, sql="SELECT DISTINCT c.profile_id FROM hands h "
-                                   "JOIN configs c USING (config_id)")}
+    systems = {
+        r[0]
+        for r in _rows(
+            db=host_db,
+            sql="SELECT DISTINCT c.profile_id FROM hands h JOIN configs c USING (config_id)",
+        )
+    }
     assert systems == set(PROFILES)
     for path, types in HARD_PATHS.items():
         assert _hands_with(host_db, types), f"no hand with a {path} event ({types})"
@@ -71,9 +86,14 @@ def _cli_sample(db: Path) -> list[int]:
     """One hand of each system, each hard path, a voided hand (if any) and the last hand."""
     sample = []
     for profile in PROFILES:
-        sample.append(_rows(db, "SELECT h.id FROM hands h JOIN configs c USING (config_id) "
-                                "WHERE c.profile_id = ? ORDER BY h.id DESC LIMIT 1",
-                            (profile,))[0][0])
+        sample.append(
+            _rows(
+                db,
+                "SELECT h.id FROM hands h JOIN configs c USING (config_id) "
+                "WHERE c.profile_id = ? ORDER BY h.id DESC LIMIT 1",
+                (profile,),
+            )[0][0]
+        )
     for types in HARD_PATHS.values():
         sample.append(_hands_with(db, types)[0])
     voided = _rows(db, "SELECT id FROM hands WHERE outcome = 'voided' LIMIT 1")
@@ -85,17 +105,20 @@ def _cli_sample(db: Path) -> list[int]:
 def test_a_sample_replays_through_the_cli(host_db: Path, gm) -> None:
     for hand_id in _cli_sample(host_db):
         assert gm.json("hands", "replay", hand_id, "--db", host_db, "--json") | {
-            "events_checked": 0} == {"hand": hand_id, "ok": True, "problems": [],
-                                     "events_checked": 0}
+            "events_checked": 0
+        } == {"hand": hand_id, "ok": True, "problems": [], "events_checked": 0}
         text = gm("hands", "replay", hand_id, "--db", host_db).stdout
         assert f"hand {hand_id}: replay matches" in text
 
 
 def _amount_event(db: Path) -> sqlite3.Row:
     """A betting event with an amount, in the middle of a settled hand."""
-    return _rows(db, "SELECT e.id, e.hand_id, e.seq, e.type, e.payload FROM events e JOIN hands "
-                     "h ON h.id = e.hand_id WHERE h.outcome = 'settled' AND e.type IN ('bet', "
-                     "'raise', 'follow') ORDER BY e.id LIMIT 1")[0]
+    return _rows(
+        db,
+        "SELECT e.id, e.hand_id, e.seq, e.type, e.payload FROM events e JOIN hands "
+        "h ON h.id = e.hand_id WHERE h.outcome = 'settled' AND e.type IN ('bet', "
+        "'raise', 'follow') ORDER BY e.id LIMIT 1",
+    )[0]
 
 
 def test_a_tampered_hand_fails_replay_at_the_first_divergence(host_copy: Path, gm) -> None:
@@ -106,8 +129,10 @@ def test_a_tampered_hand_fails_replay_at_the_first_divergence(host_copy: Path, g
     conn = sqlite3.connect(host_copy)
     with conn:
         conn.execute("DROP TRIGGER events_no_update")
-        conn.execute("UPDATE events SET payload = ? WHERE id = ?",
-                     (json.dumps(payload, sort_keys=True, separators=(",", ":")), target["id"]))
+        conn.execute(
+            "UPDATE events SET payload = ? WHERE id = ?",
+            (json.dumps(payload, sort_keys=True, separators=(",", ":")), target["id"]),
+        )
     conn.close()
     report = gm.json("hands", "replay", target["hand_id"], "--db", host_copy, "--json", expect=1)
     assert report["hand"] == target["hand_id"] and report["ok"] is False
@@ -123,20 +148,23 @@ def test_a_tampered_hand_fails_replay_at_the_first_divergence(host_copy: Path, g
 
 
 @pytest.mark.parametrize("field", ["seed", "seats"])
-def test_a_hand_row_edited_outside_the_chain_fails_replay(host_copy: Path, gm, field: str
-                                                          ) -> None:
+def test_a_hand_row_edited_outside_the_chain_fails_replay(host_copy: Path, gm, field: str) -> None:
     """The hand row is not chained, so replay must catch edits of its seed or its seats."""
     hand_id = _amount_event(host_copy)["hand_id"]
     conn = sqlite3.connect(host_copy)
     with conn:
         if field == "seed":  # another hand's seed and commitment, both consistent
-            other = conn.execute("SELECT seed, commitment FROM hands WHERE id <> ? AND seed IS "
-                                 "NOT NULL LIMIT 1", (hand_id,)).fetchone()
-            conn.execute("UPDATE hands SET seed = ?, commitment = ? WHERE id = ?",
-                         (*other, hand_id))
+            other = conn.execute(
+                "SELECT seed, commitment FROM hands WHERE id <> ? AND seed IS NOT NULL LIMIT 1",
+                (hand_id,),
+            ).fetchone()
+            conn.execute(
+                "UPDATE hands SET seed = ?, commitment = ? WHERE id = ?", (*other, hand_id)
+            )
         else:  # the first seat starts with 1000 coins more
-            seats = json.loads(conn.execute("SELECT seats FROM hands WHERE id = ?",
-                                            (hand_id,)).fetchone()[0])
+            seats = json.loads(
+                conn.execute("SELECT seats FROM hands WHERE id = ?", (hand_id,)).fetchone()[0]
+            )
             seats[0]["coins"] += 1000
             conn.execute("UPDATE hands SET seats = ? WHERE id = ?", (json.dumps(seats), hand_id))
     conn.close()

@@ -26,8 +26,12 @@ SHIPPED = sorted(p for p in RULES.glob("*.toml"))
 
 def test_five_shipped_profiles_exist_with_exact_names() -> None:
     assert [p.name for p in SHIPPED] == [
-        "lequ-showhand.toml", "qq-showhand.toml", "straight-flush.toml",
-        "suihua-three-card.toml", "video-showhand.toml"]
+        "lequ-showhand.toml",
+        "qq-showhand.toml",
+        "straight-flush.toml",
+        "suihua-three-card.toml",
+        "video-showhand.toml",
+    ]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -43,8 +47,10 @@ def test_compiled_form_has_id_version_and_every_default(path: Path) -> None:
 
 
 def test_defaults_resolve_by_game_and_style() -> None:
-    minimal = '[profile]\nid = "m"\ngame = "stud5"\n[betting]\nstyle = "owner_ante"\n' \
-              '[[tiers]]\nid = "t"\n'
+    minimal = (
+        '[profile]\nid = "m"\ngame = "stud5"\n[betting]\nstyle = "owner_ante"\n'
+        '[[tiers]]\nid = "t"\n'
+    )
     compiled = compile_text(minimal)
     assert compiled["betting"]["escape_policy"] == "fold"
     assert compiled["betting"]["allin_amount"] == "smallest_stack"
@@ -70,8 +76,10 @@ def test_bet_unit_defaults_to_the_ante_d5() -> None:
 
 # -- config_id properties -----------------------------------------------------------------
 
+
 def _write_toml(data: dict, draw) -> str:
     """Serialise `data` as TOML with a drawn key order, spacing and comments."""
+
     def scalar(value) -> str:
         if isinstance(value, bool):
             return "true" if value else "false"
@@ -87,7 +95,7 @@ def _write_toml(data: dict, draw) -> str:
     def keyvals(table: dict) -> list[str]:
         keys = draw(st.permutations(sorted(table)))
         eq = draw(st.sampled_from([" = ", "=", "   =  "]))
-        comment = draw(st.sampled_from(["", "  # note", "\t# 说明 [x] \"q\""]))
+        comment = draw(st.sampled_from(["", "  # note", '\t# 说明 [x] "q"']))
         return [f"{k}{eq}{scalar(table[k])}{comment}" for k in keys]
 
     lines = [draw(st.sampled_from(["", "#:schema ./profile.schema.json", "# header"]))]
@@ -160,10 +168,21 @@ def test_compile_is_byte_identical_across_processes(tmp_path: Path) -> None:
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         result = subprocess.run(
-            [sys.executable, "-m", "gmtool", "rules", "compile", str(RULES / "video-showhand.toml")],
-            capture_output=True, env=env, check=True)
+            [
+                sys.executable,
+                "-m",
+                "gmtool",
+                "rules",
+                "compile",
+                str(RULES / "video-showhand.toml"),
+            ],
+            capture_output=True,
+            env=env,
+            check=True,
+        )
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1] == outputs[2]
     compiled = json.loads(outputs[0])
     assert outputs[0].decode("utf-8").rstrip("\n") == json.dumps(
-        compiled, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        compiled, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )

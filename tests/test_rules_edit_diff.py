@@ -25,31 +25,41 @@ def qq(tmp_path: Path) -> Path:
 
 def test_set_edits_one_value_and_keeps_comments_and_layout(qq: Path) -> None:
     before = qq.read_text(encoding="utf-8")
-    result = runner.invoke(app, ["rules", "set", str(qq), "tiers.junior.street_caps",
-                                 "[200, 600, 1000, 1000]"])
+    result = runner.invoke(
+        app, ["rules", "set", str(qq), "tiers.junior.street_caps", "[200, 600, 1000, 1000]"]
+    )
     assert result.exit_code == 0, result.output
     after = qq.read_text(encoding="utf-8")
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
-    assert changed == [("street_caps = [200, 500, 1000, 1000] # Q1: 本轮最大注 for streets 2, 3, 4, 5",
-                        "street_caps = [200, 600, 1000, 1000] # Q1: 本轮最大注 for streets 2, 3, 4, 5")]
+    assert changed == [
+        (
+            "street_caps = [200, 500, 1000, 1000] # Q1: 本轮最大注 for streets 2, 3, 4, 5",
+            "street_caps = [200, 600, 1000, 1000] # Q1: 本轮最大注 for streets 2, 3, 4, 5",
+        )
+    ]
     assert len(before.splitlines()) == len(after.splitlines())
 
 
 def test_set_reports_a_seed_ratio_warning_but_writes(qq: Path) -> None:
-    result = runner.invoke(app, ["rules", "set", str(qq), "tiers.junior.street_caps",
-                                 "[200, 600, 1000, 1000]"])
+    result = runner.invoke(
+        app, ["rules", "set", str(qq), "tiers.junior.street_caps", "[200, 600, 1000, 1000]"]
+    )
     assert "seed-ratio" in result.output
 
 
-@pytest.mark.parametrize("key, value, code", [
-    ("tiers.junior.min_holding", "900", "min-holding"),
-    ("tiers.junior.street_caps", "[200, 100, 1000, 1000]", "caps-decrease"),
-    ("tiers.junior.hand_cap", '"lots"', "wrong-type"),
-    ("table.seats", "6", "deck-too-small"),
-    ("timeouts.actoin_s", "20", "unknown-key"),
-])
+@pytest.mark.parametrize(
+    "key, value, code",
+    [
+        ("tiers.junior.min_holding", "900", "min-holding"),
+        ("tiers.junior.street_caps", "[200, 100, 1000, 1000]", "caps-decrease"),
+        ("tiers.junior.hand_cap", '"lots"', "wrong-type"),
+        ("table.seats", "6", "deck-too-small"),
+        ("timeouts.actoin_s", "20", "unknown-key"),
+    ],
+)
 def test_set_refuses_an_invalid_result_and_leaves_the_file_unchanged(
-        qq: Path, key: str, value: str, code: str) -> None:
+    qq: Path, key: str, value: str, code: str
+) -> None:
     before = qq.read_bytes()
     result = runner.invoke(app, ["rules", "set", str(qq), key, value])
     assert result.exit_code == 1
@@ -61,7 +71,9 @@ def test_set_refuses_an_invalid_result_and_leaves_the_file_unchanged(
 
 def test_set_addresses_tiers_by_id_and_by_index(qq: Path) -> None:
     assert runner.invoke(app, ["rules", "set", str(qq), "tiers[4].title", '"大师"']).exit_code == 0
-    assert runner.invoke(app, ["rules", "set", str(qq), "tiers.senior.title", "资深"]).exit_code == 0
+    assert (
+        runner.invoke(app, ["rules", "set", str(qq), "tiers.senior.title", "资深"]).exit_code == 0
+    )
     titles = {t["id"]: t["title"] for t in compile_file(qq)["tiers"]}
     assert titles["expert"] == "大师" and titles["senior"] == "资深"
 
@@ -90,7 +102,9 @@ def test_set_on_broken_toml_is_refused(qq: Path) -> None:
 
 
 def test_diff_speaks_in_player_words(qq: Path) -> None:
-    runner.invoke(app, ["rules", "set", str(qq), "tiers.junior.street_caps", "[200, 600, 1000, 1000]"])
+    runner.invoke(
+        app, ["rules", "set", str(qq), "tiers.junior.street_caps", "[200, 600, 1000, 1000]"]
+    )
     runner.invoke(app, ["rules", "set", str(qq), "timeouts.action_s", "20"])
     runner.invoke(app, ["rules", "set", str(qq), "tiers.expert.enabled", "false"])
     result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq)])
@@ -104,18 +118,26 @@ def test_diff_speaks_in_player_words(qq: Path) -> None:
 
 def test_diff_json_lists_changes_with_raw_values(qq: Path) -> None:
     runner.invoke(app, ["rules", "set", str(qq), "betting.escape_policy", '"fold"'])
-    result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq), "--json"])
+    result = runner.invoke(
+        app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq), "--json"]
+    )
     payload = json.loads(result.output)
     assert payload["old"] != payload["new"]
-    assert payload["changes"] == [{
-        "path": "betting.escape_policy", "old": "forfeit_to_banker", "new": "fold",
-        "message": "escape policy: the escapee pays the whole pot to the banker -> "
-                   "the escapee is folded and forfeits their stake"}]
+    assert payload["changes"] == [
+        {
+            "path": "betting.escape_policy",
+            "old": "forfeit_to_banker",
+            "new": "fold",
+            "message": "escape policy: the escapee pays the whole pot to the banker -> "
+            "the escapee is folded and forfeits their stake",
+        }
+    ]
 
 
 def test_diff_of_tier_added_and_removed(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"),
-                                 str(RULES / "straight-flush.toml")])
+    result = runner.invoke(
+        app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(RULES / "straight-flush.toml")]
+    )
     lines = result.output.splitlines()
     assert "normal: new room '普通场'" in lines
     assert "training: room '训练场' removed" in lines

@@ -54,24 +54,40 @@ def below_min_holding(name: str, text: str) -> Mutated:
     """Q5: min holding >= hand cap (L7: at least 1 ante multiple; H12: the ante plus one
     follow at the cap)."""
     if name in CAPPED:  # Q5: min holding below the hand cap
-        return Mutated(*edit_line(text, r"^min_holding = 1000\b", "min_holding = 999"),
-                       "min-holding")
+        return Mutated(
+            *edit_line(text, r"^min_holding = 1000\b", "min_holding = 999"), "min-holding"
+        )
     if name in OWNER_ANTE:  # L7: coins >= min_holding_antes x ante, at least 1
-        return Mutated(*edit_line(text, r"^min_holding_antes = \d+", "min_holding_antes = 0"),
-                       "out-of-range")
+        return Mutated(
+            *edit_line(text, r"^min_holding_antes = \d+", "min_holding_antes = 0"), "out-of-range"
+        )
     return Mutated(*edit_line(text, r"^min_holding = 25\b", "min_holding = 24"), "min-holding")
 
 
 def decreasing_caps(name: str, text: str) -> Mutated:
     """Q5: caps never decrease (L2 chips and H5 follow amounts strictly increase)."""
     if name in CAPPED:  # Q5: caps never decrease from street to street
-        return Mutated(*edit_line(text, r"^street_caps = \[200, 500, 1000, 1000\]",
-                                  "street_caps = [200, 500, 400, 1000]"), "caps-decrease")
+        return Mutated(
+            *edit_line(
+                text,
+                r"^street_caps = \[200, 500, 1000, 1000\]",
+                "street_caps = [200, 500, 400, 1000]",
+            ),
+            "caps-decrease",
+        )
     if name in OWNER_ANTE:  # L2: ante chips strictly increase
-        return Mutated(*edit_line(text, r"^chips = \[1, 5, 10, 50, 100, 500\]",
-                                  "chips = [1, 5, 10, 50, 100, 50]"), "not-increasing")
-    return Mutated(*edit_line(text, r"^blind_follows_seen = \[5, 10, 20\]",
-                              "blind_follows_seen = [5, 20, 10]"), "not-increasing")
+        return Mutated(
+            *edit_line(
+                text, r"^chips = \[1, 5, 10, 50, 100, 500\]", "chips = [1, 5, 10, 50, 100, 50]"
+            ),
+            "not-increasing",
+        )
+    return Mutated(
+        *edit_line(
+            text, r"^blind_follows_seen = \[5, 10, 20\]", "blind_follows_seen = [5, 20, 10]"
+        ),
+        "not-increasing",
+    )
 
 
 def too_many_seats(name: str, text: str) -> Mutated:
@@ -99,14 +115,14 @@ def duplicate_tier_id(name: str, text: str) -> Mutated:
         return Mutated(text, len(text.splitlines()) - 1, "duplicate-tier")
     first_tier_line = line_of(text, r"^\[\[tiers\]\]")
     nth = sum(1 for line in text.splitlines()[:first_tier_line] if line.startswith("id = "))
-    return Mutated(*edit_line(text, r'^id = "[^"]+"', f'id = "{ids[0]}"', nth=nth + 1),
-                   "duplicate-tier")
+    return Mutated(
+        *edit_line(text, r'^id = "[^"]+"', f'id = "{ids[0]}"', nth=nth + 1), "duplicate-tier"
+    )
 
 
 def ladder_not_increasing(name: str, text: str) -> Mutated:
     """S23: each ladder step above the last (合同工 400 -> 150, below 临时工 200)."""
-    return Mutated(*edit_line(text, r'(title = "合同工", at = )400', r"\g<1>150"),
-                   "not-increasing")
+    return Mutated(*edit_line(text, r'(title = "合同工", at = )400', r"\g<1>150"), "not-increasing")
 
 
 def broken_toml(name: str, text: str) -> Mutated:
@@ -115,14 +131,17 @@ def broken_toml(name: str, text: str) -> Mutated:
 
 def follow_below_h5(name: str, text: str) -> Mutated:
     """H5: seen after blind at least twice the blind bet (the ante 5): 5 is too little."""
-    return Mutated(*edit_line(text, r"^seen_follows_blind = \[10, 20\]",
-                              "seen_follows_blind = [5, 20]"), "follow-table")
+    return Mutated(
+        *edit_line(text, r"^seen_follows_blind = \[10, 20\]", "seen_follows_blind = [5, 20]"),
+        "follow-table",
+    )
 
 
 def follow_above_cap(name: str, text: str) -> Mutated:
     """H3: no bet above the room cap (20 in the 5-chip room)."""
-    return Mutated(*edit_line(text, r"^seen_follows_seen = \[20\]", "seen_follows_seen = [30]"),
-                   "follow-table")
+    return Mutated(
+        *edit_line(text, r"^seen_follows_seen = \[20\]", "seen_follows_seen = [30]"), "follow-table"
+    )
 
 
 def all_tiers_disabled(name: str, text: str) -> Mutated:
@@ -150,8 +169,11 @@ MUTATIONS: dict[str, tuple[Callable[[str, str], Mutated], tuple[str, ...]]] = {
     "h3-follow-above-cap": (follow_above_cap, THREE_CARD),
     "q6-all-tiers-disabled": (all_tiers_disabled, tuple(SHIPPED)),
 }
-CASES = [pytest.param(profile, mutation, id=f"{profile}-{mutation}")
-         for mutation, (_, profiles) in MUTATIONS.items() for profile in profiles]
+CASES = [
+    pytest.param(profile, mutation, id=f"{profile}-{mutation}")
+    for mutation, (_, profiles) in MUTATIONS.items()
+    for profile in profiles
+]
 
 
 def validate(*args: str) -> tuple[int, str]:
@@ -168,7 +190,8 @@ def test_every_shipped_profile_is_covered() -> None:
 
 @pytest.mark.parametrize(("profile", "mutation"), CASES)
 def test_mutated_profile_fails_with_a_finding_on_the_mutated_line(
-        tmp_path: Path, profile: str, mutation: str) -> None:
+    tmp_path: Path, profile: str, mutation: str
+) -> None:
     """Exit 1 and a finding on exactly the line of the offending key."""
     original = SHIPPED[profile].read_text(encoding="utf-8")
     mutate, _ = MUTATIONS[mutation]
@@ -185,13 +208,16 @@ def test_mutated_profile_fails_with_a_finding_on_the_mutated_line(
 
 
 def test_misspelt_key_names_the_right_one(tmp_path: Path) -> None:
-    text, line = edit_line(SHIPPED["qq-showhand"].read_text(encoding="utf-8"),
-                           r"^reconnect_min =", "reconect_min =")
+    text, line = edit_line(
+        SHIPPED["qq-showhand"].read_text(encoding="utf-8"), r"^reconnect_min =", "reconect_min ="
+    )
     (tmp_path / "qq.toml").write_text(text, encoding="utf-8")
     code, out = validate(str(tmp_path / "qq.toml"))
     assert code == 1
-    assert (f"qq.toml:{line}:1: error [unknown-key] timeouts.reconect_min: unknown key "
-            "'reconect_min' in [timeouts]; did you mean 'reconnect_min'?") in out
+    assert (
+        f"qq.toml:{line}:1: error [unknown-key] timeouts.reconect_min: unknown key "
+        "'reconect_min' in [timeouts]; did you mean 'reconnect_min'?"
+    ) in out
 
 
 # -- the shipped profiles themselves -------------------------------------------------
@@ -217,14 +243,17 @@ def test_each_shipped_profile_alone_is_clean_even_when_strict(profile: str) -> N
 # -- warnings and --strict -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("pattern", "replacement", "code"), [
-    (r"^ante = 100\b", "ante = 50", "seed-ratio"),       # Q2: ante 1/10 of the hand cap
-    (r"^action_s = 15\b", "action_s = 3", "time-limit"),  # G1: 5..120 s
-])
-def test_strict_turns_warnings_into_exit_1(tmp_path: Path, pattern: str, replacement: str,
-                                           code: str) -> None:
-    text, line = edit_line(SHIPPED["qq-showhand"].read_text(encoding="utf-8"), pattern,
-                           replacement)
+@pytest.mark.parametrize(
+    ("pattern", "replacement", "code"),
+    [
+        (r"^ante = 100\b", "ante = 50", "seed-ratio"),  # Q2: ante 1/10 of the hand cap
+        (r"^action_s = 15\b", "action_s = 3", "time-limit"),  # G1: 5..120 s
+    ],
+)
+def test_strict_turns_warnings_into_exit_1(
+    tmp_path: Path, pattern: str, replacement: str, code: str
+) -> None:
+    text, line = edit_line(SHIPPED["qq-showhand"].read_text(encoding="utf-8"), pattern, replacement)
     path = tmp_path / "qq.toml"
     path.write_text(text, encoding="utf-8")
     exit_code, out = validate(str(path), "--format", "json")
@@ -246,7 +275,9 @@ def test_a_folder_with_a_scenario_file_skips_the_scenario(tmp_path: Path) -> Non
     scenarios.mkdir()
     (scenarios / "allin.toml").write_text(
         'profile = "../qq-showhand.toml"\ntier = "junior"\nseed = "x"\n'
-        'actions = ["ann bet 100", "bob call"]\n\n[expect]\nwinner = "ann"\n', encoding="utf-8")
+        'actions = ["ann bet 100", "bob call"]\n\n[expect]\nwinner = "ann"\n',
+        encoding="utf-8",
+    )
     code, out = validate(str(tmp_path), "--strict", "--format", "json")
     assert (code, json.loads(out)) == (0, {"files": 5, "errors": [], "warnings": []})
     code, out = validate(str(scenarios / "allin.toml"), "--format", "json")

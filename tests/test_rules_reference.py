@@ -16,8 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
 RULE_ID = r"(?:[SQLHG]\d{1,2}|D-\d{1,2})"
 DOCUMENTED = set(re.findall(rf"^\| ({RULE_ID}) \|", REFERENCE, flags=re.M))
-CITED = re.compile(rf"(?:RULES |rule=|rule: |IllegalAction\(|SetupError\()[\"']?({RULE_ID})\b"
-                   rf"|[\"']({RULE_ID})[\"']")
+CITED = re.compile(
+    rf"(?:RULES |rule=|rule: |IllegalAction\(|SetupError\()[\"']?({RULE_ID})\b"
+    rf"|[\"']({RULE_ID})[\"']"
+)
 
 
 def cited_in_code() -> dict[str, str]:

@@ -28,9 +28,13 @@ RULES = ROOT / "rules"
 SCENARIOS = scenario_files([str(RULES)])
 STUD5_SCENARIOS = [p for p in SCENARIOS if p.parent.name in ("stud5", "lequ")]
 # Rule ids docs/rules.md defines (its tables: rules and decisions).
-KNOWN_IDS = set(re.findall(r"^\| ([SQLHG]\d{1,2}|D-\d{1,2}) \|",
-                           (RULES.parent / "docs" / "rules.md").read_text(encoding="utf-8"),
-                           flags=re.M))
+KNOWN_IDS = set(
+    re.findall(
+        r"^\| ([SQLHG]\d{1,2}|D-\d{1,2}) \|",
+        (RULES.parent / "docs" / "rules.md").read_text(encoding="utf-8"),
+        flags=re.M,
+    )
+)
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -92,8 +96,12 @@ def test_the_suite_runs_every_scenario_and_all_pass() -> None:
 # -- coverage of the rules ------------------------------------------------------------------
 
 
-STUD5_RULES = ([f"S{n}" for n in range(8, 24)] + [f"Q{n}" for n in range(1, 7)]
-               + [f"L{n}" for n in range(1, 15)] + ["G2"])
+STUD5_RULES = (
+    [f"S{n}" for n in range(8, 24)]
+    + [f"Q{n}" for n in range(1, 7)]
+    + [f"L{n}" for n in range(1, 15)]
+    + ["G2"]
+)
 THREE_CARD_RULES = [f"H{n}" for n in range(1, 12)]
 
 
@@ -142,34 +150,54 @@ def _variant(tmp_path: Path, source: str, old: str, new: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("source, old, new, key", [
-    ("stud5/s19-escape-non-banker-worked-example.toml",
-     "settlement = { ann = 700, bob = -700, carl = 0 }",
-     "settlement = { ann = 600, bob = -600, carl = 0 }", "settlement"),
-    ("stud5/s23-title-ladder-after-hand.toml", 'bob = "合同工"', 'bob = "正式工"', "titles"),
-    ("stud5/s10-deal-order-from-banker-skips-folded.toml", '["dave", "ann", "carl"]',
-     '["dave", "ann", "bob", "carl"]', "deal_order"),
-    ("stud5/s15-allin-amount-offered.toml", "allin = [4000, 4000]", "allin = [4500, 4500]",
-     "legal_amounts"),
-    ("lequ/l11-seed-example-show-hand-350.toml", "coins = { A = 50,", "coins = { A = 51,",
-     "coins"),
-])
+@pytest.mark.parametrize(
+    "source, old, new, key",
+    [
+        (
+            "stud5/s19-escape-non-banker-worked-example.toml",
+            "settlement = { ann = 700, bob = -700, carl = 0 }",
+            "settlement = { ann = 600, bob = -600, carl = 0 }",
+            "settlement",
+        ),
+        ("stud5/s23-title-ladder-after-hand.toml", 'bob = "合同工"', 'bob = "正式工"', "titles"),
+        (
+            "stud5/s10-deal-order-from-banker-skips-folded.toml",
+            '["dave", "ann", "carl"]',
+            '["dave", "ann", "bob", "carl"]',
+            "deal_order",
+        ),
+        (
+            "stud5/s15-allin-amount-offered.toml",
+            "allin = [4000, 4000]",
+            "allin = [4500, 4500]",
+            "legal_amounts",
+        ),
+        (
+            "lequ/l11-seed-example-show-hand-350.toml",
+            "coins = { A = 50,",
+            "coins = { A = 51,",
+            "coins",
+        ),
+    ],
+)
 def test_an_unmet_expectation_is_reported(tmp_path, source, old, new, key) -> None:
     failures = check(play(load_scenario(_variant(tmp_path, source, old, new))))
     assert [f for f in failures if f.startswith(f"{key}: expected")], failures
 
 
 def test_an_expected_error_that_does_not_happen_is_reported(tmp_path) -> None:
-    path = _variant(tmp_path, "stud5/q4-bet-above-street-cap.toml", '"ann bet 200"',
-                    '"ann bet 100"')
+    path = _variant(
+        tmp_path, "stud5/q4-bet-above-street-cap.toml", '"ann bet 200"', '"ann bet 100"'
+    )
     failures = check(play(load_scenario(path)))
-    assert failures == ["error: expected an action refused under RULES Q4, but every action "
-                        "was accepted"]
+    assert failures == [
+        "error: expected an action refused under RULES Q4, but every action was accepted"
+    ]
 
 
 def test_a_refusal_under_another_rule_is_reported(tmp_path) -> None:
-    path = _variant(tmp_path, "stud5/s15-allin-refused-on-street-3.toml", 'error = "S15"',
-                    'error = "Q4"')
+    path = _variant(
+        tmp_path, "stud5/s15-allin-refused-on-street-3.toml", 'error = "S15"', 'error = "Q4"'
+    )
     failures = check(play(load_scenario(path)))
-    assert len(failures) == 1 and failures[0].startswith("error: expected RULES Q4, got RULES "
-                                                         "S15")
+    assert len(failures) == 1 and failures[0].startswith("error: expected RULES Q4, got RULES S15")

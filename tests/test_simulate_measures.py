@@ -24,14 +24,55 @@ from gmtool.simulate.setup import MAX_BUST_HANDS, options, plan_for, profile_fro
 RULES = Path(__file__).resolve().parent.parent / "rules"
 
 # Deterministic bots: think_s 0.5 makes every turn exactly 0.5 s; no bluff, no escape.
-CALLER = Policy("caller", fold_below=0.0, raise_above=2.0, allin_above=2.0, bluff=0.0,
-                size=0.0, look=1.0, challenge=0.0, think_s=0.5, odds=0.0)
-MAXER = Policy("maxer", fold_below=0.0, raise_above=0.0, allin_above=0.0, bluff=0.0,
-               size=0.0, look=1.0, challenge=0.0, think_s=0.5, odds=0.0)
-OPENER = Policy("opener", fold_below=0.0, raise_above=2.0, allin_above=2.0, bluff=0.0,
-                size=0.0, look=1.0, challenge=1.0, think_s=0.5, odds=0.0)
-ESCAPER = Policy("escaper", fold_below=0.0, raise_above=2.0, allin_above=2.0, bluff=0.0,
-                 size=0.0, look=1.0, challenge=0.0, think_s=0.5, escape=1.0, odds=0.0)
+CALLER = Policy(
+    "caller",
+    fold_below=0.0,
+    raise_above=2.0,
+    allin_above=2.0,
+    bluff=0.0,
+    size=0.0,
+    look=1.0,
+    challenge=0.0,
+    think_s=0.5,
+    odds=0.0,
+)
+MAXER = Policy(
+    "maxer",
+    fold_below=0.0,
+    raise_above=0.0,
+    allin_above=0.0,
+    bluff=0.0,
+    size=0.0,
+    look=1.0,
+    challenge=0.0,
+    think_s=0.5,
+    odds=0.0,
+)
+OPENER = Policy(
+    "opener",
+    fold_below=0.0,
+    raise_above=2.0,
+    allin_above=2.0,
+    bluff=0.0,
+    size=0.0,
+    look=1.0,
+    challenge=1.0,
+    think_s=0.5,
+    odds=0.0,
+)
+ESCAPER = Policy(
+    "escaper",
+    fold_below=0.0,
+    raise_above=2.0,
+    allin_above=2.0,
+    bluff=0.0,
+    size=0.0,
+    look=1.0,
+    challenge=0.0,
+    think_s=0.5,
+    escape=1.0,
+    odds=0.0,
+)
 
 
 def plan(profile: str, tier: str, players: str = "2"):
@@ -46,8 +87,9 @@ class RiggedTable(Table):
 
     def deal(self, key: bytes) -> FixedSource:
         deck = self.ranking.deck
-        return FixedSource({name: deck.parse_cards(text)
-                            for name, text in self.cards_by_seat.items()})
+        return FixedSource(
+            {name: deck.parse_cards(text) for name, text in self.cards_by_seat.items()}
+        )
 
 
 def rigged(the_plan, cards: dict[str, str], *policies: Policy) -> Table:
@@ -64,8 +106,9 @@ KING_HIGH = "8S 9H TC QD KH"  # shows 9-T-Q-K: no straight, king high (S7)
 def test_q1_checked_down_hand_pot_is_the_antes_and_lasts_eight_turns() -> None:
     """Two callers who never bet check streets 2-5: the pot is the two antes (Q1, S9), the
     hand lasts 8 turns of 0.5 s, reaches the showdown, and the four aces win one ante."""
-    table = rigged(plan("qq-showhand", "junior"),
-                   {"seat1": FOUR_ACES, "seat2": KING_HIGH}, CALLER, CALLER)
+    table = rigged(
+        plan("qq-showhand", "junior"), {"seat1": FOUR_ACES, "seat2": KING_HIGH}, CALLER, CALLER
+    )
     record = play_hand(table, hand_key(table.plan, "hand", 0))
     assert (record.pot, record.turns, record.seconds) == (200, 8, 4.0)
     assert (record.showdown, record.allin, record.escapes, record.timeouts) == (1, 0, 0, 0)
@@ -77,8 +120,9 @@ def test_q3_a_maximal_bettor_reaches_the_hand_cap_by_all_in_on_street_4() -> Non
     """Junior caps 200/500/1000 (Q1): the maxer bets to each street cap, 100 then 300, and
     on street 4 goes all-in to the hand cap 1000 (Q3, S15); the caller calls each time.
     Pot 2000, 6 turns, the winner takes the loser's 1000."""
-    table = rigged(plan("qq-showhand", "junior"),
-                   {"seat1": FOUR_ACES, "seat2": KING_HIGH}, MAXER, CALLER)
+    table = rigged(
+        plan("qq-showhand", "junior"), {"seat1": FOUR_ACES, "seat2": KING_HIGH}, MAXER, CALLER
+    )
     record = play_hand(table, hand_key(table.plan, "hand", 0))
     assert (record.pot, record.turns, record.seconds) == (2000, 6, 3.0)
     assert (record.showdown, record.allin) == (1, 1)
@@ -88,8 +132,9 @@ def test_q3_a_maximal_bettor_reaches_the_hand_cap_by_all_in_on_street_4() -> Non
 def test_s19_an_escape_costs_the_pot_and_ends_the_hand() -> None:
     """S19/D-9 under forfeit_to_banker: the escapee pays the pot on the table (the two
     antes, 200) to the banker; the hand ends without a showdown."""
-    table = rigged(plan("qq-showhand", "junior"),
-                   {"seat1": FOUR_ACES, "seat2": KING_HIGH}, CALLER, ESCAPER)
+    table = rigged(
+        plan("qq-showhand", "junior"), {"seat1": FOUR_ACES, "seat2": KING_HIGH}, CALLER, ESCAPER
+    )
     record = play_hand(table, hand_key(table.plan, "hand", 0))
     assert (record.escapes, record.escape_cost, record.showdown) == (1, 200, 0)
     assert record.deltas == (200, -200)
@@ -98,8 +143,9 @@ def test_s19_an_escape_costs_the_pot_and_ends_the_hand() -> None:
 
 def test_s22_training_room_moves_no_coins_whatever_happens() -> None:
     """S22: in the training room the same all-in hand settles with no coins moving."""
-    table = rigged(plan("qq-showhand", "training"),
-                   {"seat1": FOUR_ACES, "seat2": KING_HIGH}, MAXER, CALLER)
+    table = rigged(
+        plan("qq-showhand", "training"), {"seat1": FOUR_ACES, "seat2": KING_HIGH}, MAXER, CALLER
+    )
     record = play_hand(table, hand_key(table.plan, "hand", 0))
     assert record.pot == 2000 and record.allin == 1
     assert record.deltas == (0, 0) and record.banker == 0
@@ -143,8 +189,10 @@ class StepTable(RiggedTable):
 
     def deal(self, key: bytes) -> FixedSource:
         win = self.steps.get(key) in self.wins
-        self.cards_by_seat = {"seat1": FOUR_ACES if win else KING_HIGH,
-                              "seat2": KING_HIGH if win else FOUR_ACES}
+        self.cards_by_seat = {
+            "seat1": FOUR_ACES if win else KING_HIGH,
+            "seat2": KING_HIGH if win else FOUR_ACES,
+        }
         return super().deal(key)
 
 
@@ -166,13 +214,15 @@ def test_a_sitter_who_never_loses_is_counted_at_the_limit_as_censored() -> None:
 
 def test_tier_measures_of_hand_computed_records() -> None:
     """The statistics of three rigged hands, worked out: pots 200, 2000, 200."""
-    table = rigged(plan("qq-showhand", "junior"),
-                   {"seat1": FOUR_ACES, "seat2": KING_HIGH}, CALLER, CALLER)
+    table = rigged(
+        plan("qq-showhand", "junior"), {"seat1": FOUR_ACES, "seat2": KING_HIGH}, CALLER, CALLER
+    )
     checked = play_hand(table, hand_key(table.plan, "hand", 0))
     table.policies = (MAXER, CALLER)
     allin = play_hand(table, hand_key(table.plan, "hand", 1))
-    result = TierResult(table.plan, table.verbs, [checked, allin, checked],
-                        [(5, False), (1, False)])
+    result = TierResult(
+        table.plan, table.verbs, [checked, allin, checked], [(5, False), (1, False)]
+    )
     measures = tier_measures(result)
     assert measures["pot"] == {"mean": 800.0, "median": 200, "p95": pytest.approx(1820)}
     assert measures["actions_per_hand"]["mean"] == pytest.approx(22 / 3)

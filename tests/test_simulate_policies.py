@@ -35,8 +35,9 @@ class Fixed:
 
 def stud5_hand(ann: str, bob: str, carl: str = "9C 9D QS JS TD"):
     seats = [Seat("ann", 10_000), Seat("bob", 10_000), Seat("carl", 10_000)]
-    return start_hand(QQ, "junior", seats, "ann",
-                      fixed_source(QQ, {"ann": ann, "bob": bob, "carl": carl}))
+    return start_hand(
+        QQ, "junior", seats, "ann", fixed_source(QQ, {"ann": ann, "bob": bob, "carl": carl})
+    )
 
 
 def test_g3_strength_never_depends_on_a_face_down_card_of_another_player() -> None:
@@ -57,17 +58,23 @@ def test_strength_is_higher_with_better_cards_against_the_same_board() -> None:
 
 def test_h4_a_blind_three_card_player_does_not_know_its_strength() -> None:
     seats = [Seat("ann", 1000), Seat("bob", 1000)]
-    hand = start_hand(THREE, "chips-5", seats, "bob",
-                      fixed_source(THREE, {"ann": "AS AH AC", "bob": "2S 3H 5C"}))
+    hand = start_hand(
+        THREE, "chips-5", seats, "bob", fixed_source(THREE, {"ann": "AS AH AC", "bob": "2S 3H 5C"})
+    )
     assert strength(hand, "ann") is None
     hand.apply(Action("look", "ann"))
     assert strength(hand, "ann") > 0.99  # trips of aces beat almost any one hand
 
 
-@pytest.mark.parametrize("text, name, escape", [
-    ("cautious", "cautious", 0.0), ("escaper:0.25", "escaper:0.25", 0.25),
-    ("escaper", "escaper:0.1", 0.1), ("escaper:0", "escaper:0", 0.0),
-])
+@pytest.mark.parametrize(
+    "text, name, escape",
+    [
+        ("cautious", "cautious", 0.0),
+        ("escaper:0.25", "escaper:0.25", 0.25),
+        ("escaper", "escaper:0.1", 0.1),
+        ("escaper:0", "escaper:0", 0.0),
+    ],
+)
 def test_policy_names(text: str, name: str, escape: float) -> None:
     policy = policy_named(text)
     assert (policy.name, policy.escape) == (name, escape)
@@ -95,8 +102,9 @@ def test_loose_calls_what_cautious_folds_and_bets_bigger() -> None:
     loose = POLICIES["loose"]
     assert decide(loose, 0.2, FACING, "ann", Fixed(0.5)) == Action("call", "ann")
     assert decide(loose, 0.7, FREE, "ann", Fixed(0.5)) == Action("bet", "ann", 100 + 0)
-    assert decide(POLICIES["aggressive"], 0.6, FREE, "ann", Fixed(0.5)) == \
-        Action("bet", "ann", 200)  # halfway into 100..400, on the step
+    assert decide(POLICIES["aggressive"], 0.6, FREE, "ann", Fixed(0.5)) == Action(
+        "bet", "ann", 200
+    )  # halfway into 100..400, on the step
 
 
 def test_escaper_escapes_with_its_chance() -> None:
@@ -133,6 +141,5 @@ def test_a_call_must_pay_by_pot_odds_when_the_pot_is_known() -> None:
     cautious = POLICIES["cautious"]
     assert decide(cautious, 0.6, big, "ann", Fixed(0.5), pot=200).verb == "fold"
     assert decide(cautious, 0.6, big, "ann", Fixed(0.5), pot=10_000).verb == "call"
-    assert decide(replace(cautious, odds=0.5), 0.45, big, "ann", Fixed(0.5), pot=200).verb \
-        == "call"
+    assert decide(replace(cautious, odds=0.5), 0.45, big, "ann", Fixed(0.5), pot=200).verb == "call"
     assert decide(POLICIES["station"], 0.45, big, "ann", Fixed(0.5), pot=200).verb == "fold"

@@ -19,14 +19,22 @@ from gmtool.simulate.play import Table, bust_run, hand_key, play_hand
 from gmtool.simulate.setup import options, plan_for, profile_from
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
-ROOMS = [("qq-showhand", "junior"), ("qq-showhand", "expert"), ("lequ-showhand", "table"),
-         ("suihua-three-card", "chips-5"), ("suihua-three-card", "chips-10"),
-         ("video-showhand", "middle")]
-TRAINING = [("qq-showhand", "training"), ("straight-flush", "normal"),
-            ("video-showhand", "training"), ("suihua-three-card", "chips-5")]
+ROOMS = [
+    ("qq-showhand", "junior"),
+    ("qq-showhand", "expert"),
+    ("lequ-showhand", "table"),
+    ("suihua-three-card", "chips-5"),
+    ("suihua-three-card", "chips-10"),
+    ("video-showhand", "middle"),
+]
+TRAINING = [
+    ("qq-showhand", "training"),
+    ("straight-flush", "normal"),
+    ("video-showhand", "training"),
+    ("suihua-three-card", "chips-5"),
+]
 POLICY_NAMES = [*POLICIES, "escaper:0.1", "escaper:0.5"]
-FAST = settings(max_examples=25, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @lru_cache(maxsize=None)
@@ -35,15 +43,29 @@ def compiled(profile: str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def table(profile: str, tier: str, players: str, policies: tuple[str, ...], seed: str,
-          training: bool = False) -> Table:
+def table(
+    profile: str,
+    tier: str,
+    players: str,
+    policies: tuple[str, ...],
+    seed: str,
+    training: bool = False,
+) -> Table:
     source = compiled(profile)
     if training:  # the room as a training room: S22, no coins move
-        source = {**source, "tiers": [{**t, "coins": False} if t["id"] == tier else t
-                                      for t in source["tiers"]]}
+        source = {
+            **source,
+            "tiers": [{**t, "coins": False} if t["id"] == tier else t for t in source["tiers"]],
+        }
     prof = profile_from(RULES / f"{profile}.toml", source)
-    return Table(plan_for(prof, tier, options(hands=10, players=players, seed=seed,
-                                               policies=policies), requested=True))
+    return Table(
+        plan_for(
+            prof,
+            tier,
+            options(hands=10, players=players, seed=seed, policies=policies),
+            requested=True,
+        )
+    )
 
 
 rooms = st.sampled_from(ROOMS)
@@ -84,8 +106,9 @@ def test_a_hand_is_the_same_in_any_order(room, players, policies, seed, hand_ind
     forwards = table(*room, players, policies, seed)
     backwards = Table(forwards.plan)
     ahead = [play_hand(forwards, hand_key(forwards.plan, "hand", i)) for i in hand_indices]
-    behind = [play_hand(backwards, hand_key(backwards.plan, "hand", i))
-              for i in reversed(hand_indices)]
+    behind = [
+        play_hand(backwards, hand_key(backwards.plan, "hand", i)) for i in reversed(hand_indices)
+    ]
     assert ahead == behind[::-1]
 
 
@@ -109,9 +132,23 @@ def _json(*args: str) -> str:
 
 def test_jobs_2_gives_the_same_report_as_jobs_1_byte_for_byte() -> None:
     """Done when: deterministic for a seed and --jobs; --jobs 2 is --jobs 1, in --json."""
-    args = [str(RULES / "qq-showhand.toml"), "--vs", str(RULES / "video-showhand.toml"),
-            "--tier", "junior", "--tier", "training", "--hands", "4100", "--players", "2-4",
-            "--policy", "cautious,escaper:0.2,loose", "--seed", "ci"]
+    args = [
+        str(RULES / "qq-showhand.toml"),
+        "--vs",
+        str(RULES / "video-showhand.toml"),
+        "--tier",
+        "junior",
+        "--tier",
+        "training",
+        "--hands",
+        "4100",
+        "--players",
+        "2-4",
+        "--policy",
+        "cautious,escaper:0.2,loose",
+        "--seed",
+        "ci",
+    ]
     one = _json(*args, "--jobs", "1")
     assert one == _json(*args, "--jobs", "2")
     assert json.loads(one)["tiers"][0]["base"]["hands"] == 4100

@@ -14,9 +14,20 @@ import sys
 
 import pytest
 
-HEAVY = ("gmtool.store", "gmtool.audit", "gmtool.evidence", "gmtool.ops", "gmtool.house",
-         "gmtool.engine", "gmtool.simulate", "gmtool.sandbox", "cryptography", "sqlite_utils",
-         "sqlite3", "orjson")
+HEAVY = (
+    "gmtool.store",
+    "gmtool.audit",
+    "gmtool.evidence",
+    "gmtool.ops",
+    "gmtool.house",
+    "gmtool.engine",
+    "gmtool.simulate",
+    "gmtool.sandbox",
+    "cryptography",
+    "sqlite_utils",
+    "sqlite3",
+    "orjson",
+)
 
 PROBE = r"""
 import json, sys
@@ -31,8 +42,12 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 
 
 def _modules(*args: str) -> list[str]:
-    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(list(args))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return json.loads(run.stderr.strip().splitlines()[-1])
 
 

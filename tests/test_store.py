@@ -32,16 +32,22 @@ QQ = RULES / "qq-showhand.toml"
 CLI_TIMEOUT_S = 60
 
 
-
 def clean_env(**extra: str) -> dict[str, str]:
     return shared_env(**{"GMTOOL_USER": "tester", **extra})
 
 
-def gmtool(*args: str | Path, cwd: Path | None = None, env: dict | None = None,
-           expect: int | None = 0) -> subprocess.CompletedProcess:
+def gmtool(
+    *args: str | Path, cwd: Path | None = None, env: dict | None = None, expect: int | None = 0
+) -> subprocess.CompletedProcess:
     """Run the CLI; assert the exit code (unless `expect` is None) and no traceback."""
-    run = subprocess.run([*gmtool_command(), *map(str, args)], cwd=cwd, env=env or clean_env(),
-                         capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    run = subprocess.run(
+        [*gmtool_command(), *map(str, args)],
+        cwd=cwd,
+        env=env or clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+    )
     assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
     if expect is not None:
         assert run.returncode == expect, (run.returncode, run.stdout, run.stderr)
@@ -81,8 +87,19 @@ def test_migrations_are_recorded_with_the_schema_version(store: Store) -> None:
     assert [(r["migration_set"], r["name"]) for r in rows] == [("gmtool", n) for n in KNOWN]
     assert all(r["applied_at"] for r in rows)
     assert SCHEMA_VERSION == len(KNOWN) >= 1
-    assert {"players", "tables", "seats", "configs", "deployments", "hands", "events",
-            "ledger", "gm_users", "gm_actions", "gm_commands"} <= set(store.db.table_names())
+    assert {
+        "players",
+        "tables",
+        "seats",
+        "configs",
+        "deployments",
+        "hands",
+        "events",
+        "ledger",
+        "gm_users",
+        "gm_actions",
+        "gm_commands",
+    } <= set(store.db.table_names())
 
 
 def test_store_pragmas_wal_and_busy_timeout(store: Store) -> None:
@@ -95,8 +112,10 @@ def test_a_newer_schema_is_refused_with_exit_2(tmp_path: Path) -> None:
     db = tmp_path / "newer.db"
     gmtool("db", "init", "--db", db)
     with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES "
-                     "('gmtool', 'm999_from_the_future', '2099-01-01')")
+        conn.execute(
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES "
+            "('gmtool', 'm999_from_the_future', '2099-01-01')"
+        )
     run = gmtool("deploy", "history", "--db", db, expect=2)
     assert "newer" in run.stderr
     with pytest.raises(StoreError, match="newer"):
@@ -120,9 +139,11 @@ def test_an_older_store_is_migrated_on_open_and_keeps_its_chains(tmp_path: Path)
         payload = json.dumps({"player": f"p{seq}"}, separators=(",", ":"))
         at = f"2026-01-01T00:00:0{seq}.000000+00:00"
         digest = chain_hash(head, hand_store.event_record("t1", None, seq, "join", payload, at))
-        conn.execute("INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
-                     "prev_hash, hash) VALUES ('t1', NULL, ?, 'join', ?, ?, ?, ?)",
-                     (seq, payload, at, head, digest))
+        conn.execute(
+            "INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
+            "prev_hash, hash) VALUES ('t1', NULL, ?, 'join', ?, ?, ?, ?)",
+            (seq, payload, at, head, digest),
+        )
         head = digest
     conn.commit()
     conn.close()
@@ -163,17 +184,24 @@ def _missing(path: Path) -> Path:
     return path
 
 
-BAD_DATABASES = {"non-gmtool sqlite": _foreign_sqlite, "corrupt": _corrupt,
-                 "folder": _folder, "missing": _missing}
-READING_COMMANDS = {"deploy history": ["deploy", "history"],
-                    "deploy": ["deploy", str(QQ)],
-                    "house run": ["house", "run", "--duration", "1"]}
+BAD_DATABASES = {
+    "non-gmtool sqlite": _foreign_sqlite,
+    "corrupt": _corrupt,
+    "folder": _folder,
+    "missing": _missing,
+}
+READING_COMMANDS = {
+    "deploy history": ["deploy", "history"],
+    "deploy": ["deploy", str(QQ)],
+    "house run": ["house", "run", "--duration", "1"],
+}
 
 
 @pytest.mark.parametrize("kind", BAD_DATABASES)
 @pytest.mark.parametrize("command", READING_COMMANDS)
-def test_an_unusable_database_gives_one_message_and_exit_2(tmp_path: Path, kind: str,
-                                                           command: str) -> None:
+def test_an_unusable_database_gives_one_message_and_exit_2(
+    tmp_path: Path, kind: str, command: str
+) -> None:
     db = BAD_DATABASES[kind](tmp_path / "bad.db")
     run = gmtool(*READING_COMMANDS[command], "--db", db, expect=2)
     lines = run.stderr.strip().splitlines()
@@ -193,8 +221,9 @@ def test_db_init_refuses_a_file_that_is_not_a_gmtool_store(tmp_path: Path, kind:
     assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
     if kind == "non-gmtool sqlite":
         with sqlite3.connect(db) as conn:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE "
-                                                "type = 'table'")}
+            names = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
         assert names == {"recipes"}
 
 
@@ -224,8 +253,7 @@ def _one_row_each(store: Store) -> None:
 
 @pytest.mark.parametrize("table", APPEND_ONLY)
 @pytest.mark.parametrize("change", ["UPDATE {t} SET id = id", "DELETE FROM {t}"])
-def test_append_only_tables_refuse_update_and_delete(store: Store, table: str,
-                                                     change: str) -> None:
+def test_append_only_tables_refuse_update_and_delete(store: Store, table: str, change: str) -> None:
     _one_row_each(store)
     before = [tuple(r) for r in store.all(f"SELECT * FROM {table}")]
     assert before
@@ -253,8 +281,13 @@ def _chained_events(store: Store) -> None:
     for table in ("t1", "t2"):
         log = hand_store.TableLog(store, table)
         for n in range(3):
-            log.append(None, [{"type": "join", "player": f"p{n}", "coins": 100 * n},
-                              {"type": "ante", "player": f"p{n}", "amount": 5}])
+            log.append(
+                None,
+                [
+                    {"type": "join", "player": f"p{n}", "coins": 100 * n},
+                    {"type": "ante", "player": f"p{n}", "amount": 5},
+                ],
+            )
 
 
 def _tamper(store: Store, *statements: str) -> None:
@@ -281,8 +314,11 @@ def test_chain_of_appended_events_verifies(store: Store) -> None:
 
 def test_chain_detects_an_edited_payload(store: Store) -> None:
     _chained_events(store)
-    _tamper(store, "UPDATE events SET payload = replace(payload, '\"amount\":5', "
-                   "'\"amount\":500') WHERE table_id = 't1' AND seq = 4")
+    _tamper(
+        store,
+        "UPDATE events SET payload = replace(payload, '\"amount\":5', "
+        "'\"amount\":500') WHERE table_id = 't1' AND seq = 4",
+    )
     problems = list(verify_event_chains(store))
     assert [(p.kind, p.table) for p in problems] == [("event_hash", "t1")]
     assert "event 4" in problems[0].detail
@@ -323,10 +359,12 @@ def test_gm_log_detects_deleted_actions_at_its_end(store: Store) -> None:
 
 def test_chain_detects_swapped_events(store: Store) -> None:
     _chained_events(store)
-    _tamper(store,
-            "UPDATE events SET seq = -1 WHERE table_id = 't1' AND seq = 2",
-            "UPDATE events SET seq = 2 WHERE table_id = 't1' AND seq = 3",
-            "UPDATE events SET seq = 3 WHERE table_id = 't1' AND seq = -1")
+    _tamper(
+        store,
+        "UPDATE events SET seq = -1 WHERE table_id = 't1' AND seq = 2",
+        "UPDATE events SET seq = 2 WHERE table_id = 't1' AND seq = 3",
+        "UPDATE events SET seq = 3 WHERE table_id = 't1' AND seq = -1",
+    )
     problems = list(verify_event_chains(store))
     assert problems and {p.table for p in problems} == {"t1"}
     assert "chain_link" in {p.kind for p in problems}
@@ -341,9 +379,11 @@ def test_chain_detects_rows_swapped_whole_between_positions(store: Store) -> Non
     store.conn.execute("DROP TRIGGER events_no_update")
     with store.write():
         for row, seq in ((b, 2), (a, 5)):
-            store.conn.execute("UPDATE events SET type = ?, payload = ?, created_at = ?, "
-                               "prev_hash = ?, hash = ? WHERE table_id = 't2' AND seq = ?",
-                               (*row, seq))
+            store.conn.execute(
+                "UPDATE events SET type = ?, payload = ?, created_at = ?, "
+                "prev_hash = ?, hash = ? WHERE table_id = 't2' AND seq = ?",
+                (*row, seq),
+            )
     kinds = {p.kind for p in verify_event_chains(store)}
     assert "chain_link" in kinds
 
@@ -359,19 +399,33 @@ def _running_hand(store: Store) -> tuple[hand_store.TableLog, int]:
         ledger.grant(store, name, 10_000, "opening_balance")
     log = hand_store.TableLog(store, "qq-1")
     hand_id = hand_store.begin_hand(
-        store, log, 1, compiled["config_id"], "junior", "ann", 100,
-        [{"player": p, "coins": 10_000} for p in ("ann", "bob", "cat")], "c" * 64,
-        "hmac-sha256-fy-v1", [{"type": "hand_started", "config_id": compiled["config_id"]}])
-    log.append(hand_id, [{"type": "ante", "player": p, "amount": 100}
-                         for p in ("ann", "bob", "cat")])
+        store,
+        log,
+        1,
+        compiled["config_id"],
+        "junior",
+        "ann",
+        100,
+        [{"player": p, "coins": 10_000} for p in ("ann", "bob", "cat")],
+        "c" * 64,
+        "hmac-sha256-fy-v1",
+        [{"type": "hand_started", "config_id": compiled["config_id"]}],
+    )
+    log.append(
+        hand_id, [{"type": "ante", "player": p, "amount": 100} for p in ("ann", "bob", "cat")]
+    )
     return log, hand_id
 
 
 def _settlement(entries: list[tuple[str, int]]) -> dict:
-    return {"entries": [{"player": p, "delta": d, "reason": "won" if d > 0 else "lost"}
-                        for p, d in entries],
-            "results": {p: "win" if d > 0 else "loss" for p, d in entries},
-            "winners": [p for p, d in entries if d > 0], "score": {}}
+    return {
+        "entries": [
+            {"player": p, "delta": d, "reason": "won" if d > 0 else "lost"} for p, d in entries
+        ],
+        "results": {p: "win" if d > 0 else "loss" for p, d in entries},
+        "winners": [p for p, d in entries if d > 0],
+        "score": {},
+    }
 
 
 def _snapshot(store: Store) -> dict:
@@ -391,24 +445,29 @@ def test_a_failed_settlement_writes_nothing(store: Store) -> None:
     head = (log.seq, log.head)
     bad = _settlement([("ann", 200), ("bob", -100), ("nobody", -100)])  # unknown player last
     with pytest.raises(StoreError, match="nobody"):
-        hand_store.settle_hand(store, log, hand_id,
-                               [{"type": "hand_ended", "winners": ["ann"]}], bad, "ab" * 32)
+        hand_store.settle_hand(
+            store, log, hand_id, [{"type": "hand_ended", "winners": ["ann"]}], bad, "ab" * 32
+        )
     assert _snapshot(store) == before
     assert store.one("SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0] == "running"
     assert (log.seq, log.head) == head
-    assert store.one("SELECT hash FROM events WHERE table_id = 'qq-1' ORDER BY seq DESC "
-                     "LIMIT 1")[0] == log.head
+    assert (
+        store.one("SELECT hash FROM events WHERE table_id = 'qq-1' ORDER BY seq DESC LIMIT 1")[0]
+        == log.head
+    )
     # the same log then settles the hand properly, and everything verifies
     good = _settlement([("ann", 200), ("bob", -100), ("cat", -100)])
-    hand_store.settle_hand(store, log, hand_id, [{"type": "hand_ended", "winners": ["ann"]}],
-                           good, "ab" * 32)
+    hand_store.settle_hand(
+        store, log, hand_id, [{"type": "hand_ended", "winners": ["ann"]}], good, "ab" * 32
+    )
     assert store.one("SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0] == "settled"
     assert [ledger.coins(store, p) for p in ("ann", "bob", "cat")] == [10_200, 9_900, 9_900]
     assert list(verify_event_chains(store)) == [] and list(verify_balances(store)) == []
 
 
-def test_a_crash_inside_the_settlement_transaction_writes_nothing(store: Store,
-                                                                  monkeypatch) -> None:
+def test_a_crash_inside_the_settlement_transaction_writes_nothing(
+    store: Store, monkeypatch
+) -> None:
     """An exception after the ledger rows (while tallies are written) rolls back all."""
     log, hand_id = _running_hand(store)
     before = _snapshot(store)
@@ -418,9 +477,14 @@ def test_a_crash_inside_the_settlement_transaction_writes_nothing(store: Store,
 
     monkeypatch.setattr(ledger, "record_results", broken)
     with pytest.raises(RuntimeError):
-        hand_store.settle_hand(store, log, hand_id, [{"type": "hand_ended"}],
-                               _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
-                               "ab" * 32)
+        hand_store.settle_hand(
+            store,
+            log,
+            hand_id,
+            [{"type": "hand_ended"}],
+            _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
+            "ab" * 32,
+        )
     assert _snapshot(store) == before
     assert not store.conn.in_transaction
 
@@ -431,8 +495,14 @@ def test_a_settlement_is_seen_whole_or_not_at_all_by_another_connection(tmp_path
         log, hand_id = _running_hand(writer)
         reader_before = _snapshot(reader)
         with pytest.raises(StoreError):
-            hand_store.settle_hand(writer, log, hand_id, [{"type": "hand_ended"}],
-                                   _settlement([("ann", 100), ("ghost", -100)]), "ab" * 32)
+            hand_store.settle_hand(
+                writer,
+                log,
+                hand_id,
+                [{"type": "hand_ended"}],
+                _settlement([("ann", 100), ("ghost", -100)]),
+                "ab" * 32,
+            )
         assert _snapshot(reader) == reader_before
 
 
@@ -441,8 +511,9 @@ def test_void_returns_stakes_and_records_a_significant_event(store: Store) -> No
     hand_store.void_hand(store, log, hand_id, "crash_recovery", "ab" * 32, "test")
     row = store.one("SELECT outcome, seed, ended_at FROM hands WHERE id = ?", (hand_id,))
     assert (row["outcome"], row["seed"]) == ("voided", "ab" * 32) and row["ended_at"]
-    last = store.one("SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq DESC "
-                     "LIMIT 1", (hand_id,))
+    last = store.one(
+        "SELECT type, payload FROM events WHERE hand_id = ? ORDER BY seq DESC LIMIT 1", (hand_id,)
+    )
     assert last["type"] == "hand_voided"
     assert json.loads(last["payload"])["reason"] == "crash_recovery"
     assert [ledger.coins(store, p) for p in ("ann", "bob", "cat")] == [10_000] * 3
@@ -481,12 +552,24 @@ def test_deploy_history_rollback(deployed_db: Path, tmp_path: Path) -> None:
     first = gmtool("deploy", QQ, "--db", db)
     assert "deployed qq-showhand v1" in first.stdout
     changed = _changed_qq(tmp_path)
-    gmtool("gm", "users", "add", "alice", "--role", "operator", "--key", public_key("alice"),
-           "--db", db)  # tester, the first operator (`db init`), registers alice
+    gmtool(
+        "gm",
+        "users",
+        "add",
+        "alice",
+        "--role",
+        "operator",
+        "--key",
+        public_key("alice"),
+        "--db",
+        db,
+    )  # tester, the first operator (`db init`), registers alice
     gmtool("deploy", changed, "--db", db, "--as", "alice")
     rows = _history(db)
     assert [(r["profile_id"], r["active"], r["deployed_by"]) for r in rows] == [
-        ("qq-showhand", 1, "tester"), ("qq-showhand", 1, "alice")]
+        ("qq-showhand", 1, "tester"),
+        ("qq-showhand", 1, "alice"),
+    ]
     old, new = rows[0]["config_id"], rows[1]["config_id"]
     assert old != new and all(r["deployed_at"] for r in rows)
     assert _active(db, "junior") == _active(db, "training") == new
@@ -502,8 +585,12 @@ def test_deploy_history_rollback(deployed_db: Path, tmp_path: Path) -> None:
     text_history = gmtool("deploy", "history", "--db", db).stdout
     assert "qq-showhand" in text_history
     with connect(db) as opened:  # each row was made with the GM action that names it
-        made = [json.loads(r[0])["deployment"] for r in opened.all(
-            "SELECT outcome FROM gm_actions WHERE action IN ('deploy', 'rollback') ORDER BY id")]
+        made = [
+            json.loads(r[0])["deployment"]
+            for r in opened.all(
+                "SELECT outcome FROM gm_actions WHERE action IN ('deploy', 'rollback') ORDER BY id"
+            )
+        ]
     assert made == [row["id"] for row in rows]
     assert gmtool("audit", "--db", db).returncode == 0
 
@@ -512,8 +599,9 @@ def test_deploy_to_some_rooms_only(deployed_db: Path, tmp_path: Path) -> None:
     db = deployed_db
     gmtool("deploy", QQ, "--db", db)
     old = _active(db, "junior")
-    run = gmtool("deploy", _changed_qq(tmp_path), "--rooms", "junior", "--rooms", "middle",
-                 "--db", db)
+    run = gmtool(
+        "deploy", _changed_qq(tmp_path), "--rooms", "junior", "--rooms", "middle", "--db", db
+    )
     assert "junior, middle" in run.stdout
     new = _active(db, "junior")
     assert new != old and _active(db, "middle") == new
@@ -537,8 +625,11 @@ def test_rollback_with_nothing_before_is_refused(deployed_db: Path) -> None:
 def test_deploy_an_invalid_or_missing_profile(deployed_db: Path, tmp_path: Path) -> None:
     gmtool("deploy", tmp_path / "nope.toml", "--db", deployed_db, expect=2)
     broken = tmp_path / "broken.toml"
-    broken.write_text(QQ.read_text(encoding="utf-8").replace('escape_policy = "forfeit_to_banker"',
-                                                             'escape_policy = "vanish"'))
+    broken.write_text(
+        QQ.read_text(encoding="utf-8").replace(
+            'escape_policy = "forfeit_to_banker"', 'escape_policy = "vanish"'
+        )
+    )
     run = gmtool("deploy", broken, "--db", deployed_db, expect=None)
     assert run.returncode in (1, 2)
     assert _history(deployed_db) == []

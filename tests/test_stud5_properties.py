@@ -46,8 +46,9 @@ OUTSIDER = "zed"
 WAITS = (1, 5, 14, 15, 16, 60, 179, 180, 200)  # around the 15 s clock and the 3 min window
 RULE_ID = re.compile(r"^(?:[SQLHG]\d+|D-\d+)$")
 EXAMPLES = int(os.environ.get("GMTOOL_PROPERTY_EXAMPLES", "40"))
-PROPERTY = settings(max_examples=EXAMPLES, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @cache
@@ -62,8 +63,12 @@ def ranking(profile: str):
 
 
 def open_tables() -> list[tuple[str, str]]:
-    return [(profile, tier["id"]) for profile in STUD5_PROFILES
-            for tier in compiled(profile)["tiers"] if tier["enabled"]]
+    return [
+        (profile, tier["id"])
+        for profile in STUD5_PROFILES
+        for tier in compiled(profile)["tiers"]
+        if tier["enabled"]
+    ]
 
 
 TABLES = open_tables()
@@ -73,8 +78,9 @@ CAPPED_IDS = [f"{p}/{t}" for p, t in CAPPED_TABLES]
 
 
 def test_every_shipped_stud5_profile_and_open_tier_is_covered() -> None:
-    shipped = {path.stem for path in RULES_DIR.glob("*.toml")
-               if compiled(path.stem)["game"] == "stud5"}
+    shipped = {
+        path.stem for path in RULES_DIR.glob("*.toml") if compiled(path.stem)["game"] == "stud5"
+    }
     assert shipped == set(STUD5_PROFILES)
     assert ("lequ-showhand", "table") in TABLES and ("straight-flush", "normal") in TABLES
 
@@ -121,8 +127,15 @@ class Setup:
 
     def start(self, source=None) -> Hand:
         source = source or seeded_source(self.config, self.seed)
-        return start_hand(self.config, self.tier_id, list(self.seats), self.banker, source,
-                          ante=self.ante, ranking=ranking(self.profile))
+        return start_hand(
+            self.config,
+            self.tier_id,
+            list(self.seats),
+            self.banker,
+            source,
+            ante=self.ante,
+            ranking=ranking(self.profile),
+        )
 
     def start_recording(self) -> tuple[Hand, RecordingSource]:
         source = RecordingSource(shuffle(deck_for(self.config).cards, self.seed))
@@ -135,8 +148,9 @@ def setups(draw, table: tuple[str, str]) -> Setup:
     config = compiled(profile)
     ante = None
     if config["betting"]["style"] == "owner_ante":  # L2/L7: chip clicks; coins >= 200 x ante
-        ante = sum(draw(st.lists(st.sampled_from(config["owner_ante"]["chips"]),
-                                 min_size=1, max_size=3)))
+        ante = sum(
+            draw(st.lists(st.sampled_from(config["owner_ante"]["chips"]), min_size=1, max_size=3))
+        )
         low = config["owner_ante"]["min_holding_antes"] * ante
         spread = 3 * low
     else:
@@ -154,8 +168,9 @@ def setups(draw, table: tuple[str, str]) -> Setup:
 # A step is (kind, pick, extra): kinds 0-15 a player's choice among the legal actions
 # (folding one time in eight, so that hands reach the later streets), 16 `wait N`,
 # 17 disconnect or reconnect, 18 a timeout, 19 an escape or a GM kick.
-STEPS = st.lists(st.tuples(st.integers(0, 19), st.integers(0, 255), st.integers(0, 255)),
-                 max_size=40)
+STEPS = st.lists(
+    st.tuples(st.integers(0, 19), st.integers(0, 255), st.integers(0, 255)), max_size=40
+)
 
 
 def chosen_action(hand: Hand, step: tuple[int, int, int]) -> Action | None:
@@ -193,8 +208,9 @@ def finishing_action(hand: Hand) -> Action:
     return Action("fold", hand.to_act)
 
 
-def play(setup: Setup, steps, hand: Hand | None = None, finish: bool = True,
-         after_each=None) -> Hand:
+def play(
+    setup: Setup, steps, hand: Hand | None = None, finish: bool = True, after_each=None
+) -> Hand:
     """Apply the steps (skipping inputs `can` refuses), then finish the hand passively."""
     hand = hand or setup.start()
     if after_each:
@@ -235,8 +251,10 @@ def test_s20_settlement_sums_to_zero(table, data, steps) -> None:
     assert hand.settlement is not None
     event(f"ended by {hand.settlement.reason} on street {hand.street}")
     event(f"{len(setup.seats)} players")
-    for kind in sorted({e.type for e in hand.events} & {"allin", "raise", "disconnect",
-                                                         "window_expired", "timeout", "kick"}):
+    for kind in sorted(
+        {e.type for e in hand.events}
+        & {"allin", "raise", "disconnect", "window_expired", "timeout", "kick"}
+    ):
         event(f"has {kind}")
     assert sum(entry.delta for entry in hand.settlement.entries) == 0
     assert sorted(entry.player for entry in hand.settlement.entries) == sorted(hand.order)
@@ -351,8 +369,9 @@ def test_d7_no_hand_total_passes_the_smallest_stack(table, data, steps) -> None:
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
 @PROPERTY
 @given(data=st.data(), steps=STEPS, finish=st.booleans())
-def test_replaying_the_recorded_inputs_gives_the_identical_events(table, data, steps,
-                                                                  finish) -> None:
+def test_replaying_the_recorded_inputs_gives_the_identical_events(
+    table, data, steps, finish
+) -> None:
     """A hand is a pure function of (config, seats, deck, inputs): applying
     `inputs_of(events)` to a fresh hand from the same setup gives the same event list,
     byte for byte, whether the hand is over or still running."""
@@ -399,7 +418,7 @@ def test_revealed_seed_verifies_against_the_commitment(table, data, steps, other
     promise = commitment(setup.seed)
     assert source.drawn, "no card was dealt"
     assert verify(setup.seed, promise, cards, source.drawn)
-    assert list(source.drawn) == list(shuffle(cards, setup.seed)[:len(source.drawn)])
+    assert list(source.drawn) == list(shuffle(cards, setup.seed)[: len(source.drawn)])
     if other_seed != setup.seed:
         assert not verify(other_seed, promise, cards, source.drawn)
 
@@ -415,11 +434,16 @@ def test_s10_dealt_cards_are_the_deck_prefix_in_dealing_order(table, data, steps
     hand, source = setup.start_recording()
     play(setup, steps, hand=hand)
     deck = deck_for(setup.config)
-    logged = [deck.parse_cards(card["card"])[0] for e in hand.events if e.type == "deal"
-              for card in e.get("cards")]
+    logged = [
+        deck.parse_cards(card["card"])[0]
+        for e in hand.events
+        if e.type == "deal"
+        for card in e.get("cards")
+    ]
     assert len(logged) == len(source.drawn)
-    assert logged == list(shuffle(deck.cards, setup.seed)[:len(logged)]), \
+    assert logged == list(shuffle(deck.cards, setup.seed)[: len(logged)]), (
         f"log {deck.format(logged)} != deck {deck.format(source.drawn)}"
+    )
     assert verify(setup.seed, commitment(setup.seed), deck.cards, logged)
 
 
@@ -453,8 +477,11 @@ def legal_by_rules(hand: Hand, action: Action) -> bool:
         return False
     if action.verb in ("bet", "raise"):
         amount = action.amount
-        return amount is not None and choice.min_amount <= amount <= choice.max_amount \
+        return (
+            amount is not None
+            and choice.min_amount <= amount <= choice.max_amount
             and (amount - choice.min_amount) % choice.step == 0
+        )
     return True
 
 
@@ -462,34 +489,48 @@ def amounts_to_try(hand: Hand, verb: str) -> list[int | None]:
     near = [None, -1, 0, 1, 10**9]
     for choice in hand.legal_actions():
         if choice.verb == verb and choice.min_amount is not None:
-            near += [choice.min_amount - 1, choice.min_amount + 1, choice.max_amount + 1,
-                     choice.max_amount + choice.step, choice.min_amount - choice.step]
+            near += [
+                choice.min_amount - 1,
+                choice.min_amount + 1,
+                choice.max_amount + 1,
+                choice.max_amount + choice.step,
+                choice.min_amount - choice.step,
+            ]
     return near
 
 
 def candidate_actions(hand: Hand, players) -> list[Action]:
     """Every verb (a few foreign ones too) for each player, with amounts near the bounds."""
     verbs = STUD5_VERBS + HOST_VERBS + THREE_CARD_VERBS[:2] + ("dance",)
-    return [Action(verb, player, amount) for verb in verbs
-            for player in ([None] if verb == "wait" else players)
-            for amount in amounts_to_try(hand, verb)]
+    return [
+        Action(verb, player, amount)
+        for verb in verbs
+        for player in ([None] if verb == "wait" else players)
+        for amount in amounts_to_try(hand, verb)
+    ]
 
 
 def illegal_candidates(hand: Hand, players) -> list[Action]:
-    return [action for action in candidate_actions(hand, players)
-            if not legal_by_rules(hand, action)]
+    return [
+        action for action in candidate_actions(hand, players) if not legal_by_rules(hand, action)
+    ]
 
 
 def snapshot(hand: Hand) -> tuple:
-    return (events_json(hand.events), [c.as_json() for c in hand.legal_actions()], hand.to_act,
-            [repr(hand.players[name]) for name in hand.order], hand.pot, hand.is_over)
+    return (
+        events_json(hand.events),
+        [c.as_json() for c in hand.legal_actions()],
+        hand.to_act,
+        [repr(hand.players[name]) for name in hand.order],
+        hand.pot,
+        hand.is_over,
+    )
 
 
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
 @PROPERTY
 @given(data=st.data(), steps=STEPS, finish=st.booleans())
-def test_illegal_action_raises_with_a_rule_and_changes_nothing(table, data, steps,
-                                                               finish) -> None:
+def test_illegal_action_raises_with_a_rule_and_changes_nothing(table, data, steps, finish) -> None:
     """docs/architecture.md: an illegal action raises a typed error naming the rule id (S13, Q4, L9 ...)
     and leaves the state unchanged: same events, same legal actions, same player to act.
     Every illegal candidate (each verb for each seated player and an outsider, amounts
@@ -523,10 +564,12 @@ def test_can_agrees_with_the_rules_and_with_apply(table, data, steps, finish) ->
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
 @PROPERTY
 @given(data=st.data(), steps=STEPS)
-def test_s13_the_entry_of_one_verb_is_that_verbs_entry_in_the_legal_list(table, data,
-                                                                        steps) -> None:
+def test_s13_the_entry_of_one_verb_is_that_verbs_entry_in_the_legal_list(
+    table, data, steps
+) -> None:
     """What `apply` checks an action against (`Limits.entry`, one verb) is exactly the
     entry of that verb in `legal_actions` (the whole list), in every state of a hand."""
+
     def same_entries(hand: Hand) -> None:
         if hand.to_act is None:
             return
@@ -545,10 +588,15 @@ def test_s8_host_input_for_an_unseated_or_missing_player_is_refused(player) -> N
     IllegalAction naming a rule, on every table, for every player and host verb."""
     problems = []
     for profile, tier_id in [("qq-showhand", "junior"), ("lequ-showhand", "table")]:
-        low = compiled(profile)["owner_ante"]["min_holding_antes"] if tier_id == "table" \
-            else 1000
-        setup = Setup(profile, tier_id, (Seat("ann", low), Seat("bob", low)), "ann", b"s8",
-                      1 if tier_id == "table" else None)
+        low = compiled(profile)["owner_ante"]["min_holding_antes"] if tier_id == "table" else 1000
+        setup = Setup(
+            profile,
+            tier_id,
+            (Seat("ann", low), Seat("bob", low)),
+            "ann",
+            b"s8",
+            1 if tier_id == "table" else None,
+        )
         for verb in STUD5_VERBS + tuple(v for v in HOST_VERBS if v != "wait"):
             hand = setup.start()
             action = Action(verb, player, 100 if verb in ("bet", "raise") else None)

@@ -37,12 +37,14 @@ def _target(conn: sqlite3.Connection) -> sqlite3.Row:
         "JOIN hands h ON h.id = e.hand_id WHERE h.outcome = 'settled' AND h.seed IS NOT NULL "
         "AND e.type IN ('bet', 'raise', 'follow') AND EXISTS (SELECT 1 FROM hands later WHERE "
         "later.table_id = h.table_id AND later.id > h.id) AND EXISTS (SELECT 1 FROM ledger l "
-        "WHERE l.hand_id = h.id) ORDER BY e.id LIMIT 1").fetchone()
+        "WHERE l.hand_id = h.id) ORDER BY e.id LIMIT 1"
+    ).fetchone()
 
 
 def _ledger_row(conn: sqlite3.Connection, hand_id: int) -> sqlite3.Row:
-    return conn.execute("SELECT id, player, delta FROM ledger WHERE hand_id = ? ORDER BY id "
-                        "LIMIT 1", (hand_id,)).fetchone()
+    return conn.execute(
+        "SELECT id, player, delta FROM ledger WHERE hand_id = ? ORDER BY id LIMIT 1", (hand_id,)
+    ).fetchone()
 
 
 def _with_amount(payload: str, change: int) -> str:
@@ -54,23 +56,39 @@ def _with_amount(payload: str, change: int) -> str:
 def _rechain(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
     """Recompute every hash of the table's chain from `from_seq` on, and its recorded head
     if the store keeps one (a careful attacker)."""
-    rows = conn.execute("SELECT id, table_id, hand_id, seq, type, payload, created_at, "
-                        "prev_hash FROM events WHERE table_id = ? AND seq >= ? ORDER BY seq",
-                        (table_id, from_seq)).fetchall()
+    rows = conn.execute(
+        "SELECT id, table_id, hand_id, seq, type, payload, created_at, "
+        "prev_hash FROM events WHERE table_id = ? AND seq >= ? ORDER BY seq",
+        (table_id, from_seq),
+    ).fetchall()
     head = rows[0]["prev_hash"]
     for row in rows:
-        digest = chain_hash(head, event_record(row["table_id"], row["hand_id"], row["seq"],
-                                               row["type"], row["payload"], row["created_at"]))
-        conn.execute("UPDATE events SET prev_hash = ?, hash = ? WHERE id = ?",
-                     (head, digest, row["id"]))
+        digest = chain_hash(
+            head,
+            event_record(
+                row["table_id"],
+                row["hand_id"],
+                row["seq"],
+                row["type"],
+                row["payload"],
+                row["created_at"],
+            ),
+        )
+        conn.execute(
+            "UPDATE events SET prev_hash = ?, hash = ? WHERE id = ?", (head, digest, row["id"])
+        )
         head = digest
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chain_heads'").fetchone():
-        conn.execute("UPDATE chain_heads SET hash = ? WHERE name = ?",
-                     (head, f"events:{table_id}"))  # any recorded head follows the new chain
+        conn.execute(
+            "UPDATE chain_heads SET hash = ? WHERE name = ?", (head, f"events:{table_id}")
+        )  # any recorded head follows the new chain
 
 
-def _rewrite_payload(conn: sqlite3.Connection, payload_of: Callable[[sqlite3.Row], object],
-                     rechain: Callable = _rechain) -> Expect:
+def _rewrite_payload(
+    conn: sqlite3.Connection,
+    payload_of: Callable[[sqlite3.Row], object],
+    rechain: Callable = _rechain,
+) -> Expect:
     """The target bet's payload replaced by `payload_of(event)`, the chain made whole
     again with `rechain`: audit must name the hand's replay."""
     event = _target(conn)
@@ -82,40 +100,51 @@ def _rewrite_payload(conn: sqlite3.Connection, payload_of: Callable[[sqlite3.Row
 
 # -- the tamper kinds -----------------------------------------------------------------------
 
+
 def edit_event_amount(conn: sqlite3.Connection) -> Expect:
     event = _target(conn)
     conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = ? WHERE id = ?",
-                 (_with_amount(event["payload"], 1), event["id"]))
+    conn.execute(
+        "UPDATE events SET payload = ? WHERE id = ?",
+        (_with_amount(event["payload"], 1), event["id"]),
+    )
     hand = event["hand_id"]
-    return Expect([{"hand": hand, "kind": "event_hash"}, {"hand": hand, "kind": "replay"}],
-                  [{"hand": hand}])
+    return Expect(
+        [{"hand": hand, "kind": "event_hash"}, {"hand": hand, "kind": "replay"}], [{"hand": hand}]
+    )
 
 
 def edit_event_amount_and_rechain(conn: sqlite3.Connection) -> Expect:
     """The chain is made whole again: only the replay through the engine can tell."""
     return _rewrite_payload(conn, lambda event: _with_amount(event["payload"], 1))
+
+
 def delete_event(conn: sqlite3.Connection) -> Expect:
     event = _target(conn)
     conn.execute("DROP TRIGGER events_no_delete")
     conn.execute("DELETE FROM events WHERE id = ?", (event["id"],))
     hand = event["hand_id"]
-    return Expect([{"hand": hand, "kind": "chain_gap"}, {"hand": hand, "kind": "replay"}],
-                  [{"hand": hand}, {"kind": "event_row_id"}])  # the ids now miss one: store-wide
+    return Expect(
+        [{"hand": hand, "kind": "chain_gap"}, {"hand": hand, "kind": "replay"}],
+        [{"hand": hand}, {"kind": "event_row_id"}],
+    )  # the ids now miss one: store-wide
 
 
 def swap_events(conn: sqlite3.Connection) -> Expect:
     """The betting event and the one after it trade places (their seq)."""
     event = _target(conn)
-    after = conn.execute("SELECT id FROM events WHERE table_id = ? AND seq = ?",
-                         (event["table_id"], event["seq"] + 1)).fetchone()
+    after = conn.execute(
+        "SELECT id FROM events WHERE table_id = ? AND seq = ?",
+        (event["table_id"], event["seq"] + 1),
+    ).fetchone()
     conn.execute("DROP TRIGGER events_no_update")
     conn.execute("UPDATE events SET seq = -1 WHERE id = ?", (event["id"],))
     conn.execute("UPDATE events SET seq = ? WHERE id = ?", (event["seq"], after["id"]))
     conn.execute("UPDATE events SET seq = ? WHERE id = ?", (event["seq"] + 1, event["id"]))
     hand = event["hand_id"]
-    return Expect([{"hand": hand, "kind": "chain_link"}, {"hand": hand, "kind": "replay"}],
-                  [{"hand": hand}])
+    return Expect(
+        [{"hand": hand, "kind": "chain_link"}, {"hand": hand, "kind": "replay"}], [{"hand": hand}]
+    )
 
 
 def edit_ledger_row(conn: sqlite3.Connection) -> Expect:
@@ -123,8 +152,10 @@ def edit_ledger_row(conn: sqlite3.Connection) -> Expect:
     row = _ledger_row(conn, hand)
     conn.execute("DROP TRIGGER ledger_no_update")
     conn.execute("UPDATE ledger SET delta = delta + 100 WHERE id = ?", (row["id"],))
-    return Expect([{"hand": hand, "kind": "ledger"}, {"player": row["player"], "kind": "balance"}],
-                  [{"hand": hand}, {"player": row["player"]}])
+    return Expect(
+        [{"hand": hand, "kind": "ledger"}, {"player": row["player"], "kind": "balance"}],
+        [{"hand": hand}, {"player": row["player"]}],
+    )
 
 
 def edit_ledger_row_and_coins(conn: sqlite3.Connection) -> Expect:
@@ -138,8 +169,9 @@ def edit_ledger_row_and_coins(conn: sqlite3.Connection) -> Expect:
 
 
 def edit_player_coins(conn: sqlite3.Connection) -> Expect:
-    player = conn.execute("SELECT name FROM players WHERE coins > 0 ORDER BY name LIMIT 1"
-                          ).fetchone()[0]
+    player = conn.execute(
+        "SELECT name FROM players WHERE coins > 0 ORDER BY name LIMIT 1"
+    ).fetchone()[0]
     conn.execute("UPDATE players SET coins = coins + 1000 WHERE name = ?", (player,))
     return Expect([{"player": player, "kind": "balance"}], [{"player": player}])
 
@@ -151,9 +183,13 @@ def change_revealed_seed(conn: sqlite3.Connection) -> Expect:
 
 
 def _gm_action(conn: sqlite3.Connection, action: str, refused: bool = False) -> int:
-    rows = [r for r in conn.execute("SELECT id, outcome FROM gm_actions WHERE action = ? "
-                                    "ORDER BY id", (action,))
-            if ("refused" in json.loads(r["outcome"])) == refused]
+    rows = [
+        r
+        for r in conn.execute(
+            "SELECT id, outcome FROM gm_actions WHERE action = ? ORDER BY id", (action,)
+        )
+        if ("refused" in json.loads(r["outcome"])) == refused
+    ]
     last = conn.execute("SELECT MAX(id) FROM gm_actions").fetchone()[0]
     chosen = rows[0]["id"]
     assert chosen < last, "pick a GM action in the middle of the log"
@@ -165,16 +201,19 @@ def delete_gm_log_row(conn: sqlite3.Connection) -> Expect:
     gm_id = _gm_action(conn, "kick")
     conn.execute("DROP TRIGGER gm_actions_no_delete")
     conn.execute("DELETE FROM gm_actions WHERE id = ?", (gm_id,))
-    return Expect([{"gm_action": gm_id, "kind": "gm_log_gap"}],
-                  [{"gm_action": gm_id}, {"gm_action": gm_id + 1}])
+    return Expect(
+        [{"gm_action": gm_id, "kind": "gm_log_gap"}],
+        [{"gm_action": gm_id}, {"gm_action": gm_id + 1}],
+    )
 
 
 def edit_gm_log_row(conn: sqlite3.Connection) -> Expect:
     """A refused kick by support is rewritten as a success."""
     gm_id = _gm_action(conn, "kick", refused=True)
     conn.execute("DROP TRIGGER gm_actions_no_update")
-    conn.execute("UPDATE gm_actions SET outcome = ? WHERE id = ?",
-                 (canonical_json({"ok": True}), gm_id))
+    conn.execute(
+        "UPDATE gm_actions SET outcome = ? WHERE id = ?", (canonical_json({"ok": True}), gm_id)
+    )
     return Expect([{"gm_action": gm_id, "kind": "gm_log_hash"}], [{"gm_action": gm_id}])
 
 
@@ -186,8 +225,12 @@ def delete_last_gm_log_row(conn: sqlite3.Connection) -> Expect:
     """
     row = conn.execute("SELECT id, action FROM gm_actions ORDER BY id DESC LIMIT 1").fetchone()
     assert row["action"] == "adjust"
-    assert conn.execute("SELECT COUNT(*) FROM ledger WHERE gm_action_id = ?",
-                        (row["id"],)).fetchone()[0] == 1
+    assert (
+        conn.execute("SELECT COUNT(*) FROM ledger WHERE gm_action_id = ?", (row["id"],)).fetchone()[
+            0
+        ]
+        == 1
+    )
     conn.execute("DROP TRIGGER gm_actions_no_delete")
     conn.execute("DELETE FROM gm_actions WHERE id = ?", (row["id"],))
     return Expect([{"gm_action": row["id"]}], [{"gm_action": row["id"]}])
@@ -199,8 +242,10 @@ def delete_last_gm_log_row_and_rewind_head(conn: sqlite3.Connection) -> Expect:
     expect = delete_last_gm_log_row(conn)
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chain_heads'").fetchone():
         last = conn.execute("SELECT id, hash FROM gm_actions ORDER BY id DESC LIMIT 1").fetchone()
-        conn.execute("UPDATE chain_heads SET seq = ?, hash = ? WHERE name = 'gm_actions'",
-                     (last["id"], last["hash"]))
+        conn.execute(
+            "UPDATE chain_heads SET seq = ?, hash = ? WHERE name = 'gm_actions'",
+            (last["id"], last["hash"]),
+        )
     return expect
 
 
@@ -209,46 +254,59 @@ def delete_last_event_of_a_table(conn: sqlite3.Connection) -> Expect:
     last = conn.execute(
         "SELECT e.id, e.hand_id, e.table_id FROM events e WHERE e.seq = (SELECT MAX(seq) FROM "
         "events WHERE table_id = e.table_id) AND e.type = 'settlement' ORDER BY "
-        "e.table_id LIKE 'qq-%' DESC, e.id LIMIT 1").fetchone()
+        "e.table_id LIKE 'qq-%' DESC, e.id LIMIT 1"
+    ).fetchone()
     conn.execute("DROP TRIGGER events_no_delete")
     conn.execute("DELETE FROM events WHERE id = ?", (last["id"],))
-    return Expect([{"hand": last["hand_id"]}], [{"hand": last["hand_id"]},
-                                                {"table": last["table_id"]},
-                                                {"kind": "event_row_id"}])
+    return Expect(
+        [{"hand": last["hand_id"]}],
+        [{"hand": last["hand_id"]}, {"table": last["table_id"]}, {"kind": "event_row_id"}],
+    )
 
 
 def garble_settlement_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A settlement entry's delta becomes text and the chain is made whole again: audit
     must report the hand, not stumble over the payload."""
     hand = _target(conn)["hand_id"]
-    event = conn.execute("SELECT id, table_id, seq, payload FROM events WHERE hand_id = ? AND "
-                         "type = 'settlement'", (hand,)).fetchone()
+    event = conn.execute(
+        "SELECT id, table_id, seq, payload FROM events WHERE hand_id = ? AND type = 'settlement'",
+        (hand,),
+    ).fetchone()
     fields = json.loads(event["payload"])
     fields["entries"][0]["delta"] = str(fields["entries"][0]["delta"])
     conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("UPDATE events SET payload = ? WHERE id = ?", (canonical_json(fields),
-                                                                 event["id"]))
+    conn.execute(
+        "UPDATE events SET payload = ? WHERE id = ?", (canonical_json(fields), event["id"])
+    )
     _rechain(conn, event["table_id"], event["seq"])
-    return Expect([{"hand": hand, "kind": "replay"}, {"hand": hand, "kind": "settlement"}],
-                  [{"hand": hand}])
+    return Expect(
+        [{"hand": hand, "kind": "replay"}, {"hand": hand, "kind": "settlement"}], [{"hand": hand}]
+    )
 
 
 def garble_amount_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's amount becomes text and the chain is made whole again: the engine refuses
     the recorded input, and audit says so instead of stumbling over it."""
+
     def amount_as_text(event: sqlite3.Row) -> str:
         fields = json.loads(event["payload"])
         fields["amount"] = str(fields["amount"])
         return canonical_json(fields)
 
     return _rewrite_payload(conn, amount_as_text)
+
+
 def payload_not_json_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's payload is overwritten with text that is not JSON, the chain made whole:
     replay reports the hand (the engine's own event differs from it) and goes on."""
     return _rewrite_payload(conn, lambda event: "{not json", _rechain_raw)
+
+
 def input_payload_a_list_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's payload becomes a JSON list (not the object an input is), chain made whole."""
     return _rewrite_payload(conn, lambda event: "[1,2]")
+
+
 def null_event_time(conn: sqlite3.Connection) -> Expect:
     """An event's time is set to NULL: its hash no longer matches (and audit does not
     stumble over the missing text)."""
@@ -263,8 +321,13 @@ def event_type_a_number(conn: sqlite3.Connection) -> Expect:
     event = _target(conn)
     conn.execute("DROP TRIGGER events_no_update")
     conn.execute("UPDATE events SET type = 5 WHERE id = ?", (event["id"],))
-    return Expect([{"hand": event["hand_id"], "kind": "event_hash"},
-                   {"hand": event["hand_id"], "kind": "replay"}], [{"hand": event["hand_id"]}])
+    return Expect(
+        [
+            {"hand": event["hand_id"], "kind": "event_hash"},
+            {"hand": event["hand_id"], "kind": "replay"},
+        ],
+        [{"hand": event["hand_id"]}],
+    )
 
 
 def garbage_seed(conn: sqlite3.Connection) -> Expect:
@@ -279,35 +342,45 @@ def garbage_seats(conn: sqlite3.Connection) -> Expect:
     """The hand's seats are overwritten: once with text that is not JSON, the coins of
     another hand with a wrong type (the hand must still be reported, not crash audit)."""
     hand = _target(conn)["hand_id"]
-    other = conn.execute("SELECT id, seats FROM hands WHERE outcome = 'settled' AND id != ? "
-                         "ORDER BY id LIMIT 1", (hand,)).fetchone()
+    other = conn.execute(
+        "SELECT id, seats FROM hands WHERE outcome = 'settled' AND id != ? ORDER BY id LIMIT 1",
+        (hand,),
+    ).fetchone()
     seats = json.loads(other["seats"])
     seats[0]["coins"] = "many"
     conn.execute("DROP TRIGGER IF EXISTS hands_no_update")
     conn.execute("UPDATE hands SET seats = '{not json' WHERE id = ?", (hand,))
     conn.execute("UPDATE hands SET seats = ? WHERE id = ?", (json.dumps(seats), other["id"]))
-    return Expect([{"hand": hand, "kind": "replay"}, {"hand": other["id"], "kind": "replay"}],
-                  [{"hand": hand}, {"hand": other["id"]}])
+    return Expect(
+        [{"hand": hand, "kind": "replay"}, {"hand": other["id"], "kind": "replay"}],
+        [{"hand": hand}, {"hand": other["id"]}],
+    )
 
 
 def payload_a_number_and_rechain(conn: sqlite3.Connection) -> Expect:
     """A bet's payload becomes an SQLite integer (not text at all), the chain made whole."""
     return _rewrite_payload(conn, lambda event: 7, _rechain_raw)
+
+
 def _rechain_raw(conn: sqlite3.Connection, table_id: str, from_seq: int) -> None:
     """`_rechain` for payloads that are not JSON: the record's text put together around
     the payload as stored, as the store's own hasher does."""
     from gmtool.store.hands import event_hasher
 
     hash_of = event_hasher(table_id)
-    rows = conn.execute("SELECT id, hand_id, seq, type, payload, created_at, prev_hash FROM "
-                        "events WHERE table_id = ? AND seq >= ? ORDER BY seq",
-                        (table_id, from_seq)).fetchall()
+    rows = conn.execute(
+        "SELECT id, hand_id, seq, type, payload, created_at, prev_hash FROM "
+        "events WHERE table_id = ? AND seq >= ? ORDER BY seq",
+        (table_id, from_seq),
+    ).fetchall()
     head = rows[0]["prev_hash"]
     for row in rows:
-        digest = hash_of(head, row["hand_id"], row["seq"], row["type"], row["payload"],
-                         row["created_at"])
-        conn.execute("UPDATE events SET prev_hash = ?, hash = ? WHERE id = ?",
-                     (head, digest, row["id"]))
+        digest = hash_of(
+            head, row["hand_id"], row["seq"], row["type"], row["payload"], row["created_at"]
+        )
+        conn.execute(
+            "UPDATE events SET prev_hash = ?, hash = ? WHERE id = ?", (head, digest, row["id"])
+        )
         head = digest
     conn.execute("UPDATE chain_heads SET hash = ? WHERE name = ?", (head, f"events:{table_id}"))
 
@@ -360,24 +433,27 @@ def test_the_untouched_copy_audits_clean(host_copy: Path, gm) -> None:
 
 
 @pytest.mark.parametrize("kind", list(TAMPERS))
-def test_audit_names_the_tampered_hand_player_or_gm_action(host_copy: Path, gm,
-                                                            kind: str) -> None:
+def test_audit_names_the_tampered_hand_player_or_gm_action(host_copy: Path, gm, kind: str) -> None:
     expect = _tamper(host_copy, TAMPERS[kind])
     run = gm("audit", "--db", host_copy, "--json", expect=None)
     problems = json.loads(run.stdout)["problems"]
     assert run.returncode == 1, f"audit did not notice {kind}: exit {run.returncode}, {problems}"
     for wanted in expect.required:
         assert any(_matches(p, wanted) for p in problems), (wanted, problems)
-    stray = [p for p in problems if not any(_matches(p, scope) for scope in expect.scope)
-             and p["kind"] != "triggers"]  # the tamper dropped them: a finding of its own
+    stray = [
+        p
+        for p in problems
+        if not any(_matches(p, scope) for scope in expect.scope) and p["kind"] != "triggers"
+    ]  # the tamper dropped them: a finding of its own
     assert not stray, f"problems naming something untouched: {stray}"
     for problem in problems:
         assert {"kind", "detail"} <= problem.keys() and problem["detail"]
     # the text report names the same things
     text = gm("audit", "--db", host_copy, expect=1).stdout
     for wanted in expect.required:
-        named = " ".join(f"{key.replace('_', ' ')} {value}" for key, value in wanted.items()
-                         if key != "kind")
+        named = " ".join(
+            f"{key.replace('_', ' ')} {value}" for key, value in wanted.items() if key != "kind"
+        )
         assert named in text.replace("gm_action", "gm action"), (named, text)
         if "kind" in wanted:
             assert f": {wanted['kind']}: " in text, text

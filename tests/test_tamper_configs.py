@@ -14,20 +14,22 @@ import pytest
 
 
 def _drop_triggers(conn: sqlite3.Connection) -> None:
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
-                                ).fetchall():
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
         conn.execute(f"DROP TRIGGER {name}")
 
 
 def _config(conn: sqlite3.Connection) -> tuple[str, str]:
-    return conn.execute("SELECT config_id, compiled FROM configs WHERE game = 'stud5' ORDER BY "
-                        "rowid LIMIT 1").fetchone()
+    return conn.execute(
+        "SELECT config_id, compiled FROM configs WHERE game = 'stud5' ORDER BY rowid LIMIT 1"
+    ).fetchone()
 
 
 def compiled_not_json(conn: sqlite3.Connection) -> str:
     config_id, compiled = _config(conn)
-    conn.execute("UPDATE configs SET compiled = ? WHERE config_id = ?",
-                 (compiled[:-40] + "x" + compiled[-39:], config_id))
+    conn.execute(
+        "UPDATE configs SET compiled = ? WHERE config_id = ?",
+        (compiled[:-40] + "x" + compiled[-39:], config_id),
+    )
     return "config"
 
 
@@ -35,8 +37,10 @@ def compiled_rules_changed(conn: sqlite3.Connection) -> str:
     config_id, compiled = _config(conn)
     rules = json.loads(compiled)
     rules["tiers"][0]["enabled"] = not rules["tiers"][0]["enabled"]  # a room opened or closed
-    conn.execute("UPDATE configs SET compiled = ? WHERE config_id = ?",
-                 (json.dumps(rules, separators=(",", ":"), sort_keys=True), config_id))
+    conn.execute(
+        "UPDATE configs SET compiled = ? WHERE config_id = ?",
+        (json.dumps(rules, separators=(",", ":"), sort_keys=True), config_id),
+    )
     return "config"
 
 
@@ -56,9 +60,16 @@ def gm_log_head_renamed(conn: sqlite3.Connection) -> str:
     return "gm_log_head"
 
 
-EDITS: dict[str, Callable[[sqlite3.Connection], str]] = {f.__name__: f for f in (
-    compiled_not_json, compiled_rules_changed, shown_version_changed, gm_log_head_deleted,
-    gm_log_head_renamed)}
+EDITS: dict[str, Callable[[sqlite3.Connection], str]] = {
+    f.__name__: f
+    for f in (
+        compiled_not_json,
+        compiled_rules_changed,
+        shown_version_changed,
+        gm_log_head_deleted,
+        gm_log_head_renamed,
+    )
+}
 
 
 @pytest.mark.parametrize("name", list(EDITS))

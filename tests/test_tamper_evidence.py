@@ -25,8 +25,7 @@ from gmtool.store.gm import gm_record
 
 
 def _drop_triggers(conn: sqlite3.Connection) -> None:
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
-                                ).fetchall():
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
         conn.execute(f"DROP TRIGGER {name}")
 
 
@@ -40,32 +39,42 @@ def _settled_hand(conn: sqlite3.Connection) -> sqlite3.Row:
 
 
 def mint_opening_balance(conn: sqlite3.Connection) -> dict:
-    conn.execute("INSERT INTO ledger (player, delta, reason, created_at) VALUES ('bot-001', "
-                 "5000000, 'opening_balance', '2026-01-01T00:00:00.000000+00:00')")
+    conn.execute(
+        "INSERT INTO ledger (player, delta, reason, created_at) VALUES ('bot-001', "
+        "5000000, 'opening_balance', '2026-01-01T00:00:00.000000+00:00')"
+    )
     conn.execute("UPDATE players SET coins = coins + 5000000 WHERE name = 'bot-001'")
     return {"kind": "not_logged", "player": "bot-001"}
 
 
 def rewrite_gm_adjustment(conn: sqlite3.Connection) -> dict:
-    row = conn.execute("SELECT id, player, delta FROM ledger WHERE reason = 'gm_adjust' "
-                       "ORDER BY id DESC LIMIT 1").fetchone()
+    row = conn.execute(
+        "SELECT id, player, delta FROM ledger WHERE reason = 'gm_adjust' ORDER BY id DESC LIMIT 1"
+    ).fetchone()
     conn.execute("UPDATE ledger SET delta = 1000000 WHERE id = ?", (row["id"],))
-    conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?",
-                 (1000000 - row["delta"], row["player"]))
+    conn.execute(
+        "UPDATE players SET coins = coins + ? WHERE name = ?",
+        (1000000 - row["delta"], row["player"]),
+    )
     return {"kind": "differs_from_log", "player": row["player"]}
 
 
 def move_winnings(conn: sqlite3.Connection) -> dict:
     """A settled hand's winnings go to a player who was not seated; balances follow."""
     hand = _settled_hand(conn)
-    row = conn.execute("SELECT id, player, delta FROM ledger WHERE hand_id = ? AND delta > 0 "
-                       "LIMIT 1", (hand["id"],)).fetchone()
+    row = conn.execute(
+        "SELECT id, player, delta FROM ledger WHERE hand_id = ? AND delta > 0 LIMIT 1",
+        (hand["id"],),
+    ).fetchone()
     seated = {s["player"] for s in json.loads(hand["seats"])}
-    outsider = conn.execute("SELECT name FROM players WHERE name NOT IN (%s) LIMIT 1"
-                            % ",".join("?" * len(seated)), sorted(seated)).fetchone()[0]
+    outsider = conn.execute(
+        "SELECT name FROM players WHERE name NOT IN (%s) LIMIT 1" % ",".join("?" * len(seated)),
+        sorted(seated),
+    ).fetchone()[0]
     conn.execute("UPDATE ledger SET player = ? WHERE id = ?", (outsider, row["id"]))
-    conn.execute("UPDATE players SET coins = coins - ? WHERE name = ?",
-                 (row["delta"], row["player"]))
+    conn.execute(
+        "UPDATE players SET coins = coins - ? WHERE name = ?", (row["delta"], row["player"])
+    )
     conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?", (row["delta"], outsider))
     return {"kind": "differs_from_log", "hand": hand["id"]}
 
@@ -74,30 +83,37 @@ def forge_a_hand(conn: sqlite3.Connection) -> dict:
     """A new hand copying another's seed and events, appended to its table's chain."""
     hand = _settled_hand(conn)
     table = hand["table_id"]
-    number = conn.execute("SELECT MAX(number) FROM hands WHERE table_id = ?",
-                          (table,)).fetchone()[0] + 1
+    number = (
+        conn.execute("SELECT MAX(number) FROM hands WHERE table_id = ?", (table,)).fetchone()[0] + 1
+    )
     cursor = conn.execute(
         "INSERT INTO hands (table_id, number, config_id, tier, banker, ante, seats, commitment,"
         " algorithm, seed, started_at, ended_at, outcome, winners) SELECT table_id, ?, "
         "config_id, tier, banker, ante, seats, commitment, algorithm, seed, started_at, "
-        "ended_at, outcome, winners FROM hands WHERE id = ?", (number, hand["id"]))
+        "ended_at, outcome, winners FROM hands WHERE id = ?",
+        (number, hand["id"]),
+    )
     forged = cursor.lastrowid
     last = conn.execute("SELECT MAX(seq) FROM events WHERE table_id = ?", (table,)).fetchone()[0]
-    events = conn.execute("SELECT seq, type, payload, created_at FROM events WHERE hand_id = ? "
-                          "ORDER BY seq", (hand["id"],)).fetchall()
+    events = conn.execute(
+        "SELECT seq, type, payload, created_at FROM events WHERE hand_id = ? ORDER BY seq",
+        (hand["id"],),
+    ).fetchall()
     for offset, event in enumerate(events, start=1):
-        conn.execute("INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
-                     "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, '', '')",
-                     (table, forged, last + offset, event["type"], event["payload"],
-                      event["created_at"]))
+        conn.execute(
+            "INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
+            "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, '', '')",
+            (table, forged, last + offset, event["type"], event["payload"], event["created_at"]),
+        )
     _rechain(conn, table, last + 1)
     return {"kind": "not_logged", "hand": forged}
 
 
 def delete_a_tables_history(conn: sqlite3.Connection) -> dict:
     table = _settled_hand(conn)["table_id"]
-    conn.execute("DELETE FROM ledger WHERE hand_id IN (SELECT id FROM hands WHERE table_id = ?)",
-                 (table,))
+    conn.execute(
+        "DELETE FROM ledger WHERE hand_id IN (SELECT id FROM hands WHERE table_id = ?)", (table,)
+    )
     conn.execute("DELETE FROM events WHERE table_id = ?", (table,))
     conn.execute("DELETE FROM hands WHERE table_id = ?", (table,))
     conn.execute("DELETE FROM chain_heads WHERE name = ?", (f"events:{table}",))
@@ -108,37 +124,46 @@ def delete_a_tables_history(conn: sqlite3.Connection) -> dict:
 def delete_a_tables_last_hand(conn: sqlite3.Connection) -> dict:
     """The last hand of a table goes, events, ledger rows and all; the head is rewound."""
     table = _settled_hand(conn)["table_id"]
-    last = conn.execute("SELECT id FROM hands WHERE table_id = ? ORDER BY number DESC LIMIT 1",
-                        (table,)).fetchone()["id"]
+    last = conn.execute(
+        "SELECT id FROM hands WHERE table_id = ? ORDER BY number DESC LIMIT 1", (table,)
+    ).fetchone()["id"]
     conn.execute("DELETE FROM ledger WHERE hand_id = ?", (last,))
     conn.execute("DELETE FROM events WHERE hand_id = ?", (last,))
-    conn.execute("DELETE FROM events WHERE table_id = ? AND seq > (SELECT MAX(seq) FROM events "
-                 "WHERE table_id = ? AND hand_id IS NOT NULL)", (table, table))
+    conn.execute(
+        "DELETE FROM events WHERE table_id = ? AND seq > (SELECT MAX(seq) FROM events "
+        "WHERE table_id = ? AND hand_id IS NOT NULL)",
+        (table, table),
+    )
     conn.execute("DELETE FROM hands WHERE id = ?", (last,))
-    head = conn.execute("SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC "
-                        "LIMIT 1", (table,)).fetchone()
-    conn.execute("UPDATE chain_heads SET seq = ?, hash = ? WHERE name = ?",
-                 (head["seq"], head["hash"], f"events:{table}"))
+    head = conn.execute(
+        "SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (table,)
+    ).fetchone()
+    conn.execute(
+        "UPDATE chain_heads SET seq = ?, hash = ? WHERE name = ?",
+        (head["seq"], head["hash"], f"events:{table}"),
+    )
     _rebalance(conn)
     return {"kind": "deleted", "hand": last}
 
 
 def _rebalance(conn: sqlite3.Connection) -> None:
     """Every balance made equal to its (changed) ledger, as a careful attacker would."""
-    conn.execute("UPDATE players SET coins = (SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE "
-                 "ledger.player = players.name)")
+    conn.execute(
+        "UPDATE players SET coins = (SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE "
+        "ledger.player = players.name)"
+    )
 
 
 def _rechain_gm_log(conn: sqlite3.Connection) -> None:
     head = ZERO_HASH
     for row in conn.execute("SELECT * FROM gm_actions ORDER BY id").fetchall():
         digest = chain_hash(head, gm_record(dict(row)))
-        conn.execute("UPDATE gm_actions SET prev_hash = ?, hash = ? WHERE id = ?",
-                     (head, digest, row["id"]))
+        conn.execute(
+            "UPDATE gm_actions SET prev_hash = ?, hash = ? WHERE id = ?", (head, digest, row["id"])
+        )
         head = digest
     last = conn.execute("SELECT MAX(id) FROM gm_actions").fetchone()[0]
-    conn.execute("UPDATE chain_heads SET seq = ?, hash = ? WHERE name = 'gm_actions'",
-                 (last, head))
+    conn.execute("UPDATE chain_heads SET seq = ?, hash = ? WHERE name = 'gm_actions'", (last, head))
 
 
 def rewrite_the_gm_log(conn: sqlite3.Connection) -> dict:
@@ -149,8 +174,9 @@ def rewrite_the_gm_log(conn: sqlite3.Connection) -> dict:
 
 
 def delete_the_whole_gm_log(conn: sqlite3.Connection) -> dict:
-    conn.execute("UPDATE ledger SET gm_action_id = NULL, hand_id = NULL WHERE gm_action_id "
-                 "IS NOT NULL")
+    conn.execute(
+        "UPDATE ledger SET gm_action_id = NULL, hand_id = NULL WHERE gm_action_id IS NOT NULL"
+    )
     conn.execute("DELETE FROM ledger WHERE hand_id IS NULL AND reason = 'gm_adjust'")
     conn.execute("DELETE FROM gm_actions")
     conn.execute("DELETE FROM chain_heads WHERE name = 'gm_actions'")
@@ -159,8 +185,10 @@ def delete_the_whole_gm_log(conn: sqlite3.Connection) -> dict:
 
 
 def make_yourself_operator(conn: sqlite3.Connection) -> dict:
-    conn.execute("INSERT INTO gm_users (name, role, created_at) VALUES ('mallory', 'operator', "
-                 "'2026-01-01T00:00:00.000000+00:00')")
+    conn.execute(
+        "INSERT INTO gm_users (name, role, created_at) VALUES ('mallory', 'operator', "
+        "'2026-01-01T00:00:00.000000+00:00')"
+    )
     return {"kind": "not_logged"}
 
 
@@ -171,22 +199,26 @@ def promote_support(conn: sqlite3.Connection) -> dict:
 
 def edit_a_ledger_time(conn: sqlite3.Connection) -> dict:
     row = conn.execute("SELECT id, player FROM ledger ORDER BY id LIMIT 1").fetchone()
-    conn.execute("UPDATE ledger SET created_at = '2020-01-01T00:00:00.000000+00:00' WHERE "
-                 "id = ?", (row["id"],))
+    conn.execute(
+        "UPDATE ledger SET created_at = '2020-01-01T00:00:00.000000+00:00' WHERE id = ?",
+        (row["id"],),
+    )
     return {"kind": "differs_from_log", "player": row["player"]}
 
 
 def switch_a_deployments_config(conn: sqlite3.Connection) -> dict:
     other = conn.execute("SELECT config_id FROM configs ORDER BY rowid DESC LIMIT 1").fetchone()[0]
-    first = conn.execute("SELECT id FROM deployments WHERE config_id != ? ORDER BY id LIMIT 1",
-                         (other,)).fetchone()["id"]
+    first = conn.execute(
+        "SELECT id FROM deployments WHERE config_id != ? ORDER BY id LIMIT 1", (other,)
+    ).fetchone()["id"]
     conn.execute("UPDATE deployments SET config_id = ? WHERE id = ?", (other, first))
     return {"kind": "differs_from_log"}
 
 
 def reactivate_a_deployment(conn: sqlite3.Connection) -> dict:
-    conn.execute("UPDATE deployments SET active = 1 - active WHERE id = (SELECT MIN(id) FROM "
-                 "deployments)")
+    conn.execute(
+        "UPDATE deployments SET active = 1 - active WHERE id = (SELECT MIN(id) FROM deployments)"
+    )
     return {"kind": "differs_from_log"}
 
 
@@ -197,8 +229,10 @@ def rewrite_a_commitment(conn: sqlite3.Connection) -> dict:
 
 
 def add_a_player(conn: sqlite3.Connection) -> dict:
-    conn.execute("INSERT INTO players (name, coins, score, kind, created_at) VALUES ('ghost', "
-                 "0, 0, 'human', '2026-01-01T00:00:00.000000+00:00')")
+    conn.execute(
+        "INSERT INTO players (name, coins, score, kind, created_at) VALUES ('ghost', "
+        "0, 0, 'human', '2026-01-01T00:00:00.000000+00:00')"
+    )
     return {"kind": "not_logged", "player": "ghost"}
 
 
@@ -239,17 +273,18 @@ def _tamper(db: Path, how: Callable[[sqlite3.Connection], dict]) -> dict:
 
 
 @pytest.mark.parametrize("kind", list(TAMPERS))
-def test_audit_finds_a_consistent_rewrite_through_the_evidence_log(host_copy: Path, gm,
-                                                                    kind: str) -> None:
+def test_audit_finds_a_consistent_rewrite_through_the_evidence_log(
+    host_copy: Path, gm, kind: str
+) -> None:
     wanted = _tamper(host_copy, TAMPERS[kind])
     run = gm("audit", "--db", host_copy, "--json", expect=None)
     problems = json.loads(run.stdout)["problems"]
     assert run.returncode == 1, f"audit did not notice {kind}: {problems}"
-    assert any(all(p.get(k) == v for k, v in wanted.items()) for p in problems), \
-        (wanted, problems)
+    assert any(all(p.get(k) == v for k, v in wanted.items()) for p in problems), (wanted, problems)
 
 
 # -- coins and seeds that the log records faithfully but that no cause justifies ---------
+
 
 def test_a_second_opening_balance_is_minted_coins(host_copy: Path, gm) -> None:
     """Even written through gmtool's own store functions (so the log records it), an
@@ -269,8 +304,9 @@ def test_an_adjustment_unlike_its_gm_log_row_is_found(host_copy: Path, gm) -> No
     """The ledger row says 1,000,000 where the GM log says 500 (both logged)."""
     conn = sqlite3.connect(host_copy)
     conn.row_factory = sqlite3.Row
-    action = conn.execute("SELECT id, target FROM gm_actions WHERE action = 'adjust' ORDER BY "
-                          "id DESC LIMIT 1").fetchone()
+    action = conn.execute(
+        "SELECT id, target FROM gm_actions WHERE action = 'adjust' ORDER BY id DESC LIMIT 1"
+    ).fetchone()
     conn.close()
     from gmtool.store.db import connect
     from gmtool.store.ledger import post
@@ -279,8 +315,9 @@ def test_an_adjustment_unlike_its_gm_log_row_is_found(host_copy: Path, gm) -> No
         post(store, [(action["target"], 1_000_000, "gm_adjust")], gm_action_id=action["id"])
     run = gm("audit", "--db", host_copy, "--json", expect=1)
     problems = json.loads(run.stdout)["problems"]
-    assert any(p["kind"] == "unjustified_coins" and p.get("gm_action") == action["id"]
-               for p in problems), problems
+    assert any(
+        p["kind"] == "unjustified_coins" and p.get("gm_action") == action["id"] for p in problems
+    ), problems
 
 
 def test_a_seed_not_derived_from_the_host_key_is_found(tmp_path: Path, gm) -> None:
@@ -297,10 +334,24 @@ def test_a_seed_not_derived_from_the_host_key_is_found(tmp_path: Path, gm) -> No
         config = store.one("SELECT config_id FROM configs LIMIT 1")[0]
         open_table(store, "t-1", "qq-showhand", "junior", "stud5", 1)
         log = hand_store.TableLog(store, "t-1")
-        for number, seed in ((1, hand_seed(key, "t-1", 1)), (2, b"\x07" * 32),
-                             (3, hand_seed(key, "t-1", 1))):
-            hand = hand_store.begin_hand(store, log, number, config, "junior", "a", None, [],
-                                         commitment(seed), "hmac-sha256-fy-v1", [])
+        for number, seed in (
+            (1, hand_seed(key, "t-1", 1)),
+            (2, b"\x07" * 32),
+            (3, hand_seed(key, "t-1", 1)),
+        ):
+            hand = hand_store.begin_hand(
+                store,
+                log,
+                number,
+                config,
+                "junior",
+                "a",
+                None,
+                [],
+                commitment(seed),
+                "hmac-sha256-fy-v1",
+                [],
+            )
             hand_store.void_hand(store, log, hand, "test", seed.hex())
     run = gm("audit", "--db", db, "--json", expect=1)
     problems = [(p["kind"], p.get("hand")) for p in json.loads(run.stdout)["problems"]]

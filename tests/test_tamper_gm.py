@@ -24,24 +24,35 @@ from gmtool.store.db import Store, connect
 OPERATOR = "boss"
 
 
-def _sign(store: Store, by: str, action: str, target: str, reason: str | None,
-          args: dict) -> str:
-    return requests.make(gm_identity(by), log_append.store_id(store), action, target, reason,
-                         args, store.now())
+def _sign(store: Store, by: str, action: str, target: str, reason: str | None, args: dict) -> str:
+    return requests.make(
+        gm_identity(by), log_append.store_id(store), action, target, reason, args, store.now()
+    )
 
 
 def _adjust(store: Store, actor: str, request: str | None, delta: int = 777) -> None:
     """An adjustment of bot-001 written as gmtool writes one: action, ledger row, balance."""
     coins = ledger.coins_or_none(store, "bot-001")
-    action = gm_store.log_action(store, actor, "adjust", "bot-001", "forged",
-                           {"ok": True, "coins_before": coins, "coins": coins + delta,
-                            "delta": delta}, request)
+    action = gm_store.log_action(
+        store,
+        actor,
+        "adjust",
+        "bot-001",
+        "forged",
+        {"ok": True, "coins_before": coins, "coins": coins + delta, "delta": delta},
+        request,
+    )
     ledger.post(store, [("bot-001", delta, "gm_adjust")], gm_action_id=action)
 
 
 def adjustment_signed_by_an_unregistered_key(store: Store) -> str:
-    _adjust(store, OPERATOR, _sign(store, "mallory", "adjust", "bot-001", "forged",
-                                   {"delta": 777}).replace("mallory", OPERATOR, 1))
+    _adjust(
+        store,
+        OPERATOR,
+        _sign(store, "mallory", "adjust", "bot-001", "forged", {"delta": 777}).replace(
+            "mallory", OPERATOR, 1
+        ),
+    )
     return "gm_signature"
 
 
@@ -56,31 +67,51 @@ def adjustment_in_a_supports_name(store: Store) -> str:
 
 
 def adjustment_for_more_than_was_signed(store: Store) -> str:
-    _adjust(store, OPERATOR, _sign(store, OPERATOR, "adjust", "bot-001", "forged",
-                                   {"delta": 1}), delta=777)
+    _adjust(
+        store,
+        OPERATOR,
+        _sign(store, OPERATOR, "adjust", "bot-001", "forged", {"delta": 1}),
+        delta=777,
+    )
     return "gm_signature"
 
 
 def replayed_adjustment(store: Store) -> str:
     """The operator's real request for the fixture's adjustment, used again."""
-    old = store.one("SELECT request, reason, outcome FROM gm_actions WHERE action = 'adjust' "
-                    "AND request IS NOT NULL ORDER BY id DESC LIMIT 1")
+    old = store.one(
+        "SELECT request, reason, outcome FROM gm_actions WHERE action = 'adjust' "
+        "AND request IS NOT NULL ORDER BY id DESC LIMIT 1"
+    )
     delta = json.loads(old["outcome"])["delta"]
     coins = ledger.coins_or_none(store, "bot-002")
-    action = gm_store.log_action(store, OPERATOR, "adjust", "bot-002", old["reason"],
-                           {"ok": True, "coins_before": coins, "coins": coins + delta,
-                            "delta": delta}, old["request"])
+    action = gm_store.log_action(
+        store,
+        OPERATOR,
+        "adjust",
+        "bot-002",
+        old["reason"],
+        {"ok": True, "coins_before": coins, "coins": coins + delta, "delta": delta},
+        old["request"],
+    )
     ledger.post(store, [("bot-002", delta, "gm_adjust")], gm_action_id=action)
     return "gm_signature"
 
 
 def self_made_operator_logged(store: Store) -> str:
     key = public_key("mallory")
-    request = _sign(store, "mallory", "users_add", "mallory", None,
-                    {"role": "operator", "key": key})
+    request = _sign(
+        store, "mallory", "users_add", "mallory", None, {"role": "operator", "key": key}
+    )
     gm_store.add_user(store, "mallory", "operator", key)
-    gm_store.log_action(store, "mallory", "users_add", "mallory", None,
-                  {"ok": True, "role": "operator", "key": key}, request)
+    gm_store.log_action(
+        store,
+        "mallory",
+        "users_add",
+        "mallory",
+        None,
+        {"ok": True, "role": "operator", "key": key},
+        request,
+    )
     return "gm_signature"
 
 
@@ -89,14 +120,17 @@ def second_bootstrap(store: Store) -> str:
     args = {"role": "operator", "key": key, "bootstrap": True}
     request = _sign(store, "mallory", "users_add", "mallory", None, args)
     gm_store.add_user(store, "mallory", "operator", key)
-    gm_store.log_action(store, "mallory", "users_add", "mallory", None, {"ok": True, **args}, request)
+    gm_store.log_action(
+        store, "mallory", "users_add", "mallory", None, {"ok": True, **args}, request
+    )
     return "gm_signature"
 
 
 def operator_key_swapped(store: Store) -> str:
     """The operator's registered key replaced by mallory's, with no signed request."""
-    store.conn.execute("UPDATE gm_users SET key = ? WHERE name = ?", (public_key("mallory"),
-                                                                     OPERATOR))
+    store.conn.execute(
+        "UPDATE gm_users SET key = ? WHERE name = ?", (public_key("mallory"), OPERATOR)
+    )
     log_append.append_row(store, records.gm_user_body, "gm_users", "name", OPERATOR)
     return "gm_signature"
 
@@ -104,33 +138,59 @@ def operator_key_swapped(store: Store) -> str:
 def forged_command_request(store: Store) -> str:
     table = store.one("SELECT id FROM tables ORDER BY id LIMIT 1")["id"]
     request = _sign(store, "mallory", "close", table, "forged", {})
-    store.conn.execute("INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, "
-                       "issued_at, status, request) VALUES ('close', ?, NULL, 'forged', ?, ?, "
-                       "'pending', ?)", (table, OPERATOR, store.now(), request))
-    log_append.append_row(store, records.gm_request_body, "gm_commands", "id",
-                        store.one("SELECT MAX(id) FROM gm_commands")[0])
+    store.conn.execute(
+        "INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, "
+        "issued_at, status, request) VALUES ('close', ?, NULL, 'forged', ?, ?, "
+        "'pending', ?)",
+        (table, OPERATOR, store.now(), request),
+    )
+    log_append.append_row(
+        store,
+        records.gm_request_body,
+        "gm_commands",
+        "id",
+        store.one("SELECT MAX(id) FROM gm_commands")[0],
+    )
     return "gm_signature"
 
 
 def revived_stale_command(store: Store) -> str:
     """A command whose fate is logged, made pending again (a host would carry it out)."""
-    store.conn.execute("UPDATE gm_commands SET status = 'pending' WHERE id = (SELECT MIN(id) "
-                       "FROM gm_commands)")
+    store.conn.execute(
+        "UPDATE gm_commands SET status = 'pending' WHERE id = (SELECT MIN(id) FROM gm_commands)"
+    )
     return "gm_command"
 
 
 def kick_with_no_command(store: Store) -> str:
     """A logged kick that says it was done, pointing at a command that does not exist."""
-    gm_store.log_action(store, OPERATOR, "kick", "t/bot-001", "forged",
-                  {"ok": True, "kicked": "bot-001", "command": 999_999})
+    gm_store.log_action(
+        store,
+        OPERATOR,
+        "kick",
+        "t/bot-001",
+        "forged",
+        {"ok": True, "kicked": "bot-001", "command": 999_999},
+    )
     return "gm_signature"
 
 
-FORGERIES: dict[str, Callable[[Store], str]] = {f.__name__: f for f in (
-    adjustment_signed_by_an_unregistered_key, adjustment_without_a_request,
-    adjustment_in_a_supports_name, adjustment_for_more_than_was_signed, replayed_adjustment,
-    self_made_operator_logged, second_bootstrap, operator_key_swapped, forged_command_request,
-    revived_stale_command, kick_with_no_command)}
+FORGERIES: dict[str, Callable[[Store], str]] = {
+    f.__name__: f
+    for f in (
+        adjustment_signed_by_an_unregistered_key,
+        adjustment_without_a_request,
+        adjustment_in_a_supports_name,
+        adjustment_for_more_than_was_signed,
+        replayed_adjustment,
+        self_made_operator_logged,
+        second_bootstrap,
+        operator_key_swapped,
+        forged_command_request,
+        revived_stale_command,
+        kick_with_no_command,
+    )
+}
 
 
 @pytest.mark.parametrize("name", list(FORGERIES))
@@ -153,7 +213,13 @@ def test_a_revived_command_is_not_carried_out_again(host_copy: Path, virtual_hos
     host = virtual_host(host_copy, tables=2, seed="revived")
     host.advance(5)
     with connect(host_copy) as store:
-        assert store.one("SELECT status FROM gm_commands WHERE id = ?", (command,))[0] == \
-            "pending"  # not taken
-        assert store.one("SELECT COUNT(*) FROM gm_actions WHERE json_extract(outcome, "
-                         "'$.command') = ?", (command,))[0] == 1  # no second fate
+        assert (
+            store.one("SELECT status FROM gm_commands WHERE id = ?", (command,))[0] == "pending"
+        )  # not taken
+        assert (
+            store.one(
+                "SELECT COUNT(*) FROM gm_actions WHERE json_extract(outcome, '$.command') = ?",
+                (command,),
+            )[0]
+            == 1
+        )  # no second fate

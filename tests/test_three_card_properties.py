@@ -27,10 +27,18 @@ CONFIG = compile_file(ROOT / "rules" / "suihua-three-card.toml")
 RANKING = ranking_for(CONFIG)
 TIERS = {tier["id"]: tier for tier in CONFIG["tiers"]}
 NAMES = ("ann", "bob", "carl", "dan", "eve", "fay", "gus")
-MULTIPLE = {("blind", "blind"): Fraction(1), ("seen", "seen"): Fraction(1),
-            ("seen", "blind"): Fraction(1, 2), ("blind", "seen"): Fraction(2)}
-TABLE = {("blind", "blind"): "blind_follows_blind", ("seen", "seen"): "seen_follows_seen",
-         ("seen", "blind"): "blind_follows_seen", ("blind", "seen"): "seen_follows_blind"}
+MULTIPLE = {
+    ("blind", "blind"): Fraction(1),
+    ("seen", "seen"): Fraction(1),
+    ("seen", "blind"): Fraction(1, 2),
+    ("blind", "seen"): Fraction(2),
+}
+TABLE = {
+    ("blind", "blind"): "blind_follows_blind",
+    ("seen", "seen"): "seen_follows_seen",
+    ("seen", "blind"): "blind_follows_seen",
+    ("blind", "seen"): "seen_follows_blind",
+}
 STEPS = 40
 
 
@@ -39,23 +47,37 @@ def setups(draw) -> dict:
     players = draw(st.integers(2, 7))
     tier = draw(st.sampled_from(sorted(TIERS)))
     ante = TIERS[tier]["ante"]
-    config = {**CONFIG,
-              "three_card": {**CONFIG["three_card"],
-                             "max_rounds": draw(st.sampled_from([0, 0, 1, 2, 3]))},
-              "betting": {**CONFIG["betting"],
-                          "escape_policy": draw(st.sampled_from(["fold",
-                                                                 "forfeit_to_banker"]))}}
+    config = {
+        **CONFIG,
+        "three_card": {
+            **CONFIG["three_card"],
+            "max_rounds": draw(st.sampled_from([0, 0, 1, 2, 3])),
+        },
+        "betting": {
+            **CONFIG["betting"],
+            "escape_policy": draw(st.sampled_from(["fold", "forfeit_to_banker"])),
+        },
+    }
     seat = ante + TIERS[tier]["cap"]  # H12: the least a player may sit with
     coins = [draw(st.sampled_from([seat, seat + ante, 60, 200, 2000])) for _ in range(players)]
-    return {"config": config, "tier": tier,
-            "seats": [Seat(NAMES[i], coins[i]) for i in range(players)],
-            "banker": NAMES[draw(st.integers(0, players - 1))],
-            "seed": draw(st.binary(min_size=1, max_size=8))}
+    return {
+        "config": config,
+        "tier": tier,
+        "seats": [Seat(NAMES[i], coins[i]) for i in range(players)],
+        "banker": NAMES[draw(st.integers(0, players - 1))],
+        "seed": draw(st.binary(min_size=1, max_size=8)),
+    }
 
 
 def start(setup: dict):
-    return start_hand(setup["config"], setup["tier"], setup["seats"], setup["banker"],
-                      seeded_source(setup["config"], setup["seed"]), ranking=RANKING)
+    return start_hand(
+        setup["config"],
+        setup["tier"],
+        setup["seats"],
+        setup["banker"],
+        seeded_source(setup["config"], setup["seed"]),
+        ranking=RANKING,
+    )
 
 
 def host_inputs(hand) -> list[Action]:
@@ -90,8 +112,9 @@ def play_randomly(hand, data) -> None:
 
 def own_amounts(tier: dict, state: str) -> set[int]:
     """H5: a blind player's amounts are the two blind columns, a seen player's the two seen."""
-    return {amount for (_, follower), key in TABLE.items() if follower == state
-            for amount in tier[key]}
+    return {
+        amount for (_, follower), key in TABLE.items() if follower == state for amount in tier[key]
+    }
 
 
 def check_follows(hand, tier: dict) -> None:
@@ -138,11 +161,16 @@ def test_random_hands_keep_the_rules(setup: dict, data) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(setup=setups(), data=st.data(), verb=st.sampled_from(["follow", "buy", "open", "look",
-                                                             "pass"]),
-       amount=st.integers(0, 100), who=st.integers(0, 6))
-def test_refused_actions_change_nothing(setup: dict, data, verb: str, amount: int,
-                                        who: int) -> None:
+@given(
+    setup=setups(),
+    data=st.data(),
+    verb=st.sampled_from(["follow", "buy", "open", "look", "pass"]),
+    amount=st.integers(0, 100),
+    who=st.integers(0, 6),
+)
+def test_refused_actions_change_nothing(
+    setup: dict, data, verb: str, amount: int, who: int
+) -> None:
     """Every illegal action raises IllegalAction naming the rule and changes nothing."""
     hand = start(setup)
     names = [seat.name for seat in setup["seats"]]
@@ -154,13 +182,31 @@ def test_refused_actions_change_nothing(setup: dict, data, verb: str, amount: in
     if hand.is_over:
         return
     player = names[who % len(names)]
-    action = Action(verb, player, amount if verb == "follow" else None,
-                    names[amount % len(names)] if verb == "buy" else None)
-    before = ([e.as_json() for e in hand.events], hand.to_act, hand.pot, dict(hand.seen),
-              hand.last_bet, hand.bought, hand.round)
+    action = Action(
+        verb,
+        player,
+        amount if verb == "follow" else None,
+        names[amount % len(names)] if verb == "buy" else None,
+    )
+    before = (
+        [e.as_json() for e in hand.events],
+        hand.to_act,
+        hand.pot,
+        dict(hand.seen),
+        hand.last_bet,
+        hand.bought,
+        hand.round,
+    )
     try:
         hand.apply(action)
     except IllegalAction as error:
         assert error.rule.startswith("H")
-        assert before == ([e.as_json() for e in hand.events], hand.to_act, hand.pot,
-                          dict(hand.seen), hand.last_bet, hand.bought, hand.round)
+        assert before == (
+            [e.as_json() for e in hand.events],
+            hand.to_act,
+            hand.pot,
+            dict(hand.seen),
+            hand.last_bet,
+            hand.bought,
+            hand.round,
+        )

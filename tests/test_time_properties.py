@@ -20,8 +20,7 @@ from gmtool.engine.play import Seat, seeded_source, start_hand
 from gmtool.rules.compile import compile_file
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
-ROOMS = (("qq-showhand", "junior"), ("suihua-three-card", "chips-10"),
-         ("video-showhand", "junior"))
+ROOMS = (("qq-showhand", "junior"), ("suihua-three-card", "chips-10"), ("video-showhand", "junior"))
 NAMES = ("ann", "bob", "carl", "dora")
 
 
@@ -44,17 +43,29 @@ def pieces(total: int, cuts: list[int]) -> list[int]:
 
 
 def _state(hand) -> tuple:
-    return (hand.to_act, hand.is_over, hand.pot,
-            [(p.name, p.folded, p.connected, p.action_elapsed, p.window_elapsed)
-             for p in hand.players.values()])
+    return (
+        hand.to_act,
+        hand.is_over,
+        hand.pot,
+        [
+            (p.name, p.folded, p.connected, p.action_elapsed, p.window_elapsed)
+            for p in hand.players.values()
+        ],
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(room=st.sampled_from(ROOMS), players=st.integers(2, 4),
-       seed=st.binary(min_size=1, max_size=6), data=st.data(),
-       total=st.integers(1, 400), cuts=st.lists(st.integers(1, 399), max_size=6))
-def test_s17_s18_a_wait_cut_in_pieces_runs_out_the_same_clocks(room, players, seed, data,
-                                                                 total, cuts) -> None:
+@given(
+    room=st.sampled_from(ROOMS),
+    players=st.integers(2, 4),
+    seed=st.binary(min_size=1, max_size=6),
+    data=st.data(),
+    total=st.integers(1, 400),
+    cuts=st.lists(st.integers(1, 399), max_size=6),
+)
+def test_s17_s18_a_wait_cut_in_pieces_runs_out_the_same_clocks(
+    room, players, seed, data, total, cuts
+) -> None:
     one, cut = (start(*room, players, seed) for _ in range(2))
     for _ in range(data.draw(st.integers(0, 12), label="steps")):
         if one.is_over:
@@ -73,6 +84,7 @@ def test_s17_s18_a_wait_cut_in_pieces_runs_out_the_same_clocks(room, players, se
         if cut.is_over:
             break
         cut.apply(Action("wait", amount=piece))
-    assert [e for e in one.events if e.type != "wait"] == \
-        [e for e in cut.events if e.type != "wait"]
+    assert [e for e in one.events if e.type != "wait"] == [
+        e for e in cut.events if e.type != "wait"
+    ]
     assert _state(one) == _state(cut)

@@ -27,8 +27,11 @@ def verify_event_ids(store: Store) -> Iterator[Finding]:
     pass checks that order)."""
     count, least, greatest = scan.event_ids(store)
     if count and (least != 1 or greatest != count):
-        yield Finding("event_row_id", f"the events' row ids run {least} .. {greatest}, not "
-                      f"1 .. {count}: a row id was edited, or an event deleted")
+        yield Finding(
+            "event_row_id",
+            f"the events' row ids run {least} .. {greatest}, not "
+            f"1 .. {count}: a row id was edited, or an event deleted",
+        )
 
 
 def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[Finding]:
@@ -45,16 +48,34 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[F
             hash_of = event_hasher(current)
         where_at = f"table {current} event {row['seq']}"
         if row["seq"] != expected_seq:
-            yield Finding("chain_gap", f"{where_at}: expected event {expected_seq} (an event "
-                          "was deleted or inserted)", hand=row["hand_id"], table=current)
+            yield Finding(
+                "chain_gap",
+                f"{where_at}: expected event {expected_seq} (an event was deleted or inserted)",
+                hand=row["hand_id"],
+                table=current,
+            )
         if row["prev_hash"] != head:
-            yield Finding("chain_link", f"{where_at}: does not follow the event before it "
-                          "(deleted, inserted or reordered)", hand=row["hand_id"], table=current)
-        digest = hash_of(row["prev_hash"], row["hand_id"], row["seq"], row["type"],
-                         row["payload"], row["created_at"])
+            yield Finding(
+                "chain_link",
+                f"{where_at}: does not follow the event before it (deleted, inserted or reordered)",
+                hand=row["hand_id"],
+                table=current,
+            )
+        digest = hash_of(
+            row["prev_hash"],
+            row["hand_id"],
+            row["seq"],
+            row["type"],
+            row["payload"],
+            row["created_at"],
+        )
         if digest != row["hash"]:
-            yield Finding("event_hash", f"{where_at} ({row['type']}): content does not match "
-                          "its hash (edited)", hand=row["hand_id"], table=current)
+            yield Finding(
+                "event_hash",
+                f"{where_at} ({row['type']}): content does not match its hash (edited)",
+                hand=row["hand_id"],
+                table=current,
+            )
         expected_seq, head = row["seq"] + 1, row["hash"]
     if current is not None:
         yield from check_head(current, expected_seq - 1, head, recorded.pop(current, None))
@@ -62,28 +83,38 @@ def verify_event_chains(store: Store, table_id: str | None = None) -> Iterator[F
         yield from check_head(table, 0, ZERO_HASH, head_row)
 
 
-def check_head(table: str, last_seq: int, last_hash: str,
-                recorded: tuple[int, str] | None) -> Iterator[Finding]:
+def check_head(
+    table: str, last_seq: int, last_hash: str, recorded: tuple[int, str] | None
+) -> Iterator[Finding]:
     if recorded is None:
         if last_seq:
-            yield Finding("chain_head", f"table {table}: its chain has no recorded head",
-                          table=table)
+            yield Finding(
+                "chain_head", f"table {table}: its chain has no recorded head", table=table
+            )
         return
     seq, digest = recorded
     if seq > last_seq:
-        yield Finding("chain_truncated", f"table {table}: the chain ends at event {last_seq} but "
-                      f"reached event {seq} (events at its end were deleted)", table=table)
+        yield Finding(
+            "chain_truncated",
+            f"table {table}: the chain ends at event {last_seq} but "
+            f"reached event {seq} (events at its end were deleted)",
+            table=table,
+        )
     elif (seq, digest) != (last_seq, last_hash):
-        yield Finding("chain_head", f"table {table}: the last event does not match the "
-                      "recorded head of the chain", table=table)
+        yield Finding(
+            "chain_head",
+            f"table {table}: the last event does not match the recorded head of the chain",
+            table=table,
+        )
 
 
 def verify_chain_names(store: Store) -> Iterator[Finding]:
     """Every recorded chain head names a chain: the GM log's or a table's events'."""
     for name in scan.chain_names(store):
         if name != "gm_actions" and not (isinstance(name, str) and name.startswith("events:")):
-            yield Finding("chain_head", f"a chain head is recorded for {name!r}, which is no "
-                          "chain (inserted)")
+            yield Finding(
+                "chain_head", f"a chain head is recorded for {name!r}, which is no chain (inserted)"
+            )
 
 
 def verify_gm_log(store: Store, after: tuple[int, str] = (0, ZERO_HASH)) -> Iterator[Finding]:
@@ -94,22 +125,38 @@ def verify_gm_log(store: Store, after: tuple[int, str] = (0, ZERO_HASH)) -> Iter
         if row["id"] != expected:
             yield Finding("gm_log_gap", f"GM action {expected} is missing", gm_action=expected)
         if row["prev_hash"] != head:
-            yield Finding("gm_log_link", f"GM action {row['id']} does not follow the one "
-                          "before it", gm_action=row["id"])
+            yield Finding(
+                "gm_log_link",
+                f"GM action {row['id']} does not follow the one before it",
+                gm_action=row["id"],
+            )
         if chain_hash(row["prev_hash"], gm_record(dict(row))) != row["hash"]:
-            yield Finding("gm_log_hash", f"GM action {row['id']} does not match its hash "
-                          "(edited)", gm_action=row["id"])
+            yield Finding(
+                "gm_log_hash",
+                f"GM action {row['id']} does not match its hash (edited)",
+                gm_action=row["id"],
+            )
         head, expected = row["hash"], row["id"] + 1
     recorded = heads(store, "gm_actions").get("")
     if recorded is None and expected - 1 > after[0]:
-        yield Finding("gm_log_head", f"the GM log holds actions up to {expected - 1} but no "
-                      "recorded head (it was deleted or renamed)", gm_action=expected - 1)
+        yield Finding(
+            "gm_log_head",
+            f"the GM log holds actions up to {expected - 1} but no "
+            "recorded head (it was deleted or renamed)",
+            gm_action=expected - 1,
+        )
     elif recorded is not None and recorded[0] > expected - 1:
-        yield Finding("gm_log_truncated", f"GM actions {expected} to {recorded[0]} are missing "
-                      "(deleted at the end of the log)", gm_action=recorded[0])
+        yield Finding(
+            "gm_log_truncated",
+            f"GM actions {expected} to {recorded[0]} are missing (deleted at the end of the log)",
+            gm_action=recorded[0],
+        )
     elif recorded is not None and recorded != (expected - 1, head):
-        yield Finding("gm_log_head", "the last GM action does not match the recorded head of "
-                      "the log", gm_action=expected - 1)
+        yield Finding(
+            "gm_log_head",
+            "the last GM action does not match the recorded head of the log",
+            gm_action=expected - 1,
+        )
 
 
 def json_or_none(text):

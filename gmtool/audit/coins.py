@@ -15,11 +15,17 @@ def verify_balances(store: Store, player: str | None = None) -> Iterator[Finding
     """Every player's coins equal the sum of their ledger rows."""
     for row in scan.balances(store, player):
         if type(row["coins"]) is int and row["coins"] < 0:
-            yield Finding("balance", f"{row['name']} holds {row['coins']} coins: a balance is "
-                          "never negative", player=row["name"])
+            yield Finding(
+                "balance",
+                f"{row['name']} holds {row['coins']} coins: a balance is never negative",
+                player=row["name"],
+            )
         if row["coins"] != row["ledger"]:
-            yield Finding("balance", f"{row['name']} holds {row['coins']} coins but the ledger "
-                          f"sums to {row['ledger']}", player=row["name"])
+            yield Finding(
+                "balance",
+                f"{row['name']} holds {row['coins']} coins but the ledger sums to {row['ledger']}",
+                player=row["name"],
+            )
 
 
 def verify_ledger_links(store: Store, from_id: int = 1) -> Iterator[Finding]:
@@ -27,20 +33,30 @@ def verify_ledger_links(store: Store, from_id: int = 1) -> Iterator[Finding]:
     coin movement whose cause was deleted (say, the last GM action with its chain head
     rewound) is found."""
     for row in scan.ledger_without_gm_action(store, from_id):
-        yield Finding("gm_log_missing", f"ledger row {row['id']} ({row['player']}) was made by "
-                      f"GM action {row['gm_action_id']}, which is not in the GM log",
-                      player=row["player"], gm_action=row["gm_action_id"])
+        yield Finding(
+            "gm_log_missing",
+            f"ledger row {row['id']} ({row['player']}) was made by "
+            f"GM action {row['gm_action_id']}, which is not in the GM log",
+            player=row["player"],
+            gm_action=row["gm_action_id"],
+        )
     for row in scan.ledger_without_hand(store, from_id):
-        yield Finding("ledger_orphan", f"ledger row {row['id']} ({row['player']}) belongs to "
-                      f"hand {row['hand_id']}, which does not exist", hand=row["hand_id"],
-                      player=row["player"])
+        yield Finding(
+            "ledger_orphan",
+            f"ledger row {row['id']} ({row['player']}) belongs to "
+            f"hand {row['hand_id']}, which does not exist",
+            hand=row["hand_id"],
+            player=row["player"],
+        )
     for row in scan.ledger_without_cause(store, from_id):
-        yield Finding("ledger_orphan", f"ledger row {row['id']} ({row['player']}) has no cause "
-                      "(no hand, no GM action)", player=row["player"])
+        yield Finding(
+            "ledger_orphan",
+            f"ledger row {row['id']} ({row['player']}) has no cause (no hand, no GM action)",
+            player=row["player"],
+        )
 
 
-def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1
-                  ) -> Iterator[Finding]:
+def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1) -> Iterator[Finding]:
     """Every coin that no hand moved is justified: an opening balance is the player's first
     ledger row and their only one; a GM adjustment is the amount, player and success its
     GM log row records; and every adjustment the log says was made has its row (ledger
@@ -49,26 +65,47 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1
     for row in scan.grants(store, from_ledger):
         where = {"player": row["player"]}
         if row["reason"] == "opening_balance":
-            if row["player"] in openings or row["id"] != row["first_id"] or \
-                    row["gm_action_id"] is not None:
-                yield Finding("unjustified_coins", f"ledger row {row['id']}: an opening "
-                              f"balance of {row['delta']} that is not {row['player']}'s first "
-                              "ledger row (minted)", **where)
+            if (
+                row["player"] in openings
+                or row["id"] != row["first_id"]
+                or row["gm_action_id"] is not None
+            ):
+                yield Finding(
+                    "unjustified_coins",
+                    f"ledger row {row['id']}: an opening "
+                    f"balance of {row['delta']} that is not {row['player']}'s first "
+                    "ledger row (minted)",
+                    **where,
+                )
             openings.add(row["player"])
         elif row["reason"] == "gm_adjust" and row["gm_action_id"] is not None:
             outcome = json_or_none(row["outcome"])
             if row["action"] is not None and (
-                    row["action"] != "adjust" or row["target"] != row["player"]
-                    or not isinstance(outcome, dict) or outcome.get("ok") is not True
-                    or outcome.get("delta") != row["delta"]):
-                yield Finding("unjustified_coins", f"ledger row {row['id']}: {row['delta']} "
-                              f"for {row['player']} is not the adjustment GM action "
-                              f"{row['gm_action_id']} records", gm_action=row["gm_action_id"],
-                              **where)
+                row["action"] != "adjust"
+                or row["target"] != row["player"]
+                or not isinstance(outcome, dict)
+                or outcome.get("ok") is not True
+                or outcome.get("delta") != row["delta"]
+            ):
+                yield Finding(
+                    "unjustified_coins",
+                    f"ledger row {row['id']}: {row['delta']} "
+                    f"for {row['player']} is not the adjustment GM action "
+                    f"{row['gm_action_id']} records",
+                    gm_action=row["gm_action_id"],
+                    **where,
+                )
         elif row["gm_action_id"] is not None:
-            yield Finding("unjustified_coins", f"ledger row {row['id']}: reason "
-                          f"{row['reason']!r} is not a GM adjustment", **where)
+            yield Finding(
+                "unjustified_coins",
+                f"ledger row {row['id']}: reason {row['reason']!r} is not a GM adjustment",
+                **where,
+            )
     for row in scan.adjustments_without_row(store, from_gm_action, from_ledger):
-        yield Finding("unjustified_coins", f"GM action {row['id']} adjusted {row['target']}'s "
-                      "coins but no ledger row carries it (deleted)", gm_action=row["id"],
-                      player=row["target"])
+        yield Finding(
+            "unjustified_coins",
+            f"GM action {row['id']} adjusted {row['target']}'s "
+            "coins but no ledger row carries it (deleted)",
+            gm_action=row["id"],
+            player=row["target"],
+        )

@@ -37,18 +37,28 @@ def verify_command_fates(store) -> Iterator[Finding]:
         logged = fates.get(row["id"], [])
         where = f"GM command {row['id']}"
         if len(logged) > 1:
-            yield Finding("gm_command", f"{where} has {len(logged)} logged fates (GM actions "
-                          f"{', '.join(map(str, logged))})", gm_action=logged[-1])
+            yield Finding(
+                "gm_command",
+                f"{where} has {len(logged)} logged fates (GM actions "
+                f"{', '.join(map(str, logged))})",
+                gm_action=logged[-1],
+            )
         elif logged:
             yield from _decided(row, actions[logged[0]], where)
         elif row["status"] not in gm.IN_FLIGHT:
             fate = row["gm_action_id"]
-            yield Finding("gm_command", f"{where} is {row['status']!r}, but no GM action logs "
-                          "a fate of it" + (f" (GM action {fate} does not)" if fate else ""),
-                          gm_action=fate if type(fate) is int else None)
+            yield Finding(
+                "gm_command",
+                f"{where} is {row['status']!r}, but no GM action logs "
+                "a fate of it" + (f" (GM action {fate} does not)" if fate else ""),
+                gm_action=fate if type(fate) is int else None,
+            )
         elif (row["acked_at"], row["outcome"], row["gm_action_id"]) != (None, None, None):
-            yield Finding("gm_command", f"{where} is {row['status']}, yet has an outcome, a "
-                          "time or a GM action that no logged fate gave it (edited)")
+            yield Finding(
+                "gm_command",
+                f"{where} is {row['status']}, yet has an outcome, a "
+                "time or a GM action that no logged fate gave it (edited)",
+            )
 
 
 def _decided(row: dict, action: dict, where: str) -> Iterator[Finding]:
@@ -57,19 +67,35 @@ def _decided(row: dict, action: dict, where: str) -> Iterator[Finding]:
     fate = logged.pop("fate", None)
     logged.pop("command", None)
     if status in gm.IN_FLIGHT:
-        yield Finding("gm_command", f"{where} is {status} again after its fate was logged "
-                      f"(GM action {action['id']}): revived by hand", gm_action=action["id"])
+        yield Finding(
+            "gm_command",
+            f"{where} is {status} again after its fate was logged "
+            f"(GM action {action['id']}): revived by hand",
+            gm_action=action["id"],
+        )
         return
-    expected = fate if fate is not None else \
-        ("done" if logged.get("ok") else status if status in gm.FATES[1:] else "failed")
-    differs = [what for what, same in (
-        (f"status {status!r}, not {expected!r}", status == expected),
-        (f"GM action {row['gm_action_id']!r}", row["gm_action_id"] == action["id"]),
-        ("an outcome that is not the logged one", json_or_none(row["outcome"]) == logged),
-        (f"time {row['acked_at']!r}, not {action['at']!r}",
-         fate is None or row["acked_at"] == action["at"])) if not same]
+    expected = (
+        fate
+        if fate is not None
+        else ("done" if logged.get("ok") else status if status in gm.FATES[1:] else "failed")
+    )
+    differs = [
+        what
+        for what, same in (
+            (f"status {status!r}, not {expected!r}", status == expected),
+            (f"GM action {row['gm_action_id']!r}", row["gm_action_id"] == action["id"]),
+            ("an outcome that is not the logged one", json_or_none(row["outcome"]) == logged),
+            (
+                f"time {row['acked_at']!r}, not {action['at']!r}",
+                fate is None or row["acked_at"] == action["at"],
+            ),
+        )
+        if not same
+    ]
     if differs:
-        yield Finding("gm_command", f"{where}'s row says {', '.join(differs)}, against its "
-                      f"logged fate (GM action {action['id']}): edited",
-                      gm_action=action["id"])
-
+        yield Finding(
+            "gm_command",
+            f"{where}'s row says {', '.join(differs)}, against its "
+            f"logged fate (GM action {action['id']}): edited",
+            gm_action=action["id"],
+        )

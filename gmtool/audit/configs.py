@@ -24,12 +24,14 @@ def verify_configs(store) -> Iterator[Finding]:
             profile = compiled["profile"]
             shown = (profile["id"], profile["version"], profile["title"], compiled["game"])
         except (TypeError, ValueError, KeyError):
-            yield Finding("config", f"{name}: its compiled rules are not a compiled config "
-                          "(edited)")
+            yield Finding(
+                "config", f"{name}: its compiled rules are not a compiled config (edited)"
+            )
             continue
         if compiled.get("config_id") != config_id or config_id_of(compiled) != config_id:
-            yield Finding("config", f"{name}: its compiled rules do not hash to its id "
-                          "(edited)")
+            yield Finding("config", f"{name}: its compiled rules do not hash to its id (edited)")
         elif (profile_id, version, title, game) != shown:
-            yield Finding("config", f"{name}: profile, version, title or game differ from "
-                          "its compiled rules (edited)")
+            yield Finding(
+                "config",
+                f"{name}: profile, version, title or game differ from its compiled rules (edited)",
+            )

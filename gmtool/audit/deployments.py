@@ -36,12 +36,16 @@ def verify_deployments(store: Store) -> Iterator[Finding]:
                 unnamed[action["target"]] += 1
             continue
         if deployment in made:
-            yield Finding("deployment", f"deployment {deployment} is named by GM actions "
-                          f"{made[deployment]['id']} and {action['id']}",
-                          gm_action=action["id"])
+            yield Finding(
+                "deployment",
+                f"deployment {deployment} is named by GM actions "
+                f"{made[deployment]['id']} and {action['id']}",
+                gm_action=action["id"],
+            )
             continue
-        made[deployment] = action | {"config": outcome.get(
-            "config_id" if action["action"] == "deploy" else "active")}
+        made[deployment] = action | {
+            "config": outcome.get("config_id" if action["action"] == "deploy" else "active")
+        }
     for row in deployment_rows(store):
         action = made.pop(row["id"], None)
         what = f"deployment {row['id']} ({row['profile_id']}, by {row['deployed_by']})"
@@ -51,10 +55,21 @@ def verify_deployments(store: Store) -> Iterator[Finding]:
                 continue
             yield Finding("deployment", f"{what} was made by no GM action (inserted)")
         elif (action["target"], action["actor"], action["config"]) != (
-                row["profile_id"], row["deployed_by"], row["config_id"]):
-            yield Finding("deployment", f"{what} is not what GM action {action['id']} made: "
-                          f"{action['action']} of {action['target']} by {action['actor']}, "
-                          f"config {str(action['config'])[:12]}", gm_action=action["id"])
+            row["profile_id"],
+            row["deployed_by"],
+            row["config_id"],
+        ):
+            yield Finding(
+                "deployment",
+                f"{what} is not what GM action {action['id']} made: "
+                f"{action['action']} of {action['target']} by {action['actor']}, "
+                f"config {str(action['config'])[:12]}",
+                gm_action=action["id"],
+            )
     for deployment, action in sorted(made.items()):
-        yield Finding("deployment", f"GM action {action['id']} made deployment {deployment}, "
-                      "which is not in the store (deleted)", gm_action=action["id"])
+        yield Finding(
+            "deployment",
+            f"GM action {action['id']} made deployment {deployment}, "
+            "which is not in the store (deleted)",
+            gm_action=action["id"],
+        )

@@ -38,15 +38,27 @@ def report_from(row: dict, events: list[dict], replay: dict | None = None) -> di
         verifies = commitment(bytes.fromhex(seed)) == row["commitment"]
     settlement = next((e for e in events if e["type"] == "settlement"), None)
     report = {
-        "hand": row["id"], "table": row["table_id"], "number": row["number"],
+        "hand": row["id"],
+        "table": row["table_id"],
+        "number": row["number"],
         "profile": {"id": row["profile_id"], "version": row["version"], "title": row["title"]},
-        "config_id": row["config_id"], "tier": row["tier"], "banker": row["banker"],
-        "ante": row["ante"], "seats": row["seats"], "started_at": row["started_at"],
-        "ended_at": row["ended_at"], "outcome": row["outcome"], "winners": row["winners"],
-        "commitment": row["commitment"], "algorithm": row["algorithm"], "seed": seed,
-        "seed_verifies": verifies, "events": events,
+        "config_id": row["config_id"],
+        "tier": row["tier"],
+        "banker": row["banker"],
+        "ante": row["ante"],
+        "seats": row["seats"],
+        "started_at": row["started_at"],
+        "ended_at": row["ended_at"],
+        "outcome": row["outcome"],
+        "winners": row["winners"],
+        "commitment": row["commitment"],
+        "algorithm": row["algorithm"],
+        "seed": seed,
+        "seed_verifies": verifies,
+        "events": events,
         "settlement": {k: v for k, v in settlement.items() if k not in ("type", "seq")}
-        if settlement else None,
+        if settlement
+        else None,
     }
     if replay is not None:
         report["replay"] = replay
@@ -55,7 +67,11 @@ def report_from(row: dict, events: list[dict], replay: dict | None = None) -> di
 
 def parsed_row(hand_row: dict, profile: dict) -> dict:
     """A stored hand row as `report_from` takes it."""
-    return {**hand_row, "seats": json.loads(hand_row["seats"]),
-            "winners": json.loads(hand_row["winners"]) if hand_row["winners"] else [],
-            "profile_id": profile["id"], "version": profile["version"],
-            "title": profile["title"]}
+    return {
+        **hand_row,
+        "seats": json.loads(hand_row["seats"]),
+        "winners": json.loads(hand_row["winners"]) if hand_row["winners"] else [],
+        "profile_id": profile["id"],
+        "version": profile["version"],
+        "title": profile["title"],
+    }

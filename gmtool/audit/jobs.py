@@ -33,8 +33,9 @@ class TablePasses:
     """Runs `(table, start)` passes, in this process (`jobs` 1, or a single table) or in
     `jobs` workers; `results()` gives their findings in the order they were given."""
 
-    def __init__(self, store: Store, jobs: int = 1,
-                 progress: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self, store: Store, jobs: int = 1, progress: Callable[[int], None] | None = None
+    ) -> None:
         if not 1 <= jobs <= MAX_JOBS:
             raise UsageError(f"--jobs {jobs}: give 1 to {MAX_JOBS} processes")
         self.store, self.jobs, self.progress = store, jobs, progress
@@ -44,26 +45,36 @@ class TablePasses:
         self._news = None
         self._checked = 0
 
-    def start(self, passes: list[tuple[str, int | None, int]], selection: tuple = (),
-              sizes: dict[str, int] | None = None) -> None:
+    def start(
+        self,
+        passes: list[tuple[str, int | None, int]],
+        selection: tuple = (),
+        sizes: dict[str, int] | None = None,
+    ) -> None:
         """Start the passes (table, first event or None, last hand to tally): here they run
         to the end before this returns; in workers they run on while the caller does other
         work."""
         workers = min(self.jobs, len(passes))
         if workers <= 1:
             audit = TableAudit(self.store, self.progress)
-            self._results = [audit.table(table, selection, start, until)
-                             for table, start, until in passes]
+            self._results = [
+                audit.table(table, selection, start, until) for table, start, until in passes
+            ]
             return
         context = multiprocessing.get_context("spawn")
         self._news = context.Queue()
-        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_open,
-                                         initargs=(str(self.store.path), self._news))
+        self._pool = ProcessPoolExecutor(
+            workers,
+            mp_context=context,
+            initializer=_open,
+            initargs=(str(self.store.path), self._news),
+        )
         self._listener = threading.Thread(target=self._listen, daemon=True)
         self._listener.start()
         sizes = sizes or {}
-        longest_first = sorted(range(len(passes)), key=lambda i: -(
-            sizes.get(passes[i][0], 0) - (passes[i][1] or 1)))
+        longest_first = sorted(
+            range(len(passes)), key=lambda i: -(sizes.get(passes[i][0], 0) - (passes[i][1] or 1))
+        )
         futures: dict[int, Future] = {}
         for i in longest_first:
             table, start, until = passes[i]
@@ -102,6 +113,7 @@ class TablePasses:
 
 
 # -- in a worker -------------------------------------------------------------------------
+
 
 def _open(path: str, news) -> None:
     global _audit, _news

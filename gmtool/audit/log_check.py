@@ -29,9 +29,17 @@ from gmtool.findings import Finding
 from gmtool.store import log_append, log_reads
 from gmtool.store.db import Store, StoreError
 
-_NAMED = {"hand": "hand", "hand_end": "end of hand", "ledger": "ledger row",
-          "gm_action": "GM action", "config": "config", "deployment": "deployment",
-          "gm_user": "GM user", "player": "player", "gm_request": "GM command"}
+_NAMED = {
+    "hand": "hand",
+    "hand_end": "end of hand",
+    "ledger": "ledger row",
+    "gm_action": "GM action",
+    "config": "config",
+    "deployment": "deployment",
+    "gm_user": "GM user",
+    "player": "player",
+    "gm_request": "GM command",
+}
 
 
 def _where(kind: str, key, body: dict) -> dict:
@@ -115,8 +123,7 @@ class LogCheck:
 
     def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
         self._suspects = log_reads.index_suspects(self.store, self.streamed, self.start)
-        logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS) - self.streamed,
-                                              sizes)
+        logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS) - self.streamed, sizes)
         self._check_state()
         self._check_nodes()
         self._check_batches(batches)
@@ -144,14 +151,18 @@ class LogCheck:
         streamed, suspects = self.streamed, set(self._suspects)
         for idx, kind, tkey, nkey, body, leaf in log_reads.records(self.store, frontier.size):
             if idx != frontier.size:
-                self._add("log_gap", f"log record {frontier.size} is missing (the next is "
-                          f"{idx}): records were deleted")
+                self._add(
+                    "log_gap",
+                    f"log record {frontier.size} is missing (the next is "
+                    f"{idx}): records were deleted",
+                )
                 break
             if type(leaf) is not bytes:
                 leaf = bytes(leaf)
             if sha256(b"\x00" + body.encode("utf-8", "surrogateescape")).digest() != leaf:
-                self._add("log_record", f"log record {idx} ({kind}) does not match its hash "
-                          "(edited)")
+                self._add(
+                    "log_record", f"log record {idx} ({kind}) does not match its hash (edited)"
+                )
             # Frontier.push inline, each complete node it makes hashed into its level's
             # digest (for `_check_nodes`: the stored nodes must be these).
             node, index, level = leaf, frontier.size, 0
@@ -173,9 +184,12 @@ class LogCheck:
                 self._add("log_record", f"log record {idx} is not a record's JSON")
                 continue
             if indexed != (kind, tkey, nkey):
-                self._add("log_record", f"log record {idx} is indexed as {kind} "
-                          f"{tkey!r} {nkey!r}, but its body is {indexed[0]} {indexed[1]!r} "
-                          f"{indexed[2]!r} (edited)")
+                self._add(
+                    "log_record",
+                    f"log record {idx} is indexed as {kind} "
+                    f"{tkey!r} {nkey!r}, but its body is {indexed[0]} {indexed[1]!r} "
+                    f"{indexed[2]!r} (edited)",
+                )
                 kind = indexed[0]
                 if kind in streamed:
                     self._strays.setdefault(kind, []).append((_key_of(record), idx, record))
@@ -188,16 +202,23 @@ class LogCheck:
                 before = batches.get(table)
                 first = (self._logged_before(table) if before is None else before) + 1
                 if record.get("first") != first:
-                    self._add("log_events", f"log record {idx}: events of table "
-                              f"{table} from {first} are not logged in order", table=table)
+                    self._add(
+                        "log_events",
+                        f"log record {idx}: events of table "
+                        f"{table} from {first} are not logged in order",
+                        table=table,
+                    )
                 batches[table] = record.get("last", 0)
             elif kind == "retire":
                 retired.update(record.get("ids", ()))
             elif kind in logged:
                 bucket, key = logged[kind], _key_of(record)
                 if key in bucket and kind not in RELOGGED:
-                    self._add("log_record", f"log record {idx} logs {_NAMED[kind]} {key} "
-                              "again (duplicated)", **_where(kind, key, record))
+                    self._add(
+                        "log_record",
+                        f"log record {idx} logs {_NAMED[kind]} {key} again (duplicated)",
+                        **_where(kind, key, record),
+                    )
                 bucket[key] = record
         return logged, retired, batches
 
@@ -209,28 +230,44 @@ class LogCheck:
         try:
             size, root = log_append.state(self.store)
         except StoreError:
-            self._add("log_state", "the log's recorded state is no tree's state: its size "
-                      "and nodes do not agree (edited)")
+            self._add(
+                "log_state",
+                "the log's recorded state is no tree's state: its size "
+                "and nodes do not agree (edited)",
+            )
             return
         if (size, root) != (self.frontier.size, self.frontier.root()):
-            self._add("log_state", f"the log's recorded state ({size} records) is not the "
-                      f"tree of its {self.frontier.size} records (the log was edited)")
+            self._add(
+                "log_state",
+                f"the log's recorded state ({size} records) is not the "
+                f"tree of its {self.frontier.size} records (the log was edited)",
+            )
 
     def _check_nodes(self) -> None:
         """The stored tree nodes (`log_nodes`, read by inclusion and consistency proofs and
         by the host's start) made after the walk's first record are exactly the ones the
         walk made: at each level as many, with the same indexes and hashes, in order."""
         start, size = self.start, self.frontier.size
-        stored = {level: (count, least, greatest) for level, count, least, greatest
-                  in log_reads.node_levels(self.store, start, MAX_LEVEL)}
-        expected = {level: (end - first, first, end - 1) for level in range(1, MAX_LEVEL + 1)
-                    for first, end in [(start >> level, size >> level)] if end > first}
-        for level in sorted(stored.keys() | expected.keys(),
-                            key=lambda v: (0, v) if type(v) is int else (1, str(v))):
+        stored = {
+            level: (count, least, greatest)
+            for level, count, least, greatest in log_reads.node_levels(self.store, start, MAX_LEVEL)
+        }
+        expected = {
+            level: (end - first, first, end - 1)
+            for level in range(1, MAX_LEVEL + 1)
+            for first, end in [(start >> level, size >> level)]
+            if end > first
+        }
+        for level in sorted(
+            stored.keys() | expected.keys(), key=lambda v: (0, v) if type(v) is int else (1, str(v))
+        ):
             if stored.get(level) != expected.get(level) or not self._same_nodes(level):
-                self._add("log_nodes", f"the log's stored tree nodes at level {level!r} are "
-                          "not the tree of its records (edited, inserted or deleted): proofs "
-                          "read from them would not verify")
+                self._add(
+                    "log_nodes",
+                    f"the log's stored tree nodes at level {level!r} are "
+                    "not the tree of its records (edited, inserted or deleted): proofs "
+                    "read from them would not verify",
+                )
 
     def _same_nodes(self, level: int) -> bool:
         digest = hashlib.sha256()
@@ -244,8 +281,11 @@ class LogCheck:
     def _check_guards(self) -> None:
         missing = log_reads.missing_guards(self.store)
         if missing:
-            self._add("triggers", f"the append-only guards {', '.join(missing)} were dropped "
-                      "or defused: rows of those tables may have been changed or deleted since")
+            self._add(
+                "triggers",
+                f"the append-only guards {', '.join(missing)} were dropped "
+                "or defused: rows of those tables may have been changed or deleted since",
+            )
 
     def _add(self, kind: str, detail: str, **where) -> None:
         self.problems.append(Finding(kind, detail, **where))
@@ -254,33 +294,53 @@ class LogCheck:
         """Every batch of events from the frontier's size on names the hash its last event
         has now; a table is reported once (after a rewrite every later batch differs too)."""
         for idx, table, first, last, logged, digest in log_reads.batch_heads_from(
-                self.store, self.start):
+            self.store, self.start
+        ):
             if digest != logged and table not in rewritten:
                 rewritten.add(table)
                 self._rewritten(table, first, last, f"log record {idx}")
 
     def _rewritten(self, table: str, first: int, last: int, where: str) -> None:
         hand = log_reads.batch_hand(self.store, table, first, last)
-        self._add("events_rewritten", f"table {table}: the events up to {last} are not the "
-                  f"ones the log holds ({where}): rewritten", table=table,
-                  **({"hand": hand} if hand is not None else {}))
+        self._add(
+            "events_rewritten",
+            f"table {table}: the events up to {last} are not the "
+            f"ones the log holds ({where}): rewritten",
+            table=table,
+            **({"hand": hand} if hand is not None else {}),
+        )
 
     def _check_batches(self, batches: dict[str, int]) -> None:
         self._check_heads(set())
         for table, last in log_reads.last_seqs(self.store).items():
             logged = batches.pop(table, 0)
             if last > logged:
-                self._add("events_unlogged", f"table {table}: events {logged + 1} to {last} "
-                          "are not in the log (inserted)", table=table)
+                self._add(
+                    "events_unlogged",
+                    f"table {table}: events {logged + 1} to {last} are not in the log (inserted)",
+                    table=table,
+                )
             elif last < logged:
-                self._add("events_deleted", f"table {table}: the log holds events up to "
-                          f"{logged}, the store up to {last} (deleted)", table=table)
+                self._add(
+                    "events_deleted",
+                    f"table {table}: the log holds events up to "
+                    f"{logged}, the store up to {last} (deleted)",
+                    table=table,
+                )
         for table, logged in sorted(batches.items()):
-            self._add("events_deleted", f"table {table}: the log holds {logged} events, the "
-                      "store none (deleted)", table=table)
+            self._add(
+                "events_deleted",
+                f"table {table}: the log holds {logged} events, the store none (deleted)",
+                table=table,
+            )
 
-    def _check_rows(self, kind: str, records: dict, rows: Iterable[dict],
-                    logged_before: Callable[[object], bool] | None = None) -> None:
+    def _check_rows(
+        self,
+        kind: str,
+        records: dict,
+        rows: Iterable[dict],
+        logged_before: Callable[[object], bool] | None = None,
+    ) -> None:
         """`rows` (bodies rebuilt from the store) against the `records` logged for them;
         a row without a record passes if `logged_before(key)` (logged before the walk)."""
         name = _NAMED[kind]
@@ -293,8 +353,11 @@ class LogCheck:
             else:
                 self._compare(kind, record, body)
         for key, record in sorted(records.items(), key=lambda item: str(item[0])):
-            self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
-                      "(deleted)", **_where(kind, key, record))
+            self._add(
+                "deleted",
+                f"{name} {key}: in the evidence log but not in the store (deleted)",
+                **_where(kind, key, record),
+            )
 
     def _check_streamed(self, kind: str) -> None:
         """The rows of `kind` against their records in SQLite: every row whose last record
@@ -308,11 +371,13 @@ class LogCheck:
         held = sorted({key for key, _, _ in strays}, key=_order)
         keys = json.dumps([key for key in held if isinstance(key, (int, str))])
         last_key: object = _NONE
-        for key, idx, body in log_reads.records_logged_twice(store, kind, start, suspects,
-                                                             keys):
+        for key, idx, body in log_reads.records_logged_twice(store, kind, start, suspects, keys):
             if key == last_key and kind not in RELOGGED:
-                self._add("log_record", f"log record {idx} logs {name} {key} again "
-                          "(duplicated)", **_where(kind, key, _loads(body)))
+                self._add(
+                    "log_record",
+                    f"log record {idx} logs {name} {key} again (duplicated)",
+                    **_where(kind, key, _loads(body)),
+                )
             last_key = key
         body_of = log_reads.LOGGED_ROWS[kind][1]
         for row, text in log_reads.rows_unlike_records(store, kind, start, suspects, keys):
@@ -322,8 +387,11 @@ class LogCheck:
             else:
                 self._compare(kind, _loads(text), body)
         for key, _, text in log_reads.records_without_rows(store, kind, start, suspects, keys):
-            self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
-                      "(deleted)", **_where(kind, key, _loads(text)))
+            self._add(
+                "deleted",
+                f"{name} {key}: in the evidence log but not in the store (deleted)",
+                **_where(kind, key, _loads(text)),
+            )
         for key in held:
             self._check_held(kind, key, strays)
 
@@ -331,47 +399,67 @@ class LogCheck:
         """One key of `kind` with records held here: all its records in index order (the
         last holds; the others are duplicates) against its row."""
         name = _NAMED[kind]
-        records = [(idx, _loads(body)) for idx, body in log_reads.records_of_key(
-            self.store, kind, key, self.start, json.dumps(self._suspects))]
-        records += [(idx, record) for stray_key, idx, record in strays
-                    if _order(stray_key) == _order(key)]
+        records = [
+            (idx, _loads(body))
+            for idx, body in log_reads.records_of_key(
+                self.store, kind, key, self.start, json.dumps(self._suspects)
+            )
+        ]
+        records += [
+            (idx, record) for stray_key, idx, record in strays if _order(stray_key) == _order(key)
+        ]
         records.sort(key=lambda item: item[0])
         if kind not in RELOGGED:
             for idx, record in records[1:]:
-                self._add("log_record", f"log record {idx} logs {name} {key} again "
-                          "(duplicated)", **_where(kind, key, record))
+                self._add(
+                    "log_record",
+                    f"log record {idx} logs {name} {key} again (duplicated)",
+                    **_where(kind, key, record),
+                )
         record = records[-1][1]
-        row = log_reads.row_of_key(self.store, kind, key) if isinstance(key, (int, str)) \
-            else None
+        row = log_reads.row_of_key(self.store, kind, key) if isinstance(key, (int, str)) else None
         if row is None:
-            self._add("deleted", f"{name} {key}: in the evidence log but not in the store "
-                      "(deleted)", **_where(kind, key, record))
+            self._add(
+                "deleted",
+                f"{name} {key}: in the evidence log but not in the store (deleted)",
+                **_where(kind, key, record),
+            )
         else:
             self._compare(kind, record, log_reads.LOGGED_ROWS[kind][1](row))
 
     def _not_logged(self, kind: str, body: dict) -> None:
         key = _key_of(body)
-        self._add("not_logged", f"{_NAMED[kind]} {key}: not in the evidence log (inserted)",
-                  **_where(kind, key, body))
+        self._add(
+            "not_logged",
+            f"{_NAMED[kind]} {key}: not in the evidence log (inserted)",
+            **_where(kind, key, body),
+        )
 
     def _compare(self, kind: str, record: dict, body: dict) -> None:
         if record != body and not _older_form(kind, record, body):
             changed = sorted(k for k in body if body.get(k) != record.get(k))
-            self._add("differs_from_log", f"{_NAMED[kind]} {_key_of(body)}: "
-                      f"{', '.join(changed)} differ{'s' if len(changed) == 1 else ''} from "
-                      "the evidence log (edited)", **_where(kind, _key_of(body), record))
+            self._add(
+                "differs_from_log",
+                f"{_NAMED[kind]} {_key_of(body)}: "
+                f"{', '.join(changed)} differ{'s' if len(changed) == 1 else ''} from "
+                "the evidence log (edited)",
+                **_where(kind, _key_of(body), record),
+            )
 
     def _check_active(self, deployments: set[int], retired: set[int]) -> None:
         expected = deployments - retired
         active = log_reads.active_deployments(self.store)
         for ident in sorted(active ^ expected):
             state = "active" if ident in active else "inactive"
-            self._add("differs_from_log", f"deployment {ident}: {state}, which the evidence "
-                      "log does not say (edited)")
+            self._add(
+                "differs_from_log",
+                f"deployment {ident}: {state}, which the evidence log does not say (edited)",
+            )
 
 
-def checkpoint_problems(check: LogCheck, checkpoints: list[tuple[str, Checkpoint]],
-                        origin: str) -> Iterator[Finding]:
+def checkpoint_problems(
+    check: LogCheck, checkpoints: list[tuple[str, Checkpoint]], origin: str
+) -> Iterator[Finding]:
     """Whether the store's log extends the signed checkpoints (name, checkpoint): same
     origin, at least as many records, the same root over the first `size` of them. A
     rewrite is placed between the last checkpoint that still holds and the first that
@@ -380,19 +468,29 @@ def checkpoint_problems(check: LogCheck, checkpoints: list[tuple[str, Checkpoint
     good = None
     for name, checkpoint in sorted(checkpoints, key=lambda item: item[1].size):
         if checkpoint.origin != origin:
-            yield Finding("checkpoint", f"{name} is for log {checkpoint.origin}, not this "
-                          f"store's ({origin})")
+            yield Finding(
+                "checkpoint", f"{name} is for log {checkpoint.origin}, not this store's ({origin})"
+            )
             continue
         if checkpoint.size > size:
             newest = max(c.size for _, c in checkpoints if c.origin == origin)
-            yield Finding("checkpoint_rollback", f"the store holds {size} evidence records, "
-                          f"but a checkpoint was signed at {newest}: records after {size} were "
-                          "deleted, or an older copy of the store was restored")
+            yield Finding(
+                "checkpoint_rollback",
+                f"the store holds {size} evidence records, "
+                f"but a checkpoint was signed at {newest}: records after {size} were "
+                "deleted, or an older copy of the store was restored",
+            )
             return
         if check.roots.get(checkpoint.size) != checkpoint.root:
-            since = f"after record {good[1].size} ({good[0]} still holds)" if good else \
-                "from the first record on"
-            yield Finding("checkpoint_rewrite", f"the log's first {checkpoint.size} records "
-                          f"are not the ones {name} signed: history was rewritten {since}")
+            since = (
+                f"after record {good[1].size} ({good[0]} still holds)"
+                if good
+                else "from the first record on"
+            )
+            yield Finding(
+                "checkpoint_rewrite",
+                f"the log's first {checkpoint.size} records "
+                f"are not the ones {name} signed: history was rewritten {since}",
+            )
             return
         good = (name, checkpoint)

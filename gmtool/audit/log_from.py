@@ -46,19 +46,32 @@ class LogFrom(LogCheck):
         the checkpoint to build on: the audit stops and says to run a full one."""
         name, base = self.name, self.base
         if base.origin != origin:
-            return [Finding("checkpoint", f"{name} is for log {base.origin}, not this "
-                            f"store's ({origin})")]
+            return [
+                Finding(
+                    "checkpoint", f"{name} is for log {base.origin}, not this store's ({origin})"
+                )
+            ]
         held = log_reads.size(self.store)
         if held < base.size:
-            return [Finding("checkpoint_rollback", f"the store holds {held} evidence records, "
-                            f"but {name} was signed at {base.size}: records after {held} were "
-                            "deleted, or an older copy of the store was restored")]
+            return [
+                Finding(
+                    "checkpoint_rollback",
+                    f"the store holds {held} evidence records, "
+                    f"but {name} was signed at {base.size}: records after {held} were "
+                    "deleted, or an older copy of the store was restored",
+                )
+            ]
         nodes = log_reads.frontier_at(self.store, base.size)
         if None in nodes or Frontier(base.size, nodes).root() != base.root:
-            return [Finding("checkpoint_rewrite", f"the log's first {base.size} records are "
-                            f"not the ones {name} signed (records before it, or the tree's "
-                            "stored nodes, were changed): run a full audit (without "
-                            "--from-checkpoint) to find where")]
+            return [
+                Finding(
+                    "checkpoint_rewrite",
+                    f"the log's first {base.size} records are "
+                    f"not the ones {name} signed (records before it, or the tree's "
+                    "stored nodes, were changed): run a full audit (without "
+                    "--from-checkpoint) to find where",
+                )
+            ]
         self.frontier = Frontier(base.size, nodes)
         self.start = base.size
         return []
@@ -70,8 +83,7 @@ class LogFrom(LogCheck):
 
     def _batch_before(self, table: str) -> tuple[int, str] | None:
         if table not in self._before:
-            self._before[table] = log_reads.last_batch_before(self.store, table,
-                                                              self.base.size)
+            self._before[table] = log_reads.last_batch_before(self.store, table, self.base.size)
         return self._before[table]
 
     def _logged_before(self, table: str) -> int:
@@ -86,15 +98,20 @@ class LogFrom(LogCheck):
         self._check_batches_from(batches)
         self.after = after = self._cutoffs(logged)
         for kind in log_reads.RANGED:
-            self._check_rows(kind, logged[kind], log_reads.rows_from(
-                self.store, kind, getattr(after, kind)))
-        running = [log_reads.last_hand_before(self.store, table, after.hand)
-                   for table in self._before]  # the hand each table may have had running
+            self._check_rows(
+                kind, logged[kind], log_reads.rows_from(self.store, kind, getattr(after, kind))
+            )
+        running = [
+            log_reads.last_hand_before(self.store, table, after.hand) for table in self._before
+        ]  # the hand each table may have had running
         ended = {*logged["hand_end"], *(hand for hand in running if hand is not None)}
-        self._check_rows("hand_end", logged["hand_end"], log_reads.ended_hands(
-            self.store, after.hand, ended), self._ended_before)
-        self._check_whole([kind for kind in log_reads.LOGGED_ROWS if kind not in ranged],
-                          retired)
+        self._check_rows(
+            "hand_end",
+            logged["hand_end"],
+            log_reads.ended_hands(self.store, after.hand, ended),
+            self._ended_before,
+        )
+        self._check_whole([kind for kind in log_reads.LOGGED_ROWS if kind not in ranged], retired)
         self._check_guards()
         return self.problems
 
@@ -103,8 +120,10 @@ class LogFrom(LogCheck):
         return index is not None and index < self.base.size
 
     def _cutoffs(self, logged: dict[str, dict]) -> After:
-        first = {kind: min((key for key in logged[kind] if isinstance(key, int)), default=None)
-                 for kind in log_reads.RANGED}
+        first = {
+            kind: min((key for key in logged[kind] if isinstance(key, int)), default=None)
+            for kind in log_reads.RANGED
+        }
         for kind, key in first.items():
             if key is None:  # nothing of this kind after the checkpoint
                 first[kind] = log_reads.max_logged_id(self.store, kind) + 1
@@ -112,10 +131,14 @@ class LogFrom(LogCheck):
         if first["gm_action"] > 1:
             body = log_reads.logged_body(self.store, "gm_action", first["gm_action"] - 1)
             head = _field(body, "hash") or ZERO_HASH
-        ended = tuple(sorted(key for key in logged["hand_end"]
-                             if isinstance(key, int) and key < first["hand"]))
-        return After(self.base.size, first["hand"], first["ledger"], first["gm_action"], head,
-                     ended)
+        ended = tuple(
+            sorted(
+                key for key in logged["hand_end"] if isinstance(key, int) and key < first["hand"]
+            )
+        )
+        return After(
+            self.base.size, first["hand"], first["ledger"], first["gm_action"], head, ended
+        )
 
     def _check_batches_from(self, batches: dict[str, int]) -> None:
         """The batches after the checkpoint and the last one before it of every table
@@ -126,18 +149,26 @@ class LogFrom(LogCheck):
             before = self._batch_before(table)
             if before and log_reads.event_hash(self.store, table, before[0]) != before[1]:
                 rewritten.add(table)
-                self._rewritten(table, before[0], before[0], "its last record before the "
-                                "checkpoint")
+                self._rewritten(
+                    table, before[0], before[0], "its last record before the checkpoint"
+                )
         self._check_heads(rewritten)
         stored = log_reads.last_seqs(self.store)
         for table in sorted({*stored, *batches, *(t for t, b in self._before.items() if b)}):
             last, logged = stored.get(table, 0), batches.get(table, self._logged_before(table))
             if last > logged:
-                self._add("events_unlogged", f"table {table}: events {logged + 1} to {last} "
-                          "are not in the log (inserted)", table=table)
+                self._add(
+                    "events_unlogged",
+                    f"table {table}: events {logged + 1} to {last} are not in the log (inserted)",
+                    table=table,
+                )
             elif last < logged:
-                self._add("events_deleted", f"table {table}: the log holds events up to "
-                          f"{logged}, the store up to {last} (deleted)", table=table)
+                self._add(
+                    "events_deleted",
+                    f"table {table}: the log holds events up to "
+                    f"{logged}, the store up to {last} (deleted)",
+                    table=table,
+                )
 
     def _check_whole(self, kinds: list[str], retired: set[int]) -> None:
         """The small tables, whole: every record of their kinds (through the log's index

@@ -23,26 +23,35 @@ from gmtool.store import scan
 from gmtool.store.db import Store
 
 
-def verify_openings(store: Store, verifier: Verifier | None,
-                    from_ledger: int = 1) -> Iterator[Finding]:
+def verify_openings(
+    store: Store, verifier: Verifier | None, from_ledger: int = 1
+) -> Iterator[Finding]:
     first_signed = scan.first_signed_opening(store)
     for row in scan.openings(store, from_ledger):
-        what = f"ledger row {row['id']}: an opening balance of {row['delta']} for " \
-               f"{row['player']}"
+        what = f"ledger row {row['id']}: an opening balance of {row['delta']} for {row['player']}"
         where = {"player": row["player"]}
         if row["signed"] is None:
             # (a row that is not logged at all is reported by the log's own check)
-            if first_signed is not None and row["logged_at"] is not None and \
-                    row["logged_at"] > first_signed:
-                yield Finding("unjustified_coins", f"{what} that the host did not sign "
-                              "(minted)", **where)
+            if (
+                first_signed is not None
+                and row["logged_at"] is not None
+                and row["logged_at"] > first_signed
+            ):
+                yield Finding(
+                    "unjustified_coins", f"{what} that the host did not sign (minted)", **where
+                )
             continue
         body = json_or_none(row["signed"])
-        if not isinstance(body, dict) or \
-                (body.get("player"), body.get("delta")) != (row["player"], row["delta"]):
-            yield Finding("unjustified_coins", f"{what} is not the grant the host signed "
-                          "(edited)", **where)
+        if not isinstance(body, dict) or (body.get("player"), body.get("delta")) != (
+            row["player"],
+            row["delta"],
+        ):
+            yield Finding(
+                "unjustified_coins", f"{what} is not the grant the host signed (edited)", **where
+            )
         elif verifier is not None and not opening.verify(
-                verifier, row["id"], row["player"], row["delta"], body.get("signature")):
-            yield Finding("unjustified_coins", f"{what} whose signature is not the host's "
-                          "(forged)", **where)
+            verifier, row["id"], row["player"], row["delta"], body.get("signature")
+        ):
+            yield Finding(
+                "unjustified_coins", f"{what} whose signature is not the host's (forged)", **where
+            )

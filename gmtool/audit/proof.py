@@ -31,25 +31,42 @@ class NotCovered(Exception):
     """The hand's records are not all under the checkpoint yet."""
 
 
-def hand_proof(store: Store, hand_id: int, note: str, checkpoint: Checkpoint,
-               verifier: Verifier) -> dict:
+def hand_proof(
+    store: Store, hand_id: int, note: str, checkpoint: Checkpoint, verifier: Verifier
+) -> dict:
     row = hand_row(store, hand_id)
     records = log_reads.records_of_hand(store, hand_id, row["table_id"])
     last = max((r["index"] for r in records), default=-1)
     if last >= checkpoint.size:
-        raise NotCovered(f"hand {hand_id}'s records reach record {last}; the newest checkpoint "
-                         f"covers {checkpoint.size}")
+        raise NotCovered(
+            f"hand {hand_id}'s records reach record {last}; the newest checkpoint "
+            f"covers {checkpoint.size}"
+        )
     tree = log_reads.tree(store)
-    batches = [json.loads(r["body"]) for r in records
-               if json.loads(r["body"])["kind"] == "events"]
-    events = log_reads.events_between(store, row["table_id"], min(b["first"] for b in batches),
-                                     max(b["last"] for b in batches)) if batches else []
+    batches = [json.loads(r["body"]) for r in records if json.loads(r["body"])["kind"] == "events"]
+    events = (
+        log_reads.events_between(
+            store,
+            row["table_id"],
+            min(b["first"] for b in batches),
+            max(b["last"] for b in batches),
+        )
+        if batches
+        else []
+    )
     return {
-        "checkpoint": note, "verifier_key": verifier.text(),
-        "records": [{"index": r["index"], "body": r["body"],
-                     "proof": [h.hex() for h in tree.inclusion(r["index"], checkpoint.size)]}
-                    for r in records],
-        "events": events, "config": load_config(store, row["config_id"]),
+        "checkpoint": note,
+        "verifier_key": verifier.text(),
+        "records": [
+            {
+                "index": r["index"],
+                "body": r["body"],
+                "proof": [h.hex() for h in tree.inclusion(r["index"], checkpoint.size)],
+            }
+            for r in records
+        ],
+        "events": events,
+        "config": load_config(store, row["config_id"]),
     }
 
 
@@ -60,8 +77,10 @@ def verify_report(text: str, verifier: Verifier) -> list[str]:
     except (ValueError, RecursionError):
         return ["the report is not JSON (or nested too deeply to read)"]
     if not isinstance(report, dict) or not isinstance(report.get("proof"), dict):
-        return ["the report carries no proof (export it with `gmtool hands export HAND "
-                "--format json` from a store whose host signs checkpoints)"]
+        return [
+            "the report carries no proof (export it with `gmtool hands export HAND "
+            "--format json` from a store whose host signs checkpoints)"
+        ]
     problems = []
     if pretty_json(report) != text:
         problems.append("the report's text is not as gmtool wrote it (edited or reformatted)")
@@ -80,12 +99,19 @@ def _verify(report: dict, verifier: Verifier) -> list[str]:
         return [f"the checkpoint: {error}"]
     problems, bodies = [], []
     if proof["verifier_key"] != verifier.text():
-        problems.append("the report names another verifier key than the one it is checked "
-                        "with (edited, or the report of another host)")
+        problems.append(
+            "the report names another verifier key than the one it is checked "
+            "with (edited, or the report of another host)"
+        )
     for record in proof["records"]:
         path = [bytes.fromhex(h) for h in record["proof"]]
-        if not verify_inclusion(leaf_hash(record["body"].encode()), record["index"],
-                                checkpoint.size, path, checkpoint.root):
+        if not verify_inclusion(
+            leaf_hash(record["body"].encode()),
+            record["index"],
+            checkpoint.size,
+            path,
+            checkpoint.root,
+        ):
             problems.append(f"record {record['index']} is not in the signed log")
         bodies.append(json.loads(record["body"]))
     hand_id = report["hand"]
@@ -93,32 +119,43 @@ def _verify(report: dict, verifier: Verifier) -> list[str]:
     end = [b for b in bodies if b["kind"] == "hand_end" and b["id"] == hand_id]
     if len(start) != 1 or len(end) != 1:
         return problems + [f"the proof does not hold hand {hand_id}'s start and end"]
-    problems += _check_events(proof["events"], [b for b in bodies if b["kind"] == "events"],
-                              start[0]["table"])
+    problems += _check_events(
+        proof["events"], [b for b in bodies if b["kind"] == "events"], start[0]["table"]
+    )
     config = proof["config"]
-    if config_id_of(config) != start[0]["config"] or config.get("config_id") != \
-            start[0]["config"]:
+    if config_id_of(config) != start[0]["config"] or config.get("config_id") != start[0]["config"]:
         problems.append("the config is not the one the hand was played under")
     row = _hand_row(start[0], end[0])
-    ledger = sorted((b["player"], b["delta"], b["reason"]) for b in bodies
-                    if b["kind"] == "ledger" and b["hand"] == hand_id)
+    ledger = sorted(
+        (b["player"], b["delta"], b["reason"])
+        for b in bodies
+        if b["kind"] == "ledger" and b["hand"] == hand_id
+    )
     events = [e for e in proof["events"] if e["hand_id"] == hand_id]
     stored = [StoredEvent(e["seq"], e["type"], e["payload"]) for e in events]
     replay = replay_loaded(row, stored, lambda cid: ReplaySetup.of(config)).as_json()
-    rebuilt = report_from(parsed_row(row, config["profile"]),
-                          [{"seq": e["seq"], "type": e["type"], **json.loads(e["payload"])}
-                           for e in events], replay)
+    rebuilt = report_from(
+        parsed_row(row, config["profile"]),
+        [{"seq": e["seq"], "type": e["type"], **json.loads(e["payload"])} for e in events],
+        replay,
+    )
     settlement = rebuilt.get("settlement") or {}
-    expected = sorted((e["player"], e["delta"], e["reason"])
-                      for e in settlement.get("entries", []) if e["delta"])
-    if row["outcome"] == "settled" and not config.get("training") and ledger != expected \
-            and any(delta for _, delta, _ in ledger):
+    expected = sorted(
+        (e["player"], e["delta"], e["reason"]) for e in settlement.get("entries", []) if e["delta"]
+    )
+    if (
+        row["outcome"] == "settled"
+        and not config.get("training")
+        and ledger != expected
+        and any(delta for _, delta, _ in ledger)
+    ):
         problems.append("the ledger rows are not the settlement's")
     shown = {k: v for k, v in report.items() if k != "proof"}
     if rebuilt != shown:
         changed = sorted(k for k in set(rebuilt) | set(shown) if rebuilt.get(k) != shown.get(k))
-        problems.append(f"the report's {', '.join(changed)} differ from what the proven "
-                        "records say")
+        problems.append(
+            f"the report's {', '.join(changed)} differ from what the proven records say"
+        )
     return problems
 
 
@@ -130,12 +167,19 @@ def _check_events(events: list[dict], batches: list[dict], table: str) -> list[s
     for event in events:
         if event["table_id"] != table:
             problems.append(f"event {event['seq']} is of another table")
-        if previous is not None and (event["seq"] != previous["seq"] + 1
-                                     or event["prev_hash"] != previous["hash"]):
+        if previous is not None and (
+            event["seq"] != previous["seq"] + 1 or event["prev_hash"] != previous["hash"]
+        ):
             problems.append(f"event {event['seq']} does not follow event {previous['seq']}")
-        digest = event_hash(event["prev_hash"], event["table_id"], event["hand_id"],
-                            event["seq"], event["type"], event["payload"],
-                            event["created_at"])
+        digest = event_hash(
+            event["prev_hash"],
+            event["table_id"],
+            event["hand_id"],
+            event["seq"],
+            event["type"],
+            event["payload"],
+            event["created_at"],
+        )
         if digest != event["hash"]:
             problems.append(f"event {event['seq']} does not match its hash")
         previous = event
@@ -143,8 +187,9 @@ def _check_events(events: list[dict], batches: list[dict], table: str) -> list[s
     for batch in batches:
         last = by_seq.get(batch["last"])
         if batch["table"] != table or last is None or last["hash"] != batch["head"]:
-            problems.append(f"events {batch['first']} to {batch['last']} are not the ones "
-                            "the log holds")
+            problems.append(
+                f"events {batch['first']} to {batch['last']} are not the ones the log holds"
+            )
         covered.update(range(batch["first"], batch["last"] + 1))
     if set(by_seq) != covered:
         problems.append("the report's events are not exactly those of the proven batches")
@@ -153,9 +198,20 @@ def _check_events(events: list[dict], batches: list[dict], table: str) -> list[s
 
 def _hand_row(start: dict, end: dict) -> dict:
     """The hands row the two records describe."""
-    return {"id": start["id"], "table_id": start["table"], "number": start["number"],
-            "config_id": start["config"], "tier": start["tier"], "banker": start["banker"],
-            "ante": start["ante"], "seats": start["seats"], "commitment": start["commitment"],
-            "algorithm": start["algorithm"], "started_at": start["at"],
-            "ended_at": end["at"], "outcome": end["outcome"], "winners": end["winners"],
-            "seed": end["seed"]}
+    return {
+        "id": start["id"],
+        "table_id": start["table"],
+        "number": start["number"],
+        "config_id": start["config"],
+        "tier": start["tier"],
+        "banker": start["banker"],
+        "ante": start["ante"],
+        "seats": start["seats"],
+        "commitment": start["commitment"],
+        "algorithm": start["algorithm"],
+        "started_at": start["at"],
+        "ended_at": end["at"],
+        "outcome": end["outcome"],
+        "winners": end["winners"],
+        "seed": end["seed"],
+    }

@@ -72,8 +72,12 @@ class ReplayResult:
         self.problems.append(problem)
 
     def as_json(self) -> dict:
-        return {"hand": self.hand, "ok": self.ok, "problems": self.problems,
-                "events_checked": self.events_checked}
+        return {
+            "hand": self.hand,
+            "ok": self.ok,
+            "problems": self.problems,
+            "events_checked": self.events_checked,
+        }
 
 
 load_hand = scan.hand_row
@@ -84,12 +88,14 @@ def stored_events(store: Store, hand_id: int) -> list[StoredEvent]:
     return [StoredEvent(*row) for row in scan.hand_event_rows(store, hand_id)]
 
 
-def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None
-                ) -> ReplayResult:
+def replay_hand(store: Store, hand_id: int, configs: dict[str, dict] | None = None) -> ReplayResult:
     """Re-run a stored hand and compare; caches may be shared across many hands."""
     hand_row = load_hand(store, hand_id)
-    return replay_loaded(hand_row, stored_events(store, hand_id),
-                         lambda cid: ReplaySetup.of(_config(store, cid, configs)))
+    return replay_loaded(
+        hand_row,
+        stored_events(store, hand_id),
+        lambda cid: ReplaySetup.of(_config(store, cid, configs)),
+    )
 
 
 def _config(store: Store, config_id: str, cache: dict | None) -> dict:
@@ -137,9 +143,12 @@ _DIGITS_ONLY = bytes(0x39 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(25
 _LONG_NUMBER = b"9" * 19  # orjson is exact from -2**63 to 2**64 - 1: up to 18 digits are safe
 
 
-def replay_loaded(hand_row: dict, events: list[StoredEvent],
-                  setup_of: Callable[[str], ReplaySetup], values: list | None = None
-                  ) -> ReplayResult:
+def replay_loaded(
+    hand_row: dict,
+    events: list[StoredEvent],
+    setup_of: Callable[[str], ReplaySetup],
+    values: list | None = None,
+) -> ReplayResult:
     """Replay from an already loaded hand row and its events (audit streams them), with
     the setup of the hand's config id (StoreError if there is none); `values` are the
     events' decoded payloads when the caller has them already."""
@@ -157,8 +166,10 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent],
         result.fail("commitment", "the revealed seed is not hexadecimal text")
         return result
     if commitment(seed) != hand_row["commitment"]:
-        result.fail("commitment", "the revealed seed does not match the commitment made when "
-                    "the hand started")
+        result.fail(
+            "commitment",
+            "the revealed seed does not match the commitment made when the hand started",
+        )
         return result
     try:
         setup = setup_of(hand_row["config_id"])
@@ -175,14 +186,24 @@ def replay_loaded(hand_row: dict, events: list[StoredEvent],
         values = decode_payloads(events)
     engine = _recorded_engine(events, values)
     if engine not in REVISIONS:
-        result.fail("engine_version", f"recorded by engine version {engine}; this gmtool "
-                    f"replays versions {', '.join(REVISIONS)} (replay it with that release)")
+        result.fail(
+            "engine_version",
+            f"recorded by engine version {engine}; this gmtool "
+            f"replays versions {', '.join(REVISIONS)} (replay it with that release)",
+        )
         return result
 
     def start():
-        return start_hand(setup.config, hand_row["tier"], seats, hand_row["banker"],
-                          shuffled_source(setup.cards, seed), ante=hand_row["ante"],
-                          ranking=setup.ranking, engine=engine)
+        return start_hand(
+            setup.config,
+            hand_row["tier"],
+            seats,
+            hand_row["banker"],
+            shuffled_source(setup.cards, seed),
+            ante=hand_row["ante"],
+            ranking=setup.ranking,
+            engine=engine,
+        )
 
     try:
         hand = start()
@@ -218,8 +239,11 @@ def _fast_compare(hand, events: list[StoredEvent], values: list) -> int | None:
     None on any difference (the caller then replays event by event, comparing canonical
     JSON text, to name the first divergence).
     """
-    stored = [(type_, fields) for (_, type_, _), fields in zip(events, values)
-              if type_ not in _NOT_REPLAYED]
+    stored = [
+        (type_, fields)
+        for (_, type_, _), fields in zip(events, values)
+        if type_ not in _NOT_REPLAYED
+    ]
     apply, action_of = hand.apply, Action.from_fields
     try:
         for type_, fields in stored:
@@ -243,23 +267,36 @@ def _compare(hand, events: list[StoredEvent], result: ReplayResult) -> None:
             fields = loads_or_none(payload)
             action = Action.from_event(Event(type_, fields)) if type(fields) is dict else None
             if action is None:
-                result.fail("replay", f"event {seq} ({type_}) is not one the engine produced "
-                            "at this point", seq)
+                result.fail(
+                    "replay",
+                    f"event {seq} ({type_}) is not one the engine produced at this point",
+                    seq,
+                )
                 return
             try:
                 hand.apply(action)
             except _REFUSED as error:
-                result.fail("replay", f"event {seq}: the recorded {action} is refused by the "
-                            f"engine: {error}", seq)
+                result.fail(
+                    "replay",
+                    f"event {seq}: the recorded {action} is refused by the engine: {error}",
+                    seq,
+                )
                 return
         mine = hand.events[produced]
         produced += 1
         result.events_checked += 1
         if mine.type != type_ or canonical_json(mine.fields) != payload:
-            result.fail("replay", f"event {seq}: recorded {type_} {payload} but the engine "
-                        f"gives {mine.type} {canonical_json(mine.fields)}", seq)
+            result.fail(
+                "replay",
+                f"event {seq}: recorded {type_} {payload} but the engine "
+                f"gives {mine.type} {canonical_json(mine.fields)}",
+                seq,
+            )
             return
     if produced < len(hand.events):
         extra = hand.events[produced]
-        result.fail("replay", f"the engine continues with {extra.type} after the last "
-                    "recorded event (events were deleted)")
+        result.fail(
+            "replay",
+            f"the engine continues with {extra.type} after the last "
+            "recorded event (events were deleted)",
+        )

@@ -67,12 +67,14 @@ class AuditReport:
         return (str(finding) for finding in self.findings)
 
     def summary(self, strict: bool = False) -> str:
-        """"N hand(s) checked: ok; the log (R records) extends the checkpoint signed at S"."""
+        """ "N hand(s) checked: ok; the log (R records) extends the checkpoint signed at S"."""
         verdict = "ok" if not self.problems else f"{len(self.problems)} problem(s)"
         if self.checkpoint:
             signed = self.checkpoint
-            verdict += (f"; the log ({signed['records']} records) extends the checkpoint "
-                        f"signed at {signed['size']} ({signed['file']})")
+            verdict += (
+                f"; the log ({signed['records']} records) extends the checkpoint "
+                f"signed at {signed['size']} ({signed['file']})"
+            )
         after = self.incremental
         since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
         return f"{self.hands_checked} hand(s) checked{since}: {verdict}"
@@ -93,14 +95,18 @@ class AuditReport:
 # A check that is cheap over the whole store ignores `scope.after` and so stays global in an
 # audit from a checkpoint; the others take up where the checkpoint left them.
 
+
 def _balances(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_balances(store, scope.player)  # one aggregate over the ledger: global
 
 
 def _gm_log(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
-    return verify_gm_log(store) if after is None else \
-        verify_gm_log(store, (after.gm_action - 1, after.gm_head))
+    return (
+        verify_gm_log(store)
+        if after is None
+        else verify_gm_log(store, (after.gm_action - 1, after.gm_head))
+    )
 
 
 def _ledger_links(store: Store, scope: Scope) -> Iterable[Finding]:
@@ -109,8 +115,11 @@ def _ledger_links(store: Store, scope: Scope) -> Iterable[Finding]:
 
 def _grants(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
-    return verify_grants(store) if after is None else \
-        verify_grants(store, after.ledger, after.gm_action)
+    return (
+        verify_grants(store)
+        if after is None
+        else verify_grants(store, after.ledger, after.gm_action)
+    )
 
 
 def _openings(store: Store, scope: Scope) -> Iterable[Finding]:
@@ -119,8 +128,9 @@ def _openings(store: Store, scope: Scope) -> Iterable[Finding]:
 
 def _seeds(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
-    return verify_seeds(store, scope.seed_key, None if after is None else
-                        (after.hand, list(after.ended)))
+    return verify_seeds(
+        store, scope.seed_key, None if after is None else (after.hand, list(after.ended))
+    )
 
 
 def _configs(store: Store, scope: Scope) -> Iterable[Finding]:
@@ -148,17 +158,35 @@ def _chain_names(store: Store, scope: Scope) -> Iterable[Finding]:
 
 
 GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Finding]]] = [
-    _balances, _event_ids, _chain_names, _gm_log, _ledger_links, _grants, _openings, _seeds,
-    _signatures, _commands, _configs, _deployments]
+    _balances,
+    _event_ids,
+    _chain_names,
+    _gm_log,
+    _ledger_links,
+    _grants,
+    _openings,
+    _seeds,
+    _signatures,
+    _commands,
+    _configs,
+    _deployments,
+]
 
 
-def run_audit(store: Store, since: str | None = None, until: str | None = None,
-              table: str | None = None, player: str | None = None,
-              progress: Callable[[int], None] | None = None,
-              checkpoints: list[tuple[str, Checkpoint]] = (),
-              origin: str = "", seed_key: bytes | None = None, jobs: int = 1,
-              base: tuple[str, Checkpoint] | None = None,
-              host_key: Verifier | None = None) -> AuditReport:
+def run_audit(
+    store: Store,
+    since: str | None = None,
+    until: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    checkpoints: list[tuple[str, Checkpoint]] = (),
+    origin: str = "",
+    seed_key: bytes | None = None,
+    jobs: int = 1,
+    base: tuple[str, Checkpoint] | None = None,
+    host_key: Verifier | None = None,
+) -> AuditReport:
     """Every check; with `checkpoints` (name, signed checkpoint whose signature the
     caller verified), also that the log extends each of them; with the host's
     `seed_key`, that every seed is the one it derives; with its verifier `host_key`, that
@@ -167,8 +195,10 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
     check_names(store, table, player)
     selection = (since, until, table, player)
     if base is not None and any(selection):
-        raise UsageError("an audit from a checkpoint covers everything after it: it takes "
-                         "no --since, --until, --table or --player")
+        raise UsageError(
+            "an audit from a checkpoint covers everything after it: it takes "
+            "no --since, --until, --table or --player"
+        )
     report = AuditReport()
     checkpoints = list(checkpoints)
     with store.snapshot(), TablePasses(store, jobs, progress) as passes:
@@ -189,8 +219,11 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
         # settle in order, so up to its last settled one here, whenever a worker reads it.
         tally = base is None and not any(selection)
         settled = scan.last_settled_hands(store) if tally else {}
-        passes.start([(t, starts.get(t), settled.get(t, 0)) for t in tables], selection,
-                     scan.table_sizes(store))
+        passes.start(
+            [(t, starts.get(t), settled.get(t, 0)) for t in tables],
+            selection,
+            scan.table_sizes(store),
+        )
         log_problems = log.run({c.size for _, c in checkpoints})
         scope = Scope(player, seed_key, log.after, host_key)
         global_problems = [problem for check in GLOBAL_CHECKS for problem in check(store, scope)]
@@ -205,14 +238,16 @@ def run_audit(store: Store, since: str | None = None, until: str | None = None,
             global_problems += verify_tallies(store, tallies, untallied)
         if progress:
             progress(report.hands_checked)
-        for problem in (*global_problems, *log_problems,
-                        *checkpoint_problems(log, checkpoints, origin)):
+        for problem in (
+            *global_problems,
+            *log_problems,
+            *checkpoint_problems(log, checkpoints, origin),
+        ):
             report.add(problem)
         if base is not None:
             report.incremental["records"] = log.frontier.size
             checkpoints = checkpoints or [base]
         if checkpoints:
             name, newest = max(checkpoints, key=lambda item: item[1].size)
-            report.checkpoint = {"file": name, "size": newest.size,
-                                 "records": log.frontier.size}
+            report.checkpoint = {"file": name, "size": newest.size, "records": log.frontier.size}
     return report

@@ -10,8 +10,9 @@ from gmtool.store import scan
 from gmtool.store.db import Store
 
 
-def verify_seeds(store: Store, key: bytes | None,
-                 hands: tuple[int, list[int]] | None = None) -> Iterator[Finding]:
+def verify_seeds(
+    store: Store, key: bytes | None, hands: tuple[int, list[int]] | None = None
+) -> Iterator[Finding]:
     """No two hands share a seed or a (table, number); with the host key, every revealed
     seed is HMAC(key, "table#number"). With `hands` (first id, other ids): only those
     hands, against every hand they share a slot with, and without the key a seed.
@@ -22,11 +23,17 @@ def verify_seeds(store: Store, key: bytes | None,
         yield from _seeds_around(store, key, hands)
         return
     for row in scan.shared_slots(store):
-        yield Finding("seed", f"hands {row['first']} and {row['id']} are both "
-                      f"{row['table_id']} #{row['number']}", hand=row["id"])
+        yield Finding(
+            "seed",
+            f"hands {row['first']} and {row['id']} are both {row['table_id']} #{row['number']}",
+            hand=row["id"],
+        )
     for row in scan.shared_seeds(store):
-        yield Finding("seed", f"hand {row['id']} was dealt from the seed of hand "
-                      f"{row['first']} (a deck dealt twice)", hand=row["id"])
+        yield Finding(
+            "seed",
+            f"hand {row['id']} was dealt from the seed of hand {row['first']} (a deck dealt twice)",
+            hand=row["id"],
+        )
     if key is not None:
         for row in scan.hand_seeds(store):
             yield from _derived(key, row)
@@ -37,15 +44,23 @@ def _derived(key: bytes, row) -> Iterator[Finding]:
     from gmtool.engine.deck import hand_seed
 
     seed = row["seed"]
-    if seed is not None and isinstance(row["number"], int) and isinstance(
-            row["table_id"], str) and seed != hand_seed(key, row["table_id"],
-                                                        row["number"]).hex():
-        yield Finding("seed", f"hand {row['id']}: its seed is not the host key's seed of "
-                      f"{row['table_id']} #{row['number']}", hand=row["id"])
+    if (
+        seed is not None
+        and isinstance(row["number"], int)
+        and isinstance(row["table_id"], str)
+        and seed != hand_seed(key, row["table_id"], row["number"]).hex()
+    ):
+        yield Finding(
+            "seed",
+            f"hand {row['id']}: its seed is not the host key's seed of "
+            f"{row['table_id']} #{row['number']}",
+            hand=row["id"],
+        )
 
 
-def _seeds_around(store: Store, key: bytes | None,
-                  hands: tuple[int, list[int]]) -> Iterator[Finding]:
+def _seeds_around(
+    store: Store, key: bytes | None, hands: tuple[int, list[int]]
+) -> Iterator[Finding]:
     seeds: dict[str, int] = {}
     numbers: dict[tuple, int] = {}
     # With the key: a seed that is its slot's HMAC cannot be another slot's, and slots are
@@ -53,15 +68,23 @@ def _seeds_around(store: Store, key: bytes | None,
     for row in scan.hand_seeds_around(store, *hands, by_seed=key is None):
         slot = (row["table_id"], row["number"])
         if slot in numbers:
-            yield Finding("seed", f"hands {numbers[slot]} and {row['id']} are both "
-                          f"{row['table_id']} #{row['number']}", hand=row["id"])
+            yield Finding(
+                "seed",
+                f"hands {numbers[slot]} and {row['id']} are both "
+                f"{row['table_id']} #{row['number']}",
+                hand=row["id"],
+            )
         numbers.setdefault(slot, row["id"])
         seed = row["seed"]
         if seed is None:
             continue
         if seed in seeds:
-            yield Finding("seed", f"hand {row['id']} was dealt from the seed of hand "
-                          f"{seeds[seed]} (a deck dealt twice)", hand=row["id"])
+            yield Finding(
+                "seed",
+                f"hand {row['id']} was dealt from the seed of hand "
+                f"{seeds[seed]} (a deck dealt twice)",
+                hand=row["id"],
+            )
         seeds.setdefault(seed, row["id"])
         if key is not None:
             yield from _derived(key, row)

@@ -45,20 +45,30 @@ def verify_signatures(store) -> Iterator[Finding]:
         except ValueError:
             continue  # the log check reports it
         keyed = any(key for _, key in users.values())
-        if change is not None and not (kind == "gm_action" and _users_add_of(
-                actions.get(record.get("id")), change[0])):
+        if change is not None and not (
+            kind == "gm_action" and _users_add_of(actions.get(record.get("id")), change[0])
+        ):
             yield _unsigned_change(change)
             change = None
         if kind == "gm_user":
             if keyed or record.get("key"):  # before GM keys, a change carries no signature
-                change = (record.get("name"), record.get("role"), record.get("key"),
-                          dict(users), keyed)
+                change = (
+                    record.get("name"),
+                    record.get("role"),
+                    record.get("key"),
+                    dict(users),
+                    keyed,
+                )
             users[record.get("name")] = (record.get("role"), record.get("key"))
         elif kind == "gm_request":
             if keyed and (why := _command_problem(record, users, store_id, seen)):
-                yield Finding("gm_signature", f"GM command {record.get('id')} "
-                              f"({record.get('command')} {record.get('table')}): {why} "
-                              "(forged)", gm_action=None)
+                yield Finding(
+                    "gm_signature",
+                    f"GM command {record.get('id')} "
+                    f"({record.get('command')} {record.get('table')}): {why} "
+                    "(forged)",
+                    gm_action=None,
+                )
             elif keyed:
                 good_requests.add(record.get("id"))
         elif kind == "gm_action":
@@ -72,8 +82,12 @@ def verify_signatures(store) -> Iterator[Finding]:
                     yield problem
                 continue
             if keyed and (why := _action_problem(row, users, store_id, good_requests, seen)):
-                yield Finding("gm_signature", f"GM action {row['id']} ({row['actor']} "
-                              f"{row['action']} {row['target']}): {why}", gm_action=row["id"])
+                yield Finding(
+                    "gm_signature",
+                    f"GM action {row['id']} ({row['actor']} "
+                    f"{row['action']} {row['target']}): {why}",
+                    gm_action=row["id"],
+                )
     if change is not None:
         yield _unsigned_change(change)
 
@@ -93,8 +107,12 @@ def _users_add_of(row: dict | None, name: str) -> bool:
 
 def _unsigned_change(change: tuple) -> Finding:
     name, role, key, _, _ = change
-    return Finding("gm_signature", f"GM user {name} became {role}" + (
-        f" with key {key}" if key else "") + " without a signed `users add` (inserted)")
+    return Finding(
+        "gm_signature",
+        f"GM user {name} became {role}"
+        + (f" with key {key}" if key else "")
+        + " without a signed `users add` (inserted)",
+    )
 
 
 def _once(note: str | None, seen: set[str]) -> str | None:
@@ -106,16 +124,20 @@ def _once(note: str | None, seen: set[str]) -> str | None:
     return None
 
 
-def _action_problem(row: dict, users: dict, store_id: str, good_requests: set[int],
-                    seen: set[str]) -> str | None:
+def _action_problem(
+    row: dict, users: dict, store_id: str, good_requests: set[int], seen: set[str]
+) -> str | None:
     """Why a GM action that did something was not an operator's signed request."""
     outcome = outcome_of(row)
     if row["action"] not in PRIVILEGED or not outcome.get("ok"):
         return None  # refusals and failures did nothing; reading needs no signature
     if row["action"] in COMMANDS:
         command = outcome.get("command")
-        return None if command in good_requests else \
-            f"carried out command {command}, which no valid signed request asked for"
+        return (
+            None
+            if command in good_requests
+            else f"carried out command {command}, which no valid signed request asked for"
+        )
     role, key = users.get(row["actor"], (None, None))
     args = None
     if row["action"] == "adjust":
@@ -123,45 +145,76 @@ def _action_problem(row: dict, users: dict, store_id: str, good_requests: set[in
     elif row["action"] == "deploy":
         args = {"config": outcome.get("config_id"), "rooms": outcome.get("rooms")}
     return _once(row["request"], seen) or requests.problem(
-        row["request"], row["actor"], role, key, store_id, row["action"], row["target"],
-        row["reason"], args)
+        row["request"],
+        row["actor"],
+        role,
+        key,
+        store_id,
+        row["action"],
+        row["target"],
+        row["reason"],
+        args,
+    )
 
 
 def _command_problem(record: dict, users: dict, store_id: str, seen: set[str]) -> str | None:
     role, key = users.get(record.get("by"), (None, None))
-    target = f"{record.get('table')}/{record.get('player')}" if record.get("player") else \
-        record.get("table")
+    target = (
+        f"{record.get('table')}/{record.get('player')}"
+        if record.get("player")
+        else record.get("table")
+    )
     return _once(record.get("request"), seen) or requests.problem(
-        record.get("request"), record.get("by"), role, key, store_id, record.get("command"),
-        target, record.get("reason"), {})
+        record.get("request"),
+        record.get("by"),
+        role,
+        key,
+        store_id,
+        record.get("command"),
+        target,
+        record.get("reason"),
+        {},
+    )
 
 
-def _user_change_problem(row: dict, change: tuple, store_id: str,
-                         seen: set[str]) -> Finding | None:
+def _user_change_problem(row: dict, change: tuple, store_id: str, seen: set[str]) -> Finding | None:
     """The users_add right after a GM user's change must be a signed request for exactly
     that change: by an operator of the time before it, or the one bootstrap."""
     name, role, key, before, keyed = change
     outcome = outcome_of(row)
     where = f"GM action {row['id']} ({row['actor']} users_add {name})"
-    if not outcome.get("ok") or outcome.get("role") != role or \
-            (key is not None and outcome.get("key") not in (None, key)):
-        return Finding("gm_signature", f"{where}: GM user {name} became {role} but the action "
-                       "does not say so (edited or inserted)", gm_action=row["id"])
+    if (
+        not outcome.get("ok")
+        or outcome.get("role") != role
+        or (key is not None and outcome.get("key") not in (None, key))
+    ):
+        return Finding(
+            "gm_signature",
+            f"{where}: GM user {name} became {role} but the action "
+            "does not say so (edited or inserted)",
+            gm_action=row["id"],
+        )
     if not keyed:
         if key is None:
             return None  # before GM keys
         if not outcome.get("bootstrap") or row["actor"] != name:
-            return Finding("gm_signature", f"{where}: the first key was not registered by "
-                           "its own holder (bootstrap)", gm_action=row["id"])
+            return Finding(
+                "gm_signature",
+                f"{where}: the first key was not registered by its own holder (bootstrap)",
+                gm_action=row["id"],
+            )
         before = {name: ("operator", key)}  # the bootstrap request is signed by that key
     elif outcome.get("bootstrap"):
-        return Finding("gm_signature", f"{where}: a second bootstrap, while GMs had keys "
-                       "(a self-made operator)", gm_action=row["id"])
+        return Finding(
+            "gm_signature",
+            f"{where}: a second bootstrap, while GMs had keys (a self-made operator)",
+            gm_action=row["id"],
+        )
     who_role, who_key = before.get(row["actor"], (None, None))
     args = {"role": role, "key": outcome.get("key")}
     if outcome.get("bootstrap"):
         args["bootstrap"] = True
     why = _once(row["request"], seen) or requests.problem(
-        row["request"], row["actor"], who_role, who_key, store_id, "users_add", name, None,
-        args)
+        row["request"], row["actor"], who_role, who_key, store_id, "users_add", name, None, args
+    )
     return Finding("gm_signature", f"{where}: {why}", gm_action=row["id"]) if why else None

@@ -74,8 +74,9 @@ class TableAudit:
             self.setups[config_id] = ReplaySetup.of(load_config(self.store, config_id))
         return self.setups[config_id]
 
-    def table(self, table_id: str, selection: tuple = (), start: int | None = None,
-              tally_until: int = 0) -> TableResult:
+    def table(
+        self, table_id: str, selection: tuple = (), start: int | None = None, tally_until: int = 0
+    ) -> TableResult:
         """One pass over a table's chain (from event `start` on, if given), handing each
         hand's events over as it completes, and adding up the results of its settled hands
         up to id `tally_until`; the table's recorded chain head is read in the caller's
@@ -88,8 +89,11 @@ class TableAudit:
         self.ledger = _ByHand(scan.table_ledger(self.store, table_id, from_hand))
         # Taken up after the event before `from_seq` as stored: the chain from there must
         # reach the head the log's last batch before `start` names (the log checks that).
-        head = ZERO_HASH if from_seq == 1 else \
-            log_reads.event_hash(self.store, table_id, from_seq - 1) or ZERO_HASH
+        head = (
+            ZERO_HASH
+            if from_seq == 1
+            else log_reads.event_hash(self.store, table_id, from_seq - 1) or ZERO_HASH
+        )
         chain = _Chain(self.store, result, table_id, from_seq - 1, head)
         current, events = None, []
         rows = scan.table_events(self.store, table_id, from_seq)
@@ -100,8 +104,7 @@ class TableAudit:
                     next_hand = self._hand_done(current, events, next_hand, hands)
                     current, events = hand_id, []
                 if hand_id is not None:
-                    events += [(seq, type_, payload)
-                               for _, seq, type_, payload, *_ in rows_of_hand]
+                    events += [(seq, type_, payload) for _, seq, type_, payload, *_ in rows_of_hand]
         next_hand = self._hand_done(current, events, next_hand, hands)
         while next_hand is not None:  # hands whose events are all gone
             self._hand_done(next_hand[0], [], next_hand, hands)
@@ -121,8 +124,9 @@ class TableAudit:
         if next_hand is not None and next_hand[0] == hand_id:
             self._queue(next_hand, events)
             return next(hands, None)
-        self.result.add(Finding("hand_missing", f"events of hand {hand_id} but no hand row",
-                                hand=hand_id))
+        self.result.add(
+            Finding("hand_missing", f"events of hand {hand_id} but no hand row", hand=hand_id)
+        )
         return next_hand
 
     def _queue(self, row: tuple, events: list[tuple]) -> None:
@@ -135,8 +139,9 @@ class TableAudit:
         if events:
             _check_hand(self.result, hand, events, ledger, self.setup_of, tally)
         else:
-            self.result.add({"hand": hand["id"], "kind": "events_missing",
-                             "detail": "the hand has no events"})
+            self.result.add(
+                {"hand": hand["id"], "kind": "events_missing", "detail": "the hand has no events"}
+            )
             if tally:
                 _results_lost(self.result, hand)
         self.result.hands_checked += 1
@@ -170,8 +175,9 @@ class _Chain:
     prev_hash tells a broken link from an edit.
     """
 
-    def __init__(self, store: Store, result: TableResult, table_id: str, seq: int = 0,
-                 head: str = ZERO_HASH) -> None:
+    def __init__(
+        self, store: Store, result: TableResult, table_id: str, seq: int = 0, head: str = ZERO_HASH
+    ) -> None:
         self.store, self.result, self.table_id = store, result, table_id
         self.seq, self.head = seq, head
         self.row_id = 0  # the row id of the event before (ids rise with seq in a table)
@@ -181,10 +187,14 @@ class _Chain:
         first = self.seq + 1
         links = (self.head, *digests[:-1])
         try:
-            if seqs == tuple(range(first, first + len(seqs))) and prevs == links and \
-                    ids[0] > self.row_id and list(ids) == sorted(ids) and event_hashes(
-                        self.table_id, links, hand_ids, seqs, types, payloads, ats
-                    ) == list(digests):
+            if (
+                seqs == tuple(range(first, first + len(seqs)))
+                and prevs == links
+                and ids[0] > self.row_id
+                and list(ids) == sorted(ids)
+                and event_hashes(self.table_id, links, hand_ids, seqs, types, payloads, ats)
+                == list(digests)
+            ):
                 self.seq, self.head, self.row_id = seqs[-1], digests[-1], ids[-1]
                 return
         except (TypeError, UnicodeEncodeError):
@@ -198,22 +208,37 @@ class _Chain:
         hand_id, seq, type_ = row[:3]
         self.seq += 1
         if seq != self.seq:
-            self._problem("chain_gap", f"expected event {self.seq} (an event was deleted or "
-                          "inserted)", seq, hand_id)
+            self._problem(
+                "chain_gap",
+                f"expected event {self.seq} (an event was deleted or inserted)",
+                seq,
+                hand_id,
+            )
             self.seq = seq
         if not isinstance(row_id, int) or row_id <= self.row_id:
-            self._problem("event_row_id", f"has row id {row_id!r}, not above the event "
-                          f"before it ({self.row_id}): edited or reinserted", seq, hand_id)
+            self._problem(
+                "event_row_id",
+                f"has row id {row_id!r}, not above the event "
+                f"before it ({self.row_id}): edited or reinserted",
+                seq,
+                hand_id,
+            )
         else:
             self.row_id = row_id
         follows = self._follows(self.head, row, digest)
         if prev != self.head:
-            self._problem("chain_link", "does not follow the event before it (deleted, "
-                          "inserted or reordered)" if not follows else "keeps a prev_hash "
-                          "that is not the hash of the event before it (edited)", seq, hand_id)
+            self._problem(
+                "chain_link",
+                "does not follow the event before it (deleted, inserted or reordered)"
+                if not follows
+                else "keeps a prev_hash that is not the hash of the event before it (edited)",
+                seq,
+                hand_id,
+            )
         if not follows and not self._follows(prev, row, digest):
-            self._problem("event_hash", f"({type_}): content does not match its hash "
-                          "(edited)", seq, hand_id)
+            self._problem(
+                "event_hash", f"({type_}): content does not match its hash (edited)", seq, hand_id
+            )
         self.head = digest
 
     def _follows(self, prev: str, row: tuple, digest: str) -> bool:
@@ -225,8 +250,14 @@ class _Chain:
             return False
 
     def _problem(self, kind: str, detail: str, seq: int, hand_id) -> None:
-        self.result.add(Finding(kind, f"table {self.table_id} event {seq} {detail}",
-                                hand=hand_id, table=self.table_id))
+        self.result.add(
+            Finding(
+                kind,
+                f"table {self.table_id} event {seq} {detail}",
+                hand=hand_id,
+                table=self.table_id,
+            )
+        )
 
 
 class _ByHand:
@@ -246,8 +277,14 @@ class _ByHand:
         return out
 
 
-def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: list[tuple],
-                setup_of, tally: bool = False) -> None:
+def _check_hand(
+    report: TableResult,
+    hand: dict,
+    events: list[tuple],
+    ledger: list[tuple],
+    setup_of,
+    tally: bool = False,
+) -> None:
     """The checks of one hand; `events` are its (seq, type, payload) rows in chain order;
     with `tally`, its results are added up."""
     hand_id = hand["id"]
@@ -265,8 +302,13 @@ def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: li
         return
     settlement = _last_settlement(events, values)
     if settlement is None:
-        report.add({"hand": hand_id, "kind": "settlement", "detail": "a settled hand has no "
-                    "settlement event"})
+        report.add(
+            {
+                "hand": hand_id,
+                "kind": "settlement",
+                "detail": "a settled hand has no settlement event",
+            }
+        )
         if tally:
             _results_lost(report, hand)
         return
@@ -281,20 +323,40 @@ def _check_hand(report: TableResult, hand: dict, events: list[tuple], ledger: li
             entries.append((player, delta, reason))
             total += delta
     except (KeyError, TypeError):
-        report.add({"hand": hand_id, "kind": "settlement", "detail": "the settlement event "
-                    "is malformed (entries of player, delta and reason expected)"})
+        report.add(
+            {
+                "hand": hand_id,
+                "kind": "settlement",
+                "detail": "the settlement event "
+                "is malformed (entries of player, delta and reason expected)",
+            }
+        )
         return
     if total:
-        report.add({"hand": hand_id, "kind": "zero_sum", "detail": f"the settlement sums to "
-                    f"{total}, not 0"})
-    training = values[0].get("training") \
-        if events[0][1] == "hand_started" and isinstance(values[0], dict) else False
+        report.add(
+            {
+                "hand": hand_id,
+                "kind": "zero_sum",
+                "detail": f"the settlement sums to {total}, not 0",
+            }
+        )
+    training = (
+        values[0].get("training")
+        if events[0][1] == "hand_started" and isinstance(values[0], dict)
+        else False
+    )
     expected = [] if training else [e for e in entries if e[1]]
     if ledger != expected and Counter(ledger) != Counter(expected):  # written in entry order
         missing = Counter(expected) - Counter(ledger)
         extra = Counter(ledger) - Counter(expected)
-        report.add({"hand": hand_id, "kind": "ledger", "detail": "ledger rows differ from the "
-                    f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}"})
+        report.add(
+            {
+                "hand": hand_id,
+                "kind": "ledger",
+                "detail": "ledger rows differ from the "
+                f"settlement: missing {sorted(missing)}, unexpected {sorted(extra)}",
+            }
+        )
 
 
 def _results_lost(report: TableResult, hand: dict) -> None:

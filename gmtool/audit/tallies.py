@@ -37,8 +37,9 @@ def add_settlement(tallies: Counter, settlement: dict) -> None:
                 tallies[player, "score"] += delta
 
 
-def verify_tallies(store: Store, tallies: Counter, untallied: set[str] = frozenset()
-                   ) -> Iterator[Finding]:
+def verify_tallies(
+    store: Store, tallies: Counter, untallied: set[str] = frozenset()
+) -> Iterator[Finding]:
     """Every player's row against the sums of every settled hand's settlement event, but
     for the `untallied`: those seated in a settled hand whose settlement event is gone or
     unreadable (reported as such, with the hand)."""
@@ -46,8 +47,10 @@ def verify_tallies(store: Store, tallies: Counter, untallied: set[str] = frozens
         player = row["name"]
         if player in untallied:
             continue
-        wrong = [f"{column} {row[column]!r} where their settled hands record "
-                 f"{tallies[player, column]}" for column in COLUMNS
-                 if row[column] != tallies[player, column]]
+        wrong = [
+            f"{column} {row[column]!r} where their settled hands record {tallies[player, column]}"
+            for column in COLUMNS
+            if row[column] != tallies[player, column]
+        ]
         if wrong:
             yield Finding("tallies", f"{player}: {', '.join(wrong)} (edited)", player=player)

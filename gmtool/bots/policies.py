@@ -53,24 +53,69 @@ class Policy:
     odds: float = 1.0  # how strictly a call must pay by pot odds (1 fully, 0 never)
 
     def describe(self) -> str:
-        words = (f"folds below {self.fold_below:g} (and calls by pot odds x{self.odds:g}), "
-                 f"bets from {self.raise_above:g}, all-in from {self.allin_above:g}, bluffs "
-                 f"{self.bluff:.0%}, thinks {self.think_s:g} s on average")
+        words = (
+            f"folds below {self.fold_below:g} (and calls by pot odds x{self.odds:g}), "
+            f"bets from {self.raise_above:g}, all-in from {self.allin_above:g}, bluffs "
+            f"{self.bluff:.0%}, thinks {self.think_s:g} s on average"
+        )
         if self.escape:
             words += f", escapes on {self.escape:.1%} of its turns"
         return words
 
 
-POLICIES: dict[str, Policy] = {policy.name: policy for policy in (
-    Policy("cautious", fold_below=0.40, raise_above=0.80, allin_above=0.92, bluff=0.02,
-           size=0.0, look=1.0, challenge=0.15, think_s=3.0, odds=1.0),
-    Policy("loose", fold_below=0.15, raise_above=0.60, allin_above=0.85, bluff=0.10,
-           size=0.25, look=0.3, challenge=0.25, think_s=2.0, odds=1.0),
-    Policy("aggressive", fold_below=0.25, raise_above=0.50, allin_above=0.70, bluff=0.20,
-           size=0.5, look=0.5, challenge=0.35, think_s=2.0, odds=1.0),
-    Policy("station", fold_below=0.05, raise_above=0.95, allin_above=0.98, bluff=0.0,
-           size=0.0, look=0.2, challenge=0.10, think_s=2.5, odds=1.0),
-)}
+POLICIES: dict[str, Policy] = {
+    policy.name: policy
+    for policy in (
+        Policy(
+            "cautious",
+            fold_below=0.40,
+            raise_above=0.80,
+            allin_above=0.92,
+            bluff=0.02,
+            size=0.0,
+            look=1.0,
+            challenge=0.15,
+            think_s=3.0,
+            odds=1.0,
+        ),
+        Policy(
+            "loose",
+            fold_below=0.15,
+            raise_above=0.60,
+            allin_above=0.85,
+            bluff=0.10,
+            size=0.25,
+            look=0.3,
+            challenge=0.25,
+            think_s=2.0,
+            odds=1.0,
+        ),
+        Policy(
+            "aggressive",
+            fold_below=0.25,
+            raise_above=0.50,
+            allin_above=0.70,
+            bluff=0.20,
+            size=0.5,
+            look=0.5,
+            challenge=0.35,
+            think_s=2.0,
+            odds=1.0,
+        ),
+        Policy(
+            "station",
+            fold_below=0.05,
+            raise_above=0.95,
+            allin_above=0.98,
+            bluff=0.0,
+            size=0.0,
+            look=0.2,
+            challenge=0.10,
+            think_s=2.5,
+            odds=1.0,
+        ),
+    )
+}
 ESCAPER = "escaper"  # escaper:P plays as cautious and escapes on a share P of its turns
 DEFAULT_ESCAPE = 0.1
 POLICY_WORDS = f"{', '.join(POLICIES)}, {ESCAPER}:P (0 <= P <= 1)"
@@ -90,8 +135,9 @@ def policy_named(text: str) -> Policy:
             chance = -1.0
         if 0.0 <= chance <= 1.0:
             return replace(POLICIES["cautious"], name=f"{ESCAPER}:{chance:g}", escape=chance)
-        raise UsageError(f"policy {text!r}: the escape chance must be a number from 0 to 1 "
-                         f"({ESCAPER}:0.1)")
+        raise UsageError(
+            f"policy {text!r}: the escape chance must be a number from 0 to 1 ({ESCAPER}:0.1)"
+        )
     raise UsageError(f"no policy {text!r}; policies: {POLICY_WORDS}")
 
 
@@ -101,8 +147,14 @@ def think_seconds(policy: Policy, rng: Rng) -> float:
     return 0.5 - (policy.think_s - 0.5) * log(1.0 - rng.random())
 
 
-def decide(policy: Policy, strength: float | None, legal: Sequence[Legal], player: str,
-           rng: Rng, pot: int | None = None) -> Action:
+def decide(
+    policy: Policy,
+    strength: float | None,
+    legal: Sequence[Legal],
+    player: str,
+    rng: Rng,
+    pot: int | None = None,
+) -> Action:
     """The action `policy` takes with `strength` (None: blind) among `legal` (non-empty);
     with the `pot` on the table, a call or follow must also be worth its price (pot odds:
     strength at least price / (pot + price)), so a bot does not call a large all-in
@@ -169,8 +221,9 @@ def _actions(player: str) -> dict[str, Action]:
     """`player`'s actions that carry no amount (actions are immutable: shared)."""
     if len(_ACTIONS) >= MAX_PLAYERS_KEPT:  # a long-running host meets many names
         _ACTIONS.clear()
-    actions = _ACTIONS[player] = {verb: _new(Action, (verb, player, None, None, None))
-                                  for verb in _SIMPLE_VERBS}
+    actions = _ACTIONS[player] = {
+        verb: _new(Action, (verb, player, None, None, None)) for verb in _SIMPLE_VERBS
+    }
     return actions
 
 

@@ -60,8 +60,13 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
-    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_show_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     """GM console and rule-configuration CLI for showhand card games."""
     # --debug is read where errors become messages (GmtoolGroup.invoke, from ctx.params),

@@ -27,18 +27,32 @@ def audit(
     table: str | None = typer.Option(None, "--table", help="Only this table."),
     player: str | None = typer.Option(None, "--player", help="Only this player's hands."),
     checkpoint: Path | None = typer.Option(
-        None, "--checkpoint", help="A signed checkpoint the store must extend (default: "
-        "every checkpoint in the witness folder)."),
-    key: Path | None = typer.Option(None, "--key", help="The host's verifier key "
-                                       "(default: <db>.checkpoint.pub)."),
+        None,
+        "--checkpoint",
+        help="A signed checkpoint the store must extend (default: "
+        "every checkpoint in the witness folder).",
+    ),
+    key: Path | None = typer.Option(
+        None, "--key", help="The host's verifier key (default: <db>.checkpoint.pub)."
+    ),
     from_checkpoint: str | None = typer.Option(
-        None, "--from-checkpoint", metavar="FILE", help="Audit only what the log recorded "
+        None,
+        "--from-checkpoint",
+        metavar="FILE",
+        help="Audit only what the log recorded "
         "after this signed checkpoint (a file, or the name of one in the witness folder): "
         "the one the last clean audit reported. It trusts that audit; a full audit finds "
-        "edits to what came before (docs/evidence.md)."),
-    jobs: int = typer.Option(1, "--jobs", min=1, max=MAX_JOBS, help="Audit tables in this "
-                             f"many processes at once (1 to {MAX_JOBS}); the report is the "
-                             "same."),
+        "edits to what came before (docs/evidence.md).",
+    ),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        min=1,
+        max=MAX_JOBS,
+        help="Audit tables in this "
+        f"many processes at once (1 to {MAX_JOBS}); the report is the "
+        "same.",
+    ),
     witness: str | None = WITNESS_OPTION,
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
@@ -48,8 +62,9 @@ def audit(
     from gmtool.ops.audit import Audit
 
     with open_store(db) as store:
-        job = Audit(store, since, until, table, player, checkpoint, key, from_checkpoint,
-                    jobs, witness)
+        job = Audit(
+            store, since, until, table, player, checkpoint, key, from_checkpoint, jobs, witness
+        )
         with console.progress("auditing hands", total=max(job.total, 1)) as advance:
             report = job.run(advance)
     raise typer.Exit(report_with(output_format, as_json, report, console))

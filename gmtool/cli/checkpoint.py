@@ -17,8 +17,9 @@ from gmtool.cli.common import (
 from gmtool.cli.console import Abort, console
 from gmtool.cli.reporters import ReportFormat, report_with
 
-app = typer.Typer(help="Signed checkpoints of the evidence log.", no_args_is_help=True,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="Signed checkpoints of the evidence log.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @app.command()
@@ -47,8 +48,9 @@ def export(
 @app.command()
 def verify(
     checkpoint: Path = typer.Argument(..., help="The signed checkpoint file."),
-    key: Path | None = typer.Option(None, "--key", help="The host's verifier key "
-                                       "(default: <db>.checkpoint.pub)."),
+    key: Path | None = typer.Option(
+        None, "--key", help="The host's verifier key (default: <db>.checkpoint.pub)."
+    ),
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
     output_format: ReportFormat = FORMAT_OPTION,

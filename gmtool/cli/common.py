@@ -19,17 +19,30 @@ from gmtool.cli.console import console
 
 T = TypeVar("T")
 
-DB_OPTION = typer.Option(None, "--db",
-                         help="Database file (default: $GMTOOL_DB, else ./gmtool.db).")
-WITNESS_OPTION = typer.Option(None, "--witness", envvar="GMTOOL_WITNESS",
-                              help="Folder of signed checkpoints (default: <db>.witness/ "
-                              "beside the store; put it on other storage).")
-AS_OPTION = typer.Option(None, "--as", help="Acting GM user, whose key signs the request "
-                         "(default: $GMTOOL_USER, else your login name).")
-JSON_OPTION = typer.Option(False, "--json", help="Print JSON (the contract for scripts) "
-                           "instead of text.")
-FORMAT_OPTION = typer.Option("text", "--format", help="text, json (as --json), github "
-                             "(workflow annotations) or sarif (SARIF 2.1.0).")
+DB_OPTION = typer.Option(
+    None, "--db", help="Database file (default: $GMTOOL_DB, else ./gmtool.db)."
+)
+WITNESS_OPTION = typer.Option(
+    None,
+    "--witness",
+    envvar="GMTOOL_WITNESS",
+    help="Folder of signed checkpoints (default: <db>.witness/ "
+    "beside the store; put it on other storage).",
+)
+AS_OPTION = typer.Option(
+    None,
+    "--as",
+    help="Acting GM user, whose key signs the request "
+    "(default: $GMTOOL_USER, else your login name).",
+)
+JSON_OPTION = typer.Option(
+    False, "--json", help="Print JSON (the contract for scripts) instead of text."
+)
+FORMAT_OPTION = typer.Option(
+    "text",
+    "--format",
+    help="text, json (as --json), github (workflow annotations) or sarif (SARIF 2.1.0).",
+)
 
 
 def _moment(flag: str) -> Callable[[str | None], str | None]:
@@ -41,11 +54,16 @@ def _moment(flag: str) -> Callable[[str | None], str | None]:
     return parse
 
 
-SINCE_OPTION = typer.Option(None, "--since", callback=_moment("--since"),
-                            help="Started at or after: an ISO time (offset or Z allowed, "
-                            "UTC without), today, yesterday, or a span back: 2h, 3d.")
-UNTIL_OPTION = typer.Option(None, "--until", callback=_moment("--until"),
-                            help="Started before: the same forms as --since.")
+SINCE_OPTION = typer.Option(
+    None,
+    "--since",
+    callback=_moment("--since"),
+    help="Started at or after: an ISO time (offset or Z allowed, "
+    "UTC without), today, yesterday, or a span back: 2h, 3d.",
+)
+UNTIL_OPTION = typer.Option(
+    None, "--until", callback=_moment("--until"), help="Started before: the same forms as --since."
+)
 LIMIT_HELP = "At most this many, newest first; 0 = all."
 MAX_SPEED = 10_000.0  # the fastest time scale a host plays at (house run, demo)
 
@@ -58,8 +76,13 @@ def _finite(value: float | None) -> float | None:
     return value
 
 
-def number_option(default: float | None, *flags: str, min: float | None = None,
-                  max: float | None = None, help: str) -> Any:
+def number_option(
+    default: float | None,
+    *flags: str,
+    min: float | None = None,
+    max: float | None = None,
+    help: str,
+) -> Any:
     """A float option that refuses nan, inf and anything outside [min, max] with one usage
     message (exit 2) before the command runs: every float option of the CLI is one of these."""
     return typer.Option(default, *flags, min=min, max=max, callback=_finite, help=help)

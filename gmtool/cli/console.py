@@ -73,9 +73,15 @@ class Console:
     def success(self, message: str) -> None:
         self.line(message)
 
-    def table(self, title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
-              right_align: Sequence[int] = (), keep: Sequence[str] = (),
-              drop: Sequence[str] = ()) -> None:
+    def table(
+        self,
+        title: str,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        right_align: Sequence[int] = (),
+        keep: Sequence[str] = (),
+        drop: Sequence[str] = (),
+    ) -> None:
         """A rich table on a terminal; the same table in plain aligned text elsewhere.
 
         When the terminal is too narrow, the columns named in `drop` go first, in that
@@ -89,7 +95,6 @@ class Console:
         table = rich_table(columns, rows, width, right_align, keep, drop)
         RichConsole(file=self.out, width=width, highlight=False).print(table)
 
-
     @contextlib.contextmanager
     def progress(self, description: str, total: float):
         """A progress bar on a terminal (nothing elsewhere); yields advance(count)."""
@@ -101,9 +106,13 @@ class Console:
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         started = time.monotonic()
-        with Progress(TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.fields[count]} hands"), TimeRemainingColumn(),
-                      transient=True) as bar:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[count]} hands"),
+            TimeRemainingColumn(),
+            transient=True,
+        ) as bar:
             task = bar.add_task(description, total=total, count=0)
 
             def advance(count: int) -> None:
@@ -112,9 +121,15 @@ class Console:
             yield advance
 
 
-def rich_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], width: int,
-               right_align: Sequence[int] = (), keep: Sequence[str] = (),
-               drop: Sequence[str] = (), title: str | None = None):
+def rich_table(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    width: int,
+    right_align: Sequence[int] = (),
+    keep: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    title: str | None = None,
+):
     """A rich Table of `rows` fitted to `width` (see `Console.table`); cells are plain
     text, control characters escaped, never rich markup."""
     from rich.table import Table
@@ -125,11 +140,15 @@ def rich_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], width: int
     table = Table(show_lines=False, title=title)
     for index in shown:
         column = columns[index]
-        table.add_column(column, justify="right" if index in right_align else "left",
-                         no_wrap=column not in keep,
-                         overflow="fold" if column in keep else "ellipsis",
-                         min_width=max([len(column), *(len(r[index]) for r in rows)])
-                         if column in keep else None)
+        table.add_column(
+            column,
+            justify="right" if index in right_align else "left",
+            no_wrap=column not in keep,
+            overflow="fold" if column in keep else "ellipsis",
+            min_width=max([len(column), *(len(r[index]) for r in rows)])
+            if column in keep
+            else None,
+        )
     for row in rows:
         table.add_row(*(Text(row[index]) for index in shown))  # no markup, ever
     return table
@@ -147,8 +166,9 @@ def printable(text: str) -> str:
 def _fit(columns: list[str], rows: list[list[str]], width: int, drop: Sequence[str]) -> list[int]:
     """The indices of the columns to show: all, or without the first columns of `drop`
     until the widest cells fit in `width` (3 characters of border a column, 1 more)."""
-    widths = [max([len(column), *(len(row[i]) for row in rows)]) for i, column in
-              enumerate(columns)]
+    widths = [
+        max([len(column), *(len(row[i]) for row in rows)]) for i, column in enumerate(columns)
+    ]
     shown = list(range(len(columns)))
     for name in drop:
         if sum(widths[i] + 3 for i in shown) + 1 <= width:

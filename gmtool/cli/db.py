@@ -7,8 +7,9 @@ import typer
 from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
 from gmtool.cli.console import console
 
-app = typer.Typer(help="Create or upgrade the SQLite store.", no_args_is_help=True,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="Create or upgrade the SQLite store.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @app.command()
@@ -31,6 +32,8 @@ def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
             gm = type(gm)(gm.name, signer)
             console.line(f"made your GM key: {path} (public key {signer.verifier.text()})")
         if bootstrap(store, gm):
-            console.line(f"{gm.name} is the store's first operator (key "
-                         f"{gm.signer.verifier.text()}); register other GMs with `gmtool gm "
-                         "users add NAME --role ROLE --key KEY`")
+            console.line(
+                f"{gm.name} is the store's first operator (key "
+                f"{gm.signer.verifier.text()}); register other GMs with `gmtool gm "
+                "users add NAME --role ROLE --key KEY`"
+            )

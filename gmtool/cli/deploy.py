@@ -23,23 +23,31 @@ class _DeployGroup(TyperGroup):
     """`gmtool deploy PROFILE` deploys; `deploy history` and `deploy rollback` are commands."""
 
     def parse_args(self, ctx, args):  # noqa: ANN001 - click's signature
-        if args and args[0] not in ("-h", "--help") and not set(args) & (
-                set(self.commands) - {"profile"}):  # `deploy [OPTIONS] PROFILE [OPTIONS]`
+        if (
+            args
+            and args[0] not in ("-h", "--help")
+            and not set(args) & (set(self.commands) - {"profile"})
+        ):  # `deploy [OPTIONS] PROFILE [OPTIONS]`
             args = ["profile", *args]
         return super().parse_args(ctx, args)
 
 
-app = typer.Typer(cls=_DeployGroup, no_args_is_help=True, rich_markup_mode=None,
-                  help="Deploy a rule profile: `gmtool deploy PROFILE [--rooms ID]`; "
-                       "see also `deploy history` and `deploy rollback`.")
+app = typer.Typer(
+    cls=_DeployGroup,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Deploy a rule profile: `gmtool deploy PROFILE [--rooms ID]`; "
+    "see also `deploy history` and `deploy rollback`.",
+)
 
 
 @app.command("profile", hidden=True)
 def deploy(
     profile: Path = typer.Argument(..., help="The profile to deploy."),
     rooms: list[str] | None = typer.Option(None, "--rooms", help="Only these tiers (repeat)."),
-    dry_run: bool = typer.Option(False, "--dry-run", "--plan",
-                                 help="Show what would change for players; change nothing."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", "--plan", help="Show what would change for players; change nothing."
+    ),
     db: str | None = DB_OPTION,
     as_user: str | None = AS_OPTION,
     as_json: bool = JSON_OPTION,
@@ -49,8 +57,9 @@ def deploy(
 
     if dry_run:
         plan = with_store(db, plan_deployment, profile, rooms or None)
-        emit(plan, as_json,
-             lambda value: _render_plan(value, "would change", "nothing would change"))
+        emit(
+            plan, as_json, lambda value: _render_plan(value, "would change", "nothing would change")
+        )
         return
     result = writing(db, deploy_profile, profile, rooms or None, acting_user(as_user))
     emit(result, as_json, _render_deployment)
@@ -67,8 +76,10 @@ def _render_plan(plan: dict, verb: str, nothing: str) -> None:
     for change in plan["changes"]:
         live = f"live now {change['live'][:12]}" if change["live"] else "nothing live"
         console.line(f"  rooms {', '.join(change['rooms'])} ({live}):")
-        console.lines(f"    {line}" for line in change["changes"] or ["no change for players "
-                                                                        "(names or metadata)"])
+        console.lines(
+            f"    {line}"
+            for line in change["changes"] or ["no change for players (names or metadata)"]
+        )
 
 
 def _render_deployment(result: dict) -> None:
@@ -76,9 +87,11 @@ def _render_deployment(result: dict) -> None:
         _render_plan(result, "", "nothing deployed")
         return
     _render_plan(result, "deployed", "")
-    console.success(f"deployed {result['profile']} v{result['version']} to "
-                    f"{', '.join(result['rooms']) if result['rooms'] else 'every room'}; "
-                    "tables switch at their next hand")
+    console.success(
+        f"deployed {result['profile']} v{result['version']} to "
+        f"{', '.join(result['rooms']) if result['rooms'] else 'every room'}; "
+        "tables switch at their next hand"
+    )
 
 
 @app.command()
@@ -94,15 +107,25 @@ def history(
 
 
 def _render_history(rows: list[dict]) -> None:
-    console.table("deployments (in effect: the rules tables play now; other active rows are "
-                  "what `deploy rollback` returns to)",
-                  ["id", "profile", "version", "config", "rooms", "by", "at", "in effect",
-                   "note"],
-                  [(r["id"], r["profile_id"], r["version"], r["config_id"][:12],
-                    ", ".join(r["rooms"]) if r["rooms"] else "all", r["deployed_by"],
-                    r["deployed_at"][:19], "yes" if r["in_effect"] else
-                    ("rollback target" if r["active"] else "no"), r["note"] or "")
-                   for r in rows])
+    console.table(
+        "deployments (in effect: the rules tables play now; other active rows are "
+        "what `deploy rollback` returns to)",
+        ["id", "profile", "version", "config", "rooms", "by", "at", "in effect", "note"],
+        [
+            (
+                r["id"],
+                r["profile_id"],
+                r["version"],
+                r["config_id"][:12],
+                ", ".join(r["rooms"]) if r["rooms"] else "all",
+                r["deployed_by"],
+                r["deployed_at"][:19],
+                "yes" if r["in_effect"] else ("rollback target" if r["active"] else "no"),
+                r["note"] or "",
+            )
+            for r in rows
+        ],
+    )
 
 
 @app.command()
@@ -115,5 +138,7 @@ def rollback(
     from gmtool.ops.deploy import rollback_profile
 
     result = writing(db, rollback_profile, profile, acting_user(as_user))
-    console.success(f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "
-                    f"{result['active'][:12]} (tables switch at their next hand)")
+    console.success(
+        f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "
+        f"{result['active'][:12]} (tables switch at their next hand)"
+    )

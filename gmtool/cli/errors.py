@@ -35,8 +35,9 @@ def exit_code_for(error: Exception) -> int:
     if isinstance(error, OSError):  # a file the user named cannot be read or written
         console.error(str(error))
         return 2
-    console.error(f"internal error: {type(error).__name__}: {error} (rerun with --debug for "
-                  "the traceback)")
+    console.error(
+        f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)"
+    )
     return 2
 
 

@@ -17,40 +17,58 @@ from gmtool.cli.common import (
 )
 from gmtool.cli.console import console
 
-app = typer.Typer(help="GM users (roles) and the GM action log.", no_args_is_help=True,
-                  rich_markup_mode=None)
-users = typer.Typer(help="GM users: operators act, support reads.", no_args_is_help=True,
-                    rich_markup_mode=None)
-keys = typer.Typer(help="Your GM keys: each GM signs what they do with their own key.",
-                   no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="GM users (roles) and the GM action log.", no_args_is_help=True, rich_markup_mode=None
+)
+users = typer.Typer(
+    help="GM users: operators act, support reads.", no_args_is_help=True, rich_markup_mode=None
+)
+keys = typer.Typer(
+    help="Your GM keys: each GM signs what they do with their own key.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(users, name="users")
 app.add_typer(keys, name="keys")
 
 
 @keys.command("new")
-def keys_new(name: str | None = typer.Argument(None, help="Your GM user name (default: "
-                                                  "$GMTOOL_USER, else your login name)."),
-             replace: bool = typer.Option(False, "--replace", help="Replace a key you have "
-                                          "(an operator must register the new one)."),
-             as_json: bool = JSON_OPTION) -> None:
+def keys_new(
+    name: str | None = typer.Argument(
+        None, help="Your GM user name (default: $GMTOOL_USER, else your login name)."
+    ),
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace a key you have (an operator must register the new one)."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
     """Make your key pair: the private key stays in your config folder (0600); give the
     public key this prints to an operator, who registers it with your role."""
     from gmtool.evidence.gm_keys import new_key
 
     signer, path = new_key(acting_name(name), replace=replace)
     public = signer.verifier.text()
-    emit({"name": signer.name, "key": public, "private_key_file": str(path)}, as_json,
-         lambda _: console.lines([
-             f"private key: {path} (readable by you only; keep it, never share it)",
-             f"public key:  {public}",
-             f"an operator registers it: gmtool gm users add {signer.name} --role ROLE "
-             f"--key {public}"]))
+    emit(
+        {"name": signer.name, "key": public, "private_key_file": str(path)},
+        as_json,
+        lambda _: console.lines(
+            [
+                f"private key: {path} (readable by you only; keep it, never share it)",
+                f"public key:  {public}",
+                f"an operator registers it: gmtool gm users add {signer.name} --role ROLE "
+                f"--key {public}",
+            ]
+        ),
+    )
 
 
 @keys.command("show")
-def keys_show(name: str | None = typer.Argument(None, help="Your GM user name (default: "
-                                                   "$GMTOOL_USER, else your login name)."),
-              as_json: bool = JSON_OPTION) -> None:
+def keys_show(
+    name: str | None = typer.Argument(
+        None, help="Your GM user name (default: $GMTOOL_USER, else your login name)."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
     """Your public key (the one to register), from the private key in your config folder."""
     from gmtool.cli.console import Abort
     from gmtool.evidence.gm_keys import key_path, load_key
@@ -58,20 +76,29 @@ def keys_show(name: str | None = typer.Argument(None, help="Your GM user name (d
     name = acting_name(name)
     signer = load_key(name)
     if signer is None:
-        raise Abort(f"no GM key for {name} at {key_path(name)}: make one with `gmtool gm "
-                    f"keys new {name}`")
+        raise Abort(
+            f"no GM key for {name} at {key_path(name)}: make one with `gmtool gm keys new {name}`"
+        )
     public = signer.verifier.text()
-    emit({"name": name, "key": public, "private_key_file": str(key_path(name))}, as_json,
-         lambda _: console.line(public))
+    emit(
+        {"name": name, "key": public, "private_key_file": str(key_path(name))},
+        as_json,
+        lambda _: console.line(public),
+    )
 
 
 @users.command("add")
-def users_add(name: str = typer.Argument(..., help="User name."),
-              role: str = typer.Option(..., "--role", help="operator or support."),
-              key: str | None = typer.Option(None, "--key", help="The GM's public key "
-                                                "(`gmtool gm keys new` printed it); needed "
-                                                "for a new GM."),
-              db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
+def users_add(
+    name: str = typer.Argument(..., help="User name."),
+    role: str = typer.Option(..., "--role", help="operator or support."),
+    key: str | None = typer.Option(
+        None,
+        "--key",
+        help="The GM's public key (`gmtool gm keys new` printed it); needed for a new GM.",
+    ),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+) -> None:
     """Register a GM user with their key and role, or change a GM's role or key (operators,
     signed with your key). The first operator is registered by `gmtool db init`."""
     from gmtool.ops.gm import add_user
@@ -81,22 +108,34 @@ def users_add(name: str = typer.Argument(..., help="User name."),
 
 
 @users.command("list")
-def users_list(db: str | None = DB_OPTION,
-               as_json: bool = JSON_OPTION) -> None:
+def users_list(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None:
     """GM users and their roles."""
     from gmtool.store.gm import users
 
-    emit(with_store(db, users), as_json, lambda rows: console.table(
-        "GM users", ["name", "role", "key", "since"],
-        [(r["name"], r["role"], r["key"] or "none: cannot act", r["created_at"][:19])
-         for r in rows], keep=("name", "role"), drop=("since",)))
+    emit(
+        with_store(db, users),
+        as_json,
+        lambda rows: console.table(
+            "GM users",
+            ["name", "role", "key", "since"],
+            [
+                (r["name"], r["role"], r["key"] or "none: cannot act", r["created_at"][:19])
+                for r in rows
+            ],
+            keep=("name", "role"),
+            drop=("since",),
+        ),
+    )
 
 
 @app.command()
-def log(db: str | None = DB_OPTION,
-        limit: int = typer.Option(0, "--limit", min=0, max=MAX_COUNT,
-                                  help="Only the newest N; 0 = all."),
-        as_json: bool = JSON_OPTION) -> None:
+def log(
+    db: str | None = DB_OPTION,
+    limit: int = typer.Option(
+        0, "--limit", min=0, max=MAX_COUNT, help="Only the newest N; 0 = all."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
     """Every GM action: who, what, target, reason, when, outcome (refusals included)."""
     from gmtool.store.queries import gm_log
 
@@ -104,10 +143,25 @@ def log(db: str | None = DB_OPTION,
 
 
 def _render_log(rows: list[dict]) -> None:
-    console.table("GM log", ["#", "at", "who", "action", "target", "reason", "outcome"],
-                  [(r["id"], r["at"][:19], r["actor"] or "", r["action"], r["target"] or "",
-                    r["reason"] or "", _outcome(r["outcome"])) for r in rows], right_align=(0,),
-                  keep=("#", "action", "outcome"), drop=("reason", "at", "target"))
+    console.table(
+        "GM log",
+        ["#", "at", "who", "action", "target", "reason", "outcome"],
+        [
+            (
+                r["id"],
+                r["at"][:19],
+                r["actor"] or "",
+                r["action"],
+                r["target"] or "",
+                r["reason"] or "",
+                _outcome(r["outcome"]),
+            )
+            for r in rows
+        ],
+        right_align=(0,),
+        keep=("#", "action", "outcome"),
+        drop=("reason", "at", "target"),
+    )
 
 
 def _outcome(outcome: dict) -> str:

@@ -23,14 +23,18 @@ from gmtool.cli.console import Abort, console
 
 ExportFormat = Enum("ExportFormat", {"md": "md", "json": "json"}, type=str)
 
-app = typer.Typer(help="Compare and play hands; list, show, export and replay recorded hands.",
-                  no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="Compare and play hands; list, show, export and replay recorded hands.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 @app.command()
 def compare(
-    hands: list[str] = typer.Argument(..., metavar="HAND...",
-                                      help='Cards separated by spaces: "AS KS QS JS TS".'),
+    hands: list[str] = typer.Argument(
+        ..., metavar="HAND...", help='Cards separated by spaces: "AS KS QS JS TS".'
+    ),
     profile: Path = typer.Option(..., "--profile", help="The profile whose ranking applies."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -95,15 +99,31 @@ def list_(
 
 
 def _render_hands(rows: list[dict], total: int) -> None:
-    shown = f"{len(rows)} hand(s)" if len(rows) == total else \
-        f"showing the newest {len(rows)} of {total} hands (use --limit N, or --limit 0 for all)"
-    console.table(shown, ["hand", "table", "#", "tier", "players", "started", "outcome",
-                          "winners"],
-                  [(r["id"], r["table_id"], r["number"], r["tier"],
-                    ", ".join(s["player"] for s in r["seats"]), r["started_at"][:19],
-                    r["outcome"], ", ".join(r["winners"])) for r in rows], right_align=(0, 2),
-                  keep=("hand", "table", "outcome"),
-                  drop=("tier", "#", "players", "winners", "started"))
+    shown = (
+        f"{len(rows)} hand(s)"
+        if len(rows) == total
+        else f"showing the newest {len(rows)} of {total} hands (use --limit N, or --limit 0 for all)"
+    )
+    console.table(
+        shown,
+        ["hand", "table", "#", "tier", "players", "started", "outcome", "winners"],
+        [
+            (
+                r["id"],
+                r["table_id"],
+                r["number"],
+                r["tier"],
+                ", ".join(s["player"] for s in r["seats"]),
+                r["started_at"][:19],
+                r["outcome"],
+                ", ".join(r["winners"]),
+            )
+            for r in rows
+        ],
+        right_align=(0, 2),
+        keep=("hand", "table", "outcome"),
+        drop=("tier", "#", "players", "winners", "started"),
+    )
 
 
 @app.command()
@@ -116,8 +136,11 @@ def show(
     from gmtool.audit.dispute import hand_report
     from gmtool.cli.render_hands import render_report
 
-    emit(with_store(db, hand_report, hand), as_json,
-         lambda report: console.lines(render_report(report)))
+    emit(
+        with_store(db, hand_report, hand),
+        as_json,
+        lambda report: console.lines(render_report(report)),
+    )
 
 
 @app.command()
@@ -147,8 +170,10 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
     if not proven or report["outcome"] == "running":
         return report
     if not witness_files.key_path(store.path).exists():
-        console.warning("this store's host signs no checkpoints (no checkpoint key beside "
-                        "it): the report carries no proof")
+        console.warning(
+            "this store's host signs no checkpoints (no checkpoint key beside "
+            "it): the report carries no proof"
+        )
         return report
     notary = Notary(store, witness)
     for attempt in range(2):
@@ -156,8 +181,13 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
         if latest is not None:
             path, checkpoint = latest
             try:
-                report["proof"] = hand_proof(store, hand, path.read_text(encoding="utf-8"),
-                                             checkpoint, notary.signer.verifier)
+                report["proof"] = hand_proof(
+                    store,
+                    hand,
+                    path.read_text(encoding="utf-8"),
+                    checkpoint,
+                    notary.signer.verifier,
+                )
                 return report
             except NotCovered:
                 pass
@@ -184,8 +214,10 @@ def replay(
 
 def _render_replay(result: dict) -> None:
     if result["ok"]:
-        console.line(f"hand {result['hand']}: replay matches, {result['events_checked']} "
-                     "events and the settlement identical")
+        console.line(
+            f"hand {result['hand']}: replay matches, {result['events_checked']} "
+            "events and the settlement identical"
+        )
     else:
         console.line(f"hand {result['hand']}: MISMATCH")
         console.lines(f"  {p['kind']}: {p['detail']}" for p in result["problems"][:1])

@@ -14,34 +14,55 @@ from gmtool.cli.common import (
 )
 from gmtool.cli.console import Abort, console
 
-app = typer.Typer(help="Host live tables (bots stand in for players).", no_args_is_help=True,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="Host live tables (bots stand in for players).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 @app.command()
 def run(
     tables: int = typer.Option(4, "--tables", min=1, max=10_000, help="Tables to host."),
-    system: list[str] | None = typer.Option(None, "--system",
-                                               help="Profile id to host (repeat); default all."),
-    speed: float = number_option(1.0, "--speed", min=0.001, max=MAX_SPEED,
-                                 help="Time scale: 10 = ten times faster."),
-    hands: int | None = typer.Option(None, "--hands", min=1, max=MAX_COUNT,
-                                        help="Stop after N hands."),
-    duration: float | None = number_option(None, "--duration", min=0.0, max=10**9,
-                                              help="Stop after S seconds."),
-    chaos: float = number_option(0.0, "--chaos", min=0.0, max=1.0,
-                                 help="Chance per turn of a disconnect, stall or escape."),
-    seed: str | None = typer.Option(None, "--seed", help="Reproducible bots and decks "
-                                       "(demo/test only: the seed text reveals every deck)."),
-    grace: float = number_option(10.0, "--grace", min=0.0, max=3600.0,
-                                 help="Seconds running hands get to finish on stop before "
-                                 "they are voided."),
-    verbose: bool = typer.Option(False, "--verbose", "-v",
-                                 help="A line for every hand that starts or settles."),
+    system: list[str] | None = typer.Option(
+        None, "--system", help="Profile id to host (repeat); default all."
+    ),
+    speed: float = number_option(
+        1.0, "--speed", min=0.001, max=MAX_SPEED, help="Time scale: 10 = ten times faster."
+    ),
+    hands: int | None = typer.Option(
+        None, "--hands", min=1, max=MAX_COUNT, help="Stop after N hands."
+    ),
+    duration: float | None = number_option(
+        None, "--duration", min=0.0, max=10**9, help="Stop after S seconds."
+    ),
+    chaos: float = number_option(
+        0.0, "--chaos", min=0.0, max=1.0, help="Chance per turn of a disconnect, stall or escape."
+    ),
+    seed: str | None = typer.Option(
+        None,
+        "--seed",
+        help="Reproducible bots and decks (demo/test only: the seed text reveals every deck).",
+    ),
+    grace: float = number_option(
+        10.0,
+        "--grace",
+        min=0.0,
+        max=3600.0,
+        help="Seconds running hands get to finish on stop before they are voided.",
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="A line for every hand that starts or settles."
+    ),
     witness: str | None = WITNESS_OPTION,
-    checkpoint_every: float = number_option(30.0, "--checkpoint-every", min=0.1, max=86_400.0,
-                                            help="Seconds between signed checkpoints of the "
-                                            "evidence log (also signed at start and stop)."),
+    checkpoint_every: float = number_option(
+        30.0,
+        "--checkpoint-every",
+        min=0.1,
+        max=86_400.0,
+        help="Seconds between signed checkpoints of the "
+        "evidence log (also signed at start and stop).",
+    ),
     db: str | None = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration."""
@@ -50,21 +71,35 @@ def run(
     from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock
 
-    options = HostOptions(tables=tables, systems=system or None, speed=speed, hands=hands,
-                          duration=duration, chaos=chaos, seed=seed, grace=grace,
-                          verbose=verbose, witness=witness,
-                          checkpoint_every=checkpoint_every)
+    options = HostOptions(
+        tables=tables,
+        systems=system or None,
+        speed=speed,
+        hands=hands,
+        duration=duration,
+        chaos=chaos,
+        seed=seed,
+        grace=grace,
+        verbose=verbose,
+        witness=witness,
+        checkpoint_every=checkpoint_every,
+    )
     with open_store(db, write=True) as store, HostLock(store.path):
         host = prepare_host(store, options, notify=console.line)
         report = asyncio.run(host.run())
     console.line(f"stopped: {report.hands} hand(s) settled")
     if report.voided_on_stop:
-        console.line(f"voided on stop (every stake returned): hand(s) "
-                     f"{', '.join(map(str, report.voided_on_stop))}")
+        console.line(
+            f"voided on stop (every stake returned): hand(s) "
+            f"{', '.join(map(str, report.voided_on_stop))}"
+        )
     if report.finished_on_stop:
         console.line(f"finished their hand before stopping: {', '.join(report.finished_on_stop)}")
     if report.failed_tables:
-        raise Abort(f"table(s) stopped by an internal error: {', '.join(report.failed_tables)}"
-                    " (their running hands were voided, every stake returned)", code=1)
+        raise Abort(
+            f"table(s) stopped by an internal error: {', '.join(report.failed_tables)}"
+            " (their running hands were voided, every stake returned)",
+            code=1,
+        )
     if report.interrupted:
         raise typer.Exit(130)

@@ -16,15 +16,21 @@ from gmtool.cli.common import (
 )
 from gmtool.cli.console import console
 
-app = typer.Typer(help="Show a player; adjust a player's coins (operators).",
-                  no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="Show a player; adjust a player's coins (operators).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 @app.command("list")
-def list_(db: str | None = DB_OPTION,
-          limit: int = typer.Option(50, "--limit", min=0, max=MAX_COUNT,
-                                    help="At most this many, richest first; 0 = all."),
-          as_json: bool = JSON_OPTION) -> None:
+def list_(
+    db: str | None = DB_OPTION,
+    limit: int = typer.Option(
+        50, "--limit", min=0, max=MAX_COUNT, help="At most this many, richest first; 0 = all."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
     """Players with their coins, title, score and the table they sit at, richest first."""
     from gmtool.store.queries import players_with_titles
 
@@ -33,19 +39,37 @@ def list_(db: str | None = DB_OPTION,
 
 def _render_players(listing: dict) -> None:
     rows, total = listing["players"], listing["total"]
-    shown = f"{total} player(s)" if len(rows) == total else \
-        f"showing the richest {len(rows)} of {total} players (use --limit N, or --limit 0 for all)"
-    console.table(shown, ["player", "kind", "coins", "title", "score", "table"],
-                  [(p["name"], p["kind"], f"{p['coins']:,}", ", ".join(
-                      t for t in p["titles"].values() if t) or "-", p["score"], p["table"] or "-")
-                   for p in rows], right_align=(2, 4), keep=("player", "coins"),
-                  drop=("kind", "score", "title"))
+    shown = (
+        f"{total} player(s)"
+        if len(rows) == total
+        else f"showing the richest {len(rows)} of {total} players (use --limit N, or --limit 0 for all)"
+    )
+    console.table(
+        shown,
+        ["player", "kind", "coins", "title", "score", "table"],
+        [
+            (
+                p["name"],
+                p["kind"],
+                f"{p['coins']:,}",
+                ", ".join(t for t in p["titles"].values() if t) or "-",
+                p["score"],
+                p["table"] or "-",
+            )
+            for p in rows
+        ],
+        right_align=(2, 4),
+        keep=("player", "coins"),
+        drop=("kind", "score", "title"),
+    )
 
 
 @app.command()
-def show(name: str = typer.Argument(..., help="Player name."),
-         db: str | None = DB_OPTION,
-         as_json: bool = JSON_OPTION) -> None:
+def show(
+    name: str = typer.Argument(..., help="Player name."),
+    db: str | None = DB_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
     """Coins, title (S23), score and tallies (S22), current table, recent hands, ledger."""
     from gmtool.store.queries import player_with_titles
 
@@ -55,43 +79,77 @@ def show(name: str = typer.Argument(..., help="Player name."),
 def _render_player(player: dict) -> None:
     table = player["table"]
     titles = ", ".join(f"{t or 'no title'} ({p})" for p, t in player["titles"].items())
-    console.lines([
-        f"{player['name']} ({player['kind']}): {player['coins']:,} coins, score {player['score']}",
-        f"title: {titles or '-'}",
-        f"tallies: {player['wins']} won, {player['losses']} lost, {player['draws']} drawn, "
-        f"{player['escapes']} escaped, {player['disconnects']} disconnected",
-        f"table: {table['table_id'] + ' seat ' + str(table['seat']) if table else '-'}",
-    ])
-    console.table("recent hands", ["hand", "table", "started", "outcome", "delta"],
-                  [(h["id"], h["table_id"], h["started_at"][:19], h["outcome"], f"{h['delta']:+d}")
-                   for h in player["recent_hands"]], right_align=(0, 4))
-    console.table("ledger (newest first)", ["row", "hand", "gm action", "delta", "reason", "at"],
-                  [(r["id"], r["hand_id"] or "", r["gm_action_id"] or "", f"{r['delta']:+d}",
-                    r["reason"], r["created_at"][:19]) for r in player["ledger"]],
-                  right_align=(0, 3))
+    console.lines(
+        [
+            f"{player['name']} ({player['kind']}): {player['coins']:,} coins, score {player['score']}",
+            f"title: {titles or '-'}",
+            f"tallies: {player['wins']} won, {player['losses']} lost, {player['draws']} drawn, "
+            f"{player['escapes']} escaped, {player['disconnects']} disconnected",
+            f"table: {table['table_id'] + ' seat ' + str(table['seat']) if table else '-'}",
+        ]
+    )
+    console.table(
+        "recent hands",
+        ["hand", "table", "started", "outcome", "delta"],
+        [
+            (h["id"], h["table_id"], h["started_at"][:19], h["outcome"], f"{h['delta']:+d}")
+            for h in player["recent_hands"]
+        ],
+        right_align=(0, 4),
+    )
+    console.table(
+        "ledger (newest first)",
+        ["row", "hand", "gm action", "delta", "reason", "at"],
+        [
+            (
+                r["id"],
+                r["hand_id"] or "",
+                r["gm_action_id"] or "",
+                f"{r['delta']:+d}",
+                r["reason"],
+                r["created_at"][:19],
+            )
+            for r in player["ledger"]
+        ],
+        right_align=(0, 3),
+    )
 
 
 @app.command(context_settings={"ignore_unknown_options": True})
-def adjust(name: str = typer.Argument(..., help="Player name."),
-           delta: str = typer.Argument(..., help="Coins to add (negative to remove): digits "
-                                       f"0-9 with an optional sign, at most {MAX_COINS:,}."),
-           reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
-           db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
+def adjust(
+    name: str = typer.Argument(..., help="Player name."),
+    delta: str = typer.Argument(
+        ...,
+        help="Coins to add (negative to remove): digits "
+        f"0-9 with an optional sign, at most {MAX_COINS:,}.",
+    ),
+    reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+) -> None:
     """Adjust coins (operators): one ledger row tied to the logged GM action."""
     from gmtool.ops.gm import adjust as adjust_coins
 
     delta = _amount(delta)
     outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)
-    console.success(f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins "
-                    f"({delta:+d}, {reason})")
+    console.success(
+        f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins ({delta:+d}, {reason})"
+    )
 
 
 def _amount(text: str) -> int:
     """A coin amount as a GM types it: ASCII digits with an optional sign, within the bound
     (no full-width digits, underscores or exponents, which int() would take)."""
     digits = text[1:] if text[:1] in "+-" else text
-    if not digits.isascii() or not digits.isdigit() or len(digits) > 13 \
-            or abs(int(text)) > MAX_COINS:
-        raise typer.BadParameter(f"{text!r} is not a valid amount of coins: digits 0-9 with an "
-                                 f"optional sign, at most {MAX_COINS:,}", param_hint="DELTA")
+    if (
+        not digits.isascii()
+        or not digits.isdigit()
+        or len(digits) > 13
+        or abs(int(text)) > MAX_COINS
+    ):
+        raise typer.BadParameter(
+            f"{text!r} is not a valid amount of coins: digits 0-9 with an "
+            f"optional sign, at most {MAX_COINS:,}",
+            param_hint="DELTA",
+        )
     return int(text)

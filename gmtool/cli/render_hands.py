@@ -4,8 +4,26 @@ from __future__ import annotations
 
 from gmtool.cli.console import Console
 
-_ACTION_TYPES = {"ante", "bet", "raise", "call", "check", "fold", "allin", "follow", "look", "buy",
-                 "open", "pass", "timeout", "disconnect", "reconnect", "escape", "kick", "wait"}
+_ACTION_TYPES = {
+    "ante",
+    "bet",
+    "raise",
+    "call",
+    "check",
+    "fold",
+    "allin",
+    "follow",
+    "look",
+    "buy",
+    "open",
+    "pass",
+    "timeout",
+    "disconnect",
+    "reconnect",
+    "escape",
+    "kick",
+    "wait",
+}
 
 
 def timeline(events) -> list[str]:
@@ -15,11 +33,14 @@ def timeline(events) -> list[str]:
         f = e.fields
         if e.type == "hand_started":
             seats = ", ".join(f"{s['player']} {s['coins']}" for s in f["seats"])
-            lines.append(f"hand {f.get('tier')} (ante {f.get('ante')}): {seats}; "
-                         f"banker {f.get('banker')}")
+            lines.append(
+                f"hand {f.get('tier')} (ante {f.get('ante')}): {seats}; banker {f.get('banker')}"
+            )
         elif e.type == "deal":
-            cards = ", ".join(f"{c['player']} {c['card']}" + (" (hole)" if c["face"] == "down"
-                                                              else "") for c in f["cards"])
+            cards = ", ".join(
+                f"{c['player']} {c['card']}" + (" (hole)" if c["face"] == "down" else "")
+                for c in f["cards"]
+            )
             where = f"street {f['street']}: " if "street" in f else ""  # three-card: one deal
             lines.append(f"{where}deal {cards}")
         elif e.type == "first_speaker":
@@ -31,14 +52,19 @@ def timeline(events) -> list[str]:
             lines.append(f"  street {f['street']} ends, pot {f['pot']}")
         elif e.type == "showdown":
             for hand in f["hands"]:
-                lines.append(f"showdown: {hand['player']} {' '.join(hand['cards'])}: "
-                             f"{hand['description']}")
+                lines.append(
+                    f"showdown: {hand['player']} {' '.join(hand['cards'])}: {hand['description']}"
+                )
             lines.append(f"  {f['explanation']}")
         elif e.type == "hand_ended":
-            lines.append(f"hand ends ({f['reason']}): {', '.join(f['winners'])} "
-                         f"win{'s' if len(f['winners']) == 1 else ''} the pot of {f['pot']}")
+            lines.append(
+                f"hand ends ({f['reason']}): {', '.join(f['winners'])} "
+                f"win{'s' if len(f['winners']) == 1 else ''} the pot of {f['pot']}"
+            )
         elif e.type == "settlement":
-            parts = ", ".join(f"{x['player']} {x['delta']:+d} ({x['reason']})" for x in f["entries"])
+            parts = ", ".join(
+                f"{x['player']} {x['delta']:+d} ({x['reason']})" for x in f["entries"]
+            )
             lines.append(f"settlement: {parts}")
             if f.get("score"):
                 lines.append("score: " + ", ".join(f"{p} {s:+d}" for p, s in f["score"].items()))
@@ -80,21 +106,23 @@ def render_outcome(outcome, console: Console) -> None:
 def _events_of(report: dict):
     from gmtool.engine.events import Event
 
-    return [Event(e["type"], {k: v for k, v in e.items() if k not in ("type", "seq")})
-            for e in report["events"]]
+    return [
+        Event(e["type"], {k: v for k, v in e.items() if k not in ("type", "seq")})
+        for e in report["events"]
+    ]
 
 
 def _header(report: dict) -> list[str]:
     profile = report["profile"]
     seed = report["seed"] or "(secret until the hand ends)"
     verdict = {True: "verifies", False: "DOES NOT MATCH the commitment", None: ""}[
-        report["seed_verifies"]]
+        report["seed_verifies"]
+    ]
     return [
         f"hand {report['hand']}: table {report['table']} #{report['number']}, "
         f"{profile['title']} ({profile['id']} v{profile['version']}), tier {report['tier']}",
         f"config {report['config_id']}",
-        f"started {report['started_at']}, ended {report['ended_at'] or '-'}, "
-        f"{report['outcome']}",
+        f"started {report['started_at']}, ended {report['ended_at'] or '-'}, {report['outcome']}",
         f"deck: {report['algorithm']}, commitment {report['commitment']}",
         f"seed: {seed} {verdict}".rstrip(),
     ]
@@ -112,21 +140,35 @@ def markdown_report(report: dict) -> str:
     header = _header(report)
     out = [f"# Hand {report['hand']} dispute report", ""]
     out += [f"- {line}" for line in header[1:]]
-    out += ["", f"Table `{report['table']}`, hand #{report['number']}; players: "
-            + ", ".join(f"{s['player']} ({s['coins']} coins)" for s in report["seats"]), ""]
+    out += [
+        "",
+        f"Table `{report['table']}`, hand #{report['number']}; players: "
+        + ", ".join(f"{s['player']} ({s['coins']} coins)" for s in report["seats"]),
+        "",
+    ]
     settlement = report.get("settlement")
     if settlement:
         out += ["## Settlement", "", "| player | delta | reason | result |", "|---|---|---|---|"]
         results = settlement.get("results", {})
-        out += [f"| {e['player']} | {e['delta']:+d} | {e['reason']} | "
-                f"{results.get(e['player'], '')} |" for e in settlement["entries"]]
+        out += [
+            f"| {e['player']} | {e['delta']:+d} | {e['reason']} | {results.get(e['player'], '')} |"
+            for e in settlement["entries"]
+        ]
         out.append("")
     replay = report.get("replay")
     if replay is not None:
-        verdict = "the engine reproduces every event and the settlement" if replay["ok"] \
+        verdict = (
+            "the engine reproduces every event and the settlement"
+            if replay["ok"]
             else "MISMATCH: " + "; ".join(p["detail"] for p in replay["problems"])
-        out += ["## Verification", "", f"- seed against commitment: "
-                f"{'matches' if report['seed_verifies'] else 'does not match'}",
-                f"- replay under config `{report['config_id'][:12]}`: {verdict}", ""]
+        )
+        out += [
+            "## Verification",
+            "",
+            f"- seed against commitment: "
+            f"{'matches' if report['seed_verifies'] else 'does not match'}",
+            f"- replay under config `{report['config_id'][:12]}`: {verdict}",
+            "",
+        ]
     out += ["## Timeline", "", "```"] + timeline(_events_of(report)) + ["```", ""]
     return "\n".join(out)

@@ -10,12 +10,21 @@ from collections.abc import Sequence
 from typing import Any
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
-LABELS = {"pot": "pot", "actions_per_hand": "actions/hand", "seconds_per_hand": "seconds/hand",
-          "showdown": "showdown", "allin": "all-in", "escape": "escape",
-          "escape_cost": "escape cost", "timeouts_per_hand": "timeouts/hand",
-          "looks_per_hand": "looks/hand", "buys_per_hand": "buys/hand",
-          "opens_per_hand": "opens/hand", "coins_per_hand": "coins/hand",
-          "hands_to_bust": "hands to out"}
+LABELS = {
+    "pot": "pot",
+    "actions_per_hand": "actions/hand",
+    "seconds_per_hand": "seconds/hand",
+    "showdown": "showdown",
+    "allin": "all-in",
+    "escape": "escape",
+    "escape_cost": "escape cost",
+    "timeouts_per_hand": "timeouts/hand",
+    "looks_per_hand": "looks/hand",
+    "buys_per_hand": "buys/hand",
+    "opens_per_hand": "opens/hand",
+    "coins_per_hand": "coins/hand",
+    "hands_to_bust": "hands to out",
+}
 SIGNED = {"coins_per_hand"}  # won (+) or lost (-)
 POINTS = " pt"  # a change of a rate, in percentage points
 
@@ -50,13 +59,19 @@ def header_lines(report: dict) -> list[str]:
     if "vs" in report:
         other = report["vs"]
         head += f" vs {other['label']} ({other['file']}, config {other['config_id'][:12]})"
-    return [head, f"seed {report['seed']!r}, {report['hands']:,} hands a tier, "
-            f"{report['players']} players a hand; {report['under']}"]
+    return [
+        head,
+        f"seed {report['seed']!r}, {report['hands']:,} hands a tier, "
+        f"{report['players']} players a hand; {report['under']}",
+    ]
 
 
 def tier_line(tier: dict) -> str:
-    words = ["training room: no coins move" if tier["training"] else
-             f"seats hold {tier['seats_hold']:,}, {tier['coins_to_sit']:,} to sit"]
+    words = [
+        "training room: no coins move"
+        if tier["training"]
+        else f"seats hold {tier['seats_hold']:,}, {tier['coins_to_sit']:,} to sit"
+    ]
     if tier["ante"] is not None:
         words.append(f"ante {tier['ante']:,}")
     words.append(f"action limit {tier['action_s']} s")
@@ -73,8 +88,11 @@ def render_report(report: dict, console) -> None:
         lines.append("")
         lines += _compared_tier(report, tier) if compare else _single_tier(tier)
     if compare:
-        lines += ["", "* the 95% interval of the change excludes 0 (paired: same decks and "
-                  "seats). Among many measures about 1 in 20 unchanged ones is marked by chance."]
+        lines += [
+            "",
+            "* the 95% interval of the change excludes 0 (paired: same decks and "
+            "seats). Among many measures about 1 in 20 unchanged ones is marked by chance.",
+        ]
     console.lines(lines)
 
 
@@ -90,9 +108,15 @@ def _single_tier(tier: dict) -> list[str]:
             line += f"   {sparkline(histograms[measure])}"
         lines.append(line)
     if tier["bust_runs"]:
-        lines.append(f"  ({tier['bust_runs']} runs of a seat sitting with {tier['coins_to_sit']:,}"
-                     + (f"; {tier['bust_censored']} still seated after the limit, counted at it"
-                        if tier["bust_censored"] else "") + ")")
+        lines.append(
+            f"  ({tier['bust_runs']} runs of a seat sitting with {tier['coins_to_sit']:,}"
+            + (
+                f"; {tier['bust_censored']} still seated after the limit, counted at it"
+                if tier["bust_censored"]
+                else ""
+            )
+            + ")"
+        )
     return lines
 
 
@@ -102,23 +126,34 @@ def _compared_tier(report: dict, entry: dict) -> list[str]:
     if base is None or other is None:
         missing = names[0] if base is None else names[1]
         present = other if base is None else base
-        return [f"{entry['tier']}: only in {names[1] if base is None else names[0]} "
-                f"(closed or absent in {missing})", *_single_tier(present)[1:]]
+        return [
+            f"{entry['tier']}: only in {names[1] if base is None else names[0]} "
+            f"(closed or absent in {missing})",
+            *_single_tier(present)[1:],
+        ]
     lines = [tier_line(other) if other == base else f"{tier_line(base)}\n  -> {tier_line(other)}"]
     rows = [("measure", "stat", names[0], names[1], "change", "95% interval", "")]
     for measure, stats in entry["changes"].items():
         signed = measure in SIGNED
         for index, (stat, change) in enumerate(stats.items()):
-            rows.append((LABELS.get(measure, measure) if index == 0 else "", stat,
-                         number(change["old"], stat, signed), number(change["new"], stat, signed),
-                         _change(change, stat), _interval(change, stat),
-                         "*" if change["significant"] else ""))
+            rows.append(
+                (
+                    LABELS.get(measure, measure) if index == 0 else "",
+                    stat,
+                    number(change["old"], stat, signed),
+                    number(change["new"], stat, signed),
+                    _change(change, stat),
+                    _interval(change, stat),
+                    "*" if change["significant"] else "",
+                )
+            )
     lines += _columns(rows)
     width = max(map(len, names))
     for name in ("pot", "seconds_per_hand", "hands_to_bust"):
         if name in base["histograms"] and name in other["histograms"]:
-            lines.append(f"  {LABELS[name]:<13} {names[0]:<{width}}  "
-                         f"{sparkline(base['histograms'][name])}")
+            lines.append(
+                f"  {LABELS[name]:<13} {names[0]:<{width}}  {sparkline(base['histograms'][name])}"
+            )
             lines.append(f"  {'':<13} {names[1]:<{width}}  {sparkline(other['histograms'][name])}")
     return lines
 
@@ -147,8 +182,12 @@ def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = []
     for row in rows:
-        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]),
-                 *(cell.rjust(width) for cell, width in zip(row[2:6], widths[2:6])), row[6]]
+        cells = [
+            row[0].ljust(widths[0]),
+            row[1].ljust(widths[1]),
+            *(cell.rjust(width) for cell, width in zip(row[2:6], widths[2:6])),
+            row[6],
+        ]
         out.append("  " + "  ".join(cells).rstrip())
     return out
 
@@ -159,7 +198,10 @@ def render_bounds(verdicts: list[dict], console) -> None:
         return
     console.line("")
     for verdict in verdicts:
-        state = "BROKEN" if verdict["broken"] else (
-            "not measured" if verdict["value"] is None else "ok")
+        state = (
+            "BROKEN"
+            if verdict["broken"]
+            else ("not measured" if verdict["value"] is None else "ok")
+        )
         value = "—" if verdict["value"] is None else number(verdict["value"])
         console.line(f"bound {verdict['bound']} [{verdict['tier']}]: {value} ({state})")

@@ -23,14 +23,22 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
         running = live.get("running")
         published = live.get("published_at", now)
         now_on_host = published + max(0.0, now - published)  # the host's clock, read now
-        summary = {"id": row["id"], "system": row["profile_id"], "room": row["tier"],
-                   "game": row["game"], "status": row["status"],
-                   "config_id": live.get("config_id"), "seated": live.get("seated", []),
-                   "hand": live.get("hand"), "hand_number": live.get("hand_number"),
-                   "updated_at": row["updated_at"],
-                   "host_seen_s": _age(row["updated_at"], now),
-                   "snapshot_age_s": round(max(0.0, now - published), 1) if "published_at"
-                   in live else None}
+        summary = {
+            "id": row["id"],
+            "system": row["profile_id"],
+            "room": row["tier"],
+            "game": row["game"],
+            "status": row["status"],
+            "config_id": live.get("config_id"),
+            "seated": live.get("seated", []),
+            "hand": live.get("hand"),
+            "hand_number": live.get("hand_number"),
+            "updated_at": row["updated_at"],
+            "host_seen_s": _age(row["updated_at"], now),
+            "snapshot_age_s": round(max(0.0, now - published), 1)
+            if "published_at" in live
+            else None,
+        }
         summary["host"] = _host_state(summary)
         for key in ("owner", "ante", "phase"):
             if key in live:
@@ -38,17 +46,32 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
         if running:
             speed = running.get("speed", 1)
             summary.update(
-                street=running.get("street"), pot=running["pot"], to_act=running["to_act"],
+                street=running.get("street"),
+                pot=running["pot"],
+                to_act=running["to_act"],
                 seconds_left=max(0.0, round((running["deadline_at"] - now_on_host) * speed, 1)),
-                players=[{k: p.get(k) for k in ("name", "coins", "total", "folded",
-                                                "connected", "showing", "seen")}
-                         for p in running["players"]])
+                players=[
+                    {
+                        k: p.get(k)
+                        for k in (
+                            "name",
+                            "coins",
+                            "total",
+                            "folded",
+                            "connected",
+                            "showing",
+                            "seen",
+                        )
+                    }
+                    for p in running["players"]
+                ],
+            )
             for player in summary["players"]:
                 if not player["connected"]:
                     window = (running["window_deadline_at"] - now_on_host) * speed
-                    player["reconnect_left_s"] = (max(0.0, round(window, 1))
-                                                  if player["name"] == running["to_act"]
-                                                  else None)  # the window runs on their turn
+                    player["reconnect_left_s"] = (
+                        max(0.0, round(window, 1)) if player["name"] == running["to_act"] else None
+                    )  # the window runs on their turn
         out.append(summary)
     return out
 
@@ -71,7 +94,7 @@ def _age(stamp: str | None, now: float) -> float | None:
 
 
 def _host_state(summary: dict) -> str:
-    """"live" while the host keeps saying so; "gone" once it stopped (killed, or hung)."""
+    """ "live" while the host keeps saying so; "gone" once it stopped (killed, or hung)."""
     if summary["status"] != "open":
         return summary["status"]
     seen = summary["host_seen_s"]
@@ -79,19 +102,44 @@ def _host_state(summary: dict) -> str:
 
 
 def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
-    columns = ["table", "system", "room", "config", "players", "coins", "pot", "street",
-               "to act", "left", "disconnected", "host"]
+    columns = [
+        "table",
+        "system",
+        "room",
+        "config",
+        "players",
+        "coins",
+        "pot",
+        "street",
+        "to act",
+        "left",
+        "disconnected",
+        "host",
+    ]
     rows = []
     for s in summaries:
         players = s.get("players") or []
         coins = sum(p["coins"] or 0 for p in players) if players else ""
         away = ", ".join(_away(p) for p in players if not p["connected"])
         host = s["host"] if s["host"] != "gone" else f"gone ({_ago(s['host_seen_s'])})"
-        rows.append([s["id"], s["system"], s["room"], (s["config_id"] or "")[:12],
-                     len(s["seated"]), coins, s.get("pot", ""), s.get("street") or "",
-                     s.get("to_act") or s.get("phase") or ("idle" if s["status"] == "open"
-                                                           else s["status"]),
-                     f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "", away, host])
+        rows.append(
+            [
+                s["id"],
+                s["system"],
+                s["room"],
+                (s["config_id"] or "")[:12],
+                len(s["seated"]),
+                coins,
+                s.get("pot", ""),
+                s.get("street") or "",
+                s.get("to_act")
+                or s.get("phase")
+                or ("idle" if s["status"] == "open" else s["status"]),
+                f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "",
+                away,
+                host,
+            ]
+        )
     return columns, rows
 
 
@@ -109,44 +157,62 @@ def render_tables(summaries: list[dict]) -> None:
     from gmtool.cli.console import console
 
     columns, rows = table_rows(summaries)
-    console.table(f"{len(summaries)} table(s)", columns, rows, right_align=(4, 5, 6),
-                  keep=KEEP, drop=DROP)
+    console.table(
+        f"{len(summaries)} table(s)", columns, rows, right_align=(4, 5, 6), keep=KEEP, drop=DROP
+    )
 
 
 def _away(player: dict) -> str:
     left = player.get("reconnect_left_s")
-    return f"{player['name']} ({left:.0f}s to reconnect)" if left is not None else \
-        f"{player['name']} (window starts on their turn)"
+    return (
+        f"{player['name']} ({left:.0f}s to reconnect)"
+        if left is not None
+        else f"{player['name']} (window starts on their turn)"
+    )
 
 
 def render_table(s: dict) -> list[str]:
-    host = "host live" if s["host"] == "live" else (
-        f"HOST GONE ({_ago(s['host_seen_s'])}): what follows may be out of date"
-        if s["host"] == "gone" else s["host"])
-    age = f", snapshot {s['snapshot_age_s']:.0f} s old" if s.get("snapshot_age_s") is not None \
-        else ""
-    lines = [f"table {s['id']}: {s['system']} / {s['room']} ({s['game']}), {host}{age}",
-             f"config {s['config_id'] or '-'}, hand {s.get('hand') or '-'}"
-             + (f" (#{s['hand_number']} at this table)" if s.get("hand_number") else "")]
+    host = (
+        "host live"
+        if s["host"] == "live"
+        else (
+            f"HOST GONE ({_ago(s['host_seen_s'])}): what follows may be out of date"
+            if s["host"] == "gone"
+            else s["host"]
+        )
+    )
+    age = (
+        f", snapshot {s['snapshot_age_s']:.0f} s old" if s.get("snapshot_age_s") is not None else ""
+    )
+    lines = [
+        f"table {s['id']}: {s['system']} / {s['room']} ({s['game']}), {host}{age}",
+        f"config {s['config_id'] or '-'}, hand {s.get('hand') or '-'}"
+        + (f" (#{s['hand_number']} at this table)" if s.get("hand_number") else ""),
+    ]
     if "owner" in s:
         lines.append(f"owner {s['owner']}, ante {s['ante']}, phase {s['phase']}")
     if not s.get("players"):
         lines.append(f"no hand running; seated: {', '.join(s['seated']) or 'nobody'}")
         return lines
-    lines.append(f"street {s.get('street') or '-'}, pot {s['pot']}, to act {s['to_act']} "
-                 f"({s['seconds_left']:.0f} s left)")
+    lines.append(
+        f"street {s.get('street') or '-'}, pot {s['pot']}, to act {s['to_act']} "
+        f"({s['seconds_left']:.0f} s left)"
+    )
     for p in s["players"]:
         state = "folded" if p["folded"] else "in"
         if not p["connected"]:
             state += ", disconnected: " + _away(p)
         showing = " ".join(p["showing"]) if p["showing"] else "-"
-        lines.append(f"  {p['name']:<12} coins {p['coins']!s:>10}  in pot {p['total']:>7}  "
-                     f"showing {showing:<14} {state}")
+        lines.append(
+            f"  {p['name']:<12} coins {p['coins']!s:>10}  in pot {p['total']:>7}  "
+            f"showing {showing:<14} {state}"
+        )
     return lines
 
 
-def watch_tables(store, table: str | None, interval: float, count: int | None,
-                 console: Console) -> None:
+def watch_tables(
+    store, table: str | None, interval: float, count: int | None, console: Console
+) -> None:
     """Refresh in place with rich Live on a terminal; plain snapshots elsewhere."""
     from rich.console import Console as RichConsole
     from rich.live import Live
@@ -158,9 +224,16 @@ def watch_tables(store, table: str | None, interval: float, count: int | None,
     def snapshot():
         summaries = [s for s in table_summaries(store) if table is None or s["id"] == table]
         columns, rows = table_rows(summaries)
-        return rich_table(columns, rows, rich_console.width, right_align=(4, 5, 6), keep=KEEP,
-                          drop=DROP, title=f"{len(summaries)} table(s) - "
-                          f"{time.strftime('%H:%M:%S')}")
+        return rich_table(
+            columns,
+            rows,
+            rich_console.width,
+            right_align=(4, 5, 6),
+            keep=KEEP,
+            drop=DROP,
+            title=f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}",
+        )
+
     shown = 0
     try:
         with Live(snapshot(), console=rich_console, auto_refresh=False) as live:
@@ -178,16 +251,26 @@ def command_lines(outcome: dict) -> list[str]:
     """What the host did with a kick or close it carried out."""
     if "closed" in outcome:
         voided = outcome.get("voided_hand")
-        return [f"closed {outcome['closed']}" + (f"; hand {voided} voided, every stake "
-                                                 "returned" if voided else "")]
-    lines = [f"kicked {outcome['kicked']}" + (" during a hand: an escape under policy "
-                                              f"{outcome['escape_policy']} (RULES G2, S19)"
-                                              if outcome.get("during_hand") else
-                                              " between hands: the seat is free")]
+        return [
+            f"closed {outcome['closed']}"
+            + (f"; hand {voided} voided, every stake returned" if voided else "")
+        ]
+    lines = [
+        f"kicked {outcome['kicked']}"
+        + (
+            f" during a hand: an escape under policy {outcome['escape_policy']} (RULES G2, S19)"
+            if outcome.get("during_hand")
+            else " between hands: the seat is free"
+        )
+    ]
     settlement = outcome.get("settlement")
     if settlement:
-        lines.append("settlement: " + ", ".join(f"{e['player']} {e['delta']:+d} ({e['reason']})"
-                                                for e in settlement["entries"]))
+        lines.append(
+            "settlement: "
+            + ", ".join(
+                f"{e['player']} {e['delta']:+d} ({e['reason']})" for e in settlement["entries"]
+            )
+        )
     elif outcome.get("during_hand"):
         lines.append("the hand goes on without them")
     return lines

@@ -43,12 +43,14 @@ def annotation(finding: Finding, strict: bool = False) -> str:
     level = "error" if fails(finding, strict) else "warning"
     properties = [f"title={_escape_property(finding.code)}"]
     if finding.in_file:
-        properties[:0] = [f"file={_escape_property(str(finding.file))}",
-                          f"line={finding.line or 1}", f"col={finding.column or 1}"]
+        properties[:0] = [
+            f"file={_escape_property(str(finding.file))}",
+            f"line={finding.line or 1}",
+            f"col={finding.column or 1}",
+        ]
         message = f"{finding.path}: {finding.message}" if finding.path else finding.message
     else:
-        message = f"{finding.subject}: {finding.message}" if finding.subject else \
-            finding.message
+        message = f"{finding.subject}: {finding.message}" if finding.subject else finding.message
     return f"::{level} {','.join(properties)}::{_escape_data(message)}"
 
 
@@ -71,17 +73,28 @@ def sarif(report: Report, strict: bool = False) -> dict[str, Any]:
 
     findings = report.findings
     codes = sorted({finding.code for finding in findings})
-    rules = [{"id": code, "name": code, "shortDescription": {"text": _describe(code)}}
-             for code in codes]
+    rules = [
+        {"id": code, "name": code, "shortDescription": {"text": _describe(code)}} for code in codes
+    ]
     return {
         "version": "2.1.0",
         "$schema": SARIF_SCHEMA,
-        "runs": [{
-            "tool": {"driver": {"name": "gmtool", "fullName": report.tool,
-                                "version": __version__, "rules": rules}},
-            "results": [_result(finding, codes.index(finding.code), report, strict)
-                        for finding in findings],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gmtool",
+                        "fullName": report.tool,
+                        "version": __version__,
+                        "rules": rules,
+                    }
+                },
+                "results": [
+                    _result(finding, codes.index(finding.code), report, strict)
+                    for finding in findings
+                ],
+            }
+        ],
     }
 
 
@@ -91,40 +104,51 @@ def _describe(code: str) -> str:
     return CODES.get(code, code.replace("_", " "))
 
 
-def _result(finding: Finding, rule_index: int, report: Report,
-            strict: bool) -> dict[str, Any]:
+def _result(finding: Finding, rule_index: int, report: Report, strict: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "ruleId": finding.code, "ruleIndex": rule_index,
+        "ruleId": finding.code,
+        "ruleIndex": rule_index,
         "level": "error" if fails(finding, strict) else "warning",
         "message": {"text": finding.message},
     }
     if finding.in_file:
         region = {"startLine": finding.line or 1, "startColumn": finding.column or 1}
-        location: dict[str, Any] = {"physicalLocation": {
-            "artifactLocation": {"uri": str(finding.file)}, "region": region}}
+        location: dict[str, Any] = {
+            "physicalLocation": {"artifactLocation": {"uri": str(finding.file)}, "region": region}
+        }
         if finding.path:
-            location["logicalLocations"] = [{"fullyQualifiedName": finding.path,
-                                             "kind": "member"}]
+            location["logicalLocations"] = [{"fullyQualifiedName": finding.path, "kind": "member"}]
     else:
-        location = {"logicalLocations": [
-            {"name": f"{name} {getattr(finding, name)}",
-             "fullyQualifiedName": f"{name}/{getattr(finding, name)}", "kind": "object"}
-            for name in ("hand", "table", "player", "gm_action")
-            if getattr(finding, name) is not None]}
+        location = {
+            "logicalLocations": [
+                {
+                    "name": f"{name} {getattr(finding, name)}",
+                    "fullyQualifiedName": f"{name}/{getattr(finding, name)}",
+                    "kind": "object",
+                }
+                for name in ("hand", "table", "player", "gm_action")
+                if getattr(finding, name) is not None
+            ]
+        }
         if report.artifact:
             location["physicalLocation"] = {"artifactLocation": {"uri": report.artifact}}
     result["locations"] = [location] if len(location) else []
     return result
 
 
-REPORTERS = {"text": text_report, "json": json_report, "github": github_report,
-             "sarif": sarif_report}
+REPORTERS = {
+    "text": text_report,
+    "json": json_report,
+    "github": github_report,
+    "sarif": sarif_report,
+}
 # `--format` takes exactly the reporters' names (typer offers an Enum as a choice)
 ReportFormat = Enum("ReportFormat", {name: name for name in REPORTERS}, type=str)
 
 
-def report_with(output_format: Any, as_json: bool, report: Report, console: Console,
-                strict: bool = False) -> int:
+def report_with(
+    output_format: Any, as_json: bool, report: Report, console: Console, strict: bool = False
+) -> int:
     """Print `report` with the reporter `--format` names (`--json`: json) and return the
     report's exit code."""
     name = "json" if as_json else getattr(output_format, "value", output_format)

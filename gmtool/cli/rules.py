@@ -11,13 +11,18 @@ from gmtool.cli.console import Abort, console
 from gmtool.cli.reporters import ReportFormat, report_with
 from gmtool.cli.simulate import simulate
 
-app = typer.Typer(help="Validate, compile, inspect, compare, edit and simulate rule profiles.",
-                  no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="Validate, compile, inspect, compare, edit and simulate rule profiles.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
 
 @app.command()
 def validate(
-    paths: list[str] = typer.Argument(..., metavar="PATH...",
-                                      help="Profile files or folders (searched for *.toml)."),
+    paths: list[str] = typer.Argument(
+        ..., metavar="PATH...", help="Profile files or folders (searched for *.toml)."
+    ),
     output_format: ReportFormat = FORMAT_OPTION,
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
 ) -> None:
@@ -77,20 +82,27 @@ def diff(
     before, after = compile_file(old), compile_file(new)
     changes = diff_configs(before, after)
     if as_json:
-        console.json({"old": before["config_id"], "new": after["config_id"],
-                      "changes": [change.as_json() for change in changes]})
+        console.json(
+            {
+                "old": before["config_id"],
+                "new": after["config_id"],
+                "changes": [change.as_json() for change in changes],
+            }
+        )
     elif changes:
         console.lines(change.message for change in changes)
     else:
-        console.line("no change for players" + (
-            "" if before["config_id"] == after["config_id"] else " (only names or metadata)"))
+        console.line(
+            "no change for players"
+            + ("" if before["config_id"] == after["config_id"] else " (only names or metadata)")
+        )
 
 
 @app.command("set")
 def set_(
     profile: Path = typer.Argument(..., help="The profile to edit in place."),
     key: str = typer.Argument(..., help="Dotted key path, tiers by id: tiers.junior.hand_cap."),
-    value: str = typer.Argument(..., help="The new value as TOML (600, true, [1, 5], \"x\")."),
+    value: str = typer.Argument(..., help='The new value as TOML (600, true, [1, 5], "x").'),
 ) -> None:
     """Edit one value keeping comments and layout; refuse (exit 1) an invalid result."""
     from gmtool.rules.edit import InvalidEdit, set_in_file
@@ -118,8 +130,9 @@ def schema() -> None:
 
 @app.command("test")
 def test_(
-    paths: list[str] = typer.Argument(..., metavar="PATH...",
-                                      help="Scenario files or folders (searched for *.toml)."),
+    paths: list[str] = typer.Argument(
+        ..., metavar="PATH...", help="Scenario files or folders (searched for *.toml)."
+    ),
     as_json: bool = JSON_OPTION,
     output_format: ReportFormat = FORMAT_OPTION,
 ) -> None:
@@ -147,9 +160,12 @@ def odds(
     if as_json:
         console.json({"hands_total": total, "categories": categories, "notes": notes})
         return
-    console.table(f"{profile}: {total:,} hands", ["rank", "category", "count", "probability"],
-                  [(c["rank"], c["name"], f"{c['count']:,}", f"{c['probability']:.6f}")
-                   for c in categories], right_align=(0, 2, 3))
+    console.table(
+        f"{profile}: {total:,} hands",
+        ["rank", "category", "count", "probability"],
+        [(c["rank"], c["name"], f"{c['count']:,}", f"{c['probability']:.6f}") for c in categories],
+        right_align=(0, 2, 3),
+    )
     console.lines(f"note: {note}" for note in notes)
 
 

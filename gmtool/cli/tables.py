@@ -22,15 +22,21 @@ from gmtool.cli.common import (
 )
 from gmtool.cli.console import Abort, console
 
-app = typer.Typer(help="Live tables: list, show, watch; kick a player, close a table.",
-                  no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="Live tables: list, show, watch; kick a player, close a table.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 @app.command("list")
-def list_(db: str | None = DB_OPTION,
-          closed: bool = typer.Option(False, "--closed",
-                                      help="Include tables that are closed or not hosted now."),
-          as_json: bool = JSON_OPTION) -> None:
+def list_(
+    db: str | None = DB_OPTION,
+    closed: bool = typer.Option(
+        False, "--closed", help="Include tables that are closed or not hosted now."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
     """Every live table: system, room, config, players, pot, street, whose turn, time left."""
     from gmtool.cli.render_tables import render_tables, table_summaries
 
@@ -38,9 +44,11 @@ def list_(db: str | None = DB_OPTION,
 
 
 @app.command()
-def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
-         db: str | None = DB_OPTION,
-         as_json: bool = JSON_OPTION) -> None:
+def show(
+    table: str = typer.Argument(..., help="Table id (see `tables list`)."),
+    db: str | None = DB_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
     """One table in detail: players, coins, face-up cards, disconnections and countdowns."""
     from gmtool.cli.render_tables import render_table, table_summaries
 
@@ -51,13 +59,16 @@ def show(table: str = typer.Argument(..., help="Table id (see `tables list`)."),
 
 
 @app.command()
-def watch(table: str | None = typer.Argument(None, help="One table; default all."),
-          db: str | None = DB_OPTION,
-          interval: float = number_option(1.0, "--interval", min=0.1, max=3600.0,
-                                          help="Seconds between refreshes."),
-          count: int | None = typer.Option(None, "--count", min=1, max=MAX_COUNT,
-                                              help="Stop after N refreshes.")
-          ) -> None:
+def watch(
+    table: str | None = typer.Argument(None, help="One table; default all."),
+    db: str | None = DB_OPTION,
+    interval: float = number_option(
+        1.0, "--interval", min=0.1, max=3600.0, help="Seconds between refreshes."
+    ),
+    count: int | None = typer.Option(
+        None, "--count", min=1, max=MAX_COUNT, help="Stop after N refreshes."
+    ),
+) -> None:
     """Refresh the live view in place until Ctrl-C."""
     from gmtool.cli.render_tables import watch_tables
     from gmtool.store.tables import exists as table_exists
@@ -69,29 +80,52 @@ def watch(table: str | None = typer.Argument(None, help="One table; default all.
 
 
 @app.command()
-def kick(table: str = typer.Argument(..., help="Table id."),
-         player: str = typer.Argument(..., help="The player to remove."),
-         reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
-         timeout: float = number_option(10.0, "--timeout", min=0.1, max=3600.0,
-                                        help="Seconds to wait for the host."),
-         db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
+def kick(
+    table: str = typer.Argument(..., help="Table id."),
+    player: str = typer.Argument(..., help="The player to remove."),
+    reason: str = typer.Option(..., "--reason", help="Why (recorded in the GM log)."),
+    timeout: float = number_option(
+        10.0, "--timeout", min=0.1, max=3600.0, help="Seconds to wait for the host."
+    ),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.ops.gm import send_command
 
-    console.lines(command_lines(writing(db, send_command, acting_user(as_user), "kick",
-                                           table, player, reason, timeout)))
+    console.lines(
+        command_lines(
+            writing(db, send_command, acting_user(as_user), "kick", table, player, reason, timeout)
+        )
+    )
 
 
 @app.command()
-def close(table: str = typer.Argument(..., help="Table id."),
-          reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
-          timeout: float = number_option(10.0, "--timeout", min=0.1, max=3600.0,
-                                         help="Seconds to wait for the host."),
-          db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
+def close(
+    table: str = typer.Argument(..., help="Table id."),
+    reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
+    timeout: float = number_option(
+        10.0, "--timeout", min=0.1, max=3600.0, help="Seconds to wait for the host."
+    ),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+) -> None:
     """Close a table (operators); a running hand is voided with every stake returned."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.ops.gm import send_command
 
-    console.lines(command_lines(writing(db, send_command, acting_user(as_user), "close",
-                                           table, None, reason or None, timeout)))
+    console.lines(
+        command_lines(
+            writing(
+                db,
+                send_command,
+                acting_user(as_user),
+                "close",
+                table,
+                None,
+                reason or None,
+                timeout,
+            )
+        )
+    )

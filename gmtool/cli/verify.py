@@ -13,12 +13,17 @@ from gmtool.cli.reporters import ReportFormat, report_with
 
 
 def verify(
-    report: Path = typer.Argument(..., help="A report from `gmtool hands export HAND "
-                                  "--format json`."),
-    key: Path | None = typer.Option(None, "--key", help="The host's verifier key "
-                                       "(<db>.checkpoint.pub); without it, the key inside "
-                                       "the report is used and the check proves only that "
-                                       "the report is whole."),
+    report: Path = typer.Argument(
+        ..., help="A report from `gmtool hands export HAND --format json`."
+    ),
+    key: Path | None = typer.Option(
+        None,
+        "--key",
+        help="The host's verifier key "
+        "(<db>.checkpoint.pub); without it, the key inside "
+        "the report is used and the check proves only that "
+        "the report is whole.",
+    ),
     output_format: ReportFormat = FORMAT_OPTION,
 ) -> None:
     """Check a dispute report: its signed checkpoint, every inclusion proof, the events'
@@ -27,7 +32,9 @@ def verify(
 
     checked = verify_report(report, key)
     if checked.key_from_report:
-        console.warning(f"checked against the key inside the report "
-                        f"({checked.verifier.name}); pass --key with the host's verifier key "
-                        "to know who signed it")
+        console.warning(
+            f"checked against the key inside the report "
+            f"({checked.verifier.name}); pass --key with the host's verifier key "
+            "to know who signed it"
+        )
     raise typer.Exit(report_with(output_format, False, checked, console))

@@ -16,8 +16,10 @@ from gmtool.errors import UsageError
 
 _SPAN = re.compile(r"^(\d{1,6})\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-FORMS = ("2026-11-30, 2026-11-30T08:00, 2026-11-30 08:00:00+08:00, ...Z, today, "
-         "yesterday, now, or a span back from now: 90s, 30m, 2h, 3d, 1w")
+FORMS = (
+    "2026-11-30, 2026-11-30T08:00, 2026-11-30 08:00:00+08:00, ...Z, today, "
+    "yesterday, now, or a span back from now: 90s, 30m, 2h, 3d, 1w"
+)
 
 
 def parse_when(text: str, flag: str, now: datetime | None = None) -> str:

@@ -20,8 +20,18 @@ SUIT_GLYPHS = {"♠": "S", "♥": "H", "♣": "C", "♦": "D", "♤": "S", "♡"
 PRETTY_SUITS = {"S": "♠", "H": "♥", "C": "♣", "D": "♦"}
 SUIT_WORDS = {"S": "spades", "H": "hearts", "C": "clubs", "D": "diamonds"}
 RANK_WORDS = {
-    "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven",
-    "8": "eight", "9": "nine", "T": "ten", "J": "jack", "Q": "queen", "K": "king",
+    "2": "two",
+    "3": "three",
+    "4": "four",
+    "5": "five",
+    "6": "six",
+    "7": "seven",
+    "8": "eight",
+    "9": "nine",
+    "T": "ten",
+    "J": "jack",
+    "Q": "queen",
+    "K": "king",
     "A": "ace",
 }
 _VARIATION_SELECTOR = "\ufe0f"  # "♠️" as typed on phones
@@ -142,8 +152,9 @@ def _suit_symbol(text: str) -> str:
     return SUIT_GLYPHS.get(symbol, symbol)
 
 
-def _symbols(values: str | Sequence[str], normalise: Callable[[str], str],
-             what: str) -> tuple[str, ...]:
+def _symbols(
+    values: str | Sequence[str], normalise: Callable[[str], str], what: str
+) -> tuple[str, ...]:
     items = values.replace(",", " ").split() if isinstance(values, str) else list(values)
     symbols = tuple(normalise(str(item)) for item in items)
     if not symbols:
@@ -210,8 +221,10 @@ class Deck:
         return iter(self.cards)
 
     def __contains__(self, card: object) -> bool:
-        return isinstance(card, Card) and self._by_symbols.get(
-            (card.rank_symbol, card.suit_symbol)) == card
+        return (
+            isinstance(card, Card)
+            and self._by_symbols.get((card.rank_symbol, card.suit_symbol)) == card
+        )
 
     def card(self, rank: int, suit: int) -> Card:
         """The deck's card at rank index ``rank`` and suit index ``suit``."""

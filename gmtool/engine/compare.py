@@ -20,8 +20,9 @@ def compare_hands(config: Compiled | EngineConfig, hands: Sequence[str]) -> dict
     seen: dict[Card, int] = {}
     for index, cards in enumerate(parsed):
         if len(cards) != size:
-            raise CardError(f"hand {index + 1} has {len(cards)} cards; a {spec.game} "
-                            f"hand has {size}")
+            raise CardError(
+                f"hand {index + 1} has {len(cards)} cards; a {spec.game} hand has {size}"
+            )
         for card in cards:
             if card in seen:
                 raise CardError(f"{card} appears in hand {seen[card] + 1} and hand {index + 1}")
@@ -35,6 +36,11 @@ def compare_hands(config: Compiled | EngineConfig, hands: Sequence[str]) -> dict
     out = []
     for index, cards in enumerate(parsed):
         other = runner_up if index == order[0] else order[0]
-        out.append({"cards": deck.format(cards), "category": ranking.category(cards),
-                    "explanation": ranking.explain(cards, parsed[other])})
+        out.append(
+            {
+                "cards": deck.format(cards),
+                "category": ranking.category(cards),
+                "explanation": ranking.explain(cards, parsed[other]),
+            }
+        )
     return {"winner": winners[0] if len(winners) == 1 else None, "hands": out}

@@ -162,7 +162,8 @@ class EngineConfig:
         """The typed form of a compiled config (SetupError naming G4 if it is malformed)."""
         try:
             return cls(
-                game=compiled["game"], config_id=compiled.get("config_id"),
+                game=compiled["game"],
+                config_id=compiled.get("config_id"),
                 schema_version=compiled.get("schema_version", 1),
                 profile=_record(ProfileSpec, compiled["profile"]),
                 deck=_record(DeckSpec, compiled["deck"]),
@@ -175,10 +176,10 @@ class EngineConfig:
                 owner_ante=_record(OwnerAnteSpec, compiled.get("owner_ante")),
                 three_card=_record(ThreeCardSpec, compiled.get("three_card")),
                 ladder=_ladder(compiled.get("ladder")),
-                compiled=compiled)
+                compiled=compiled,
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise SetupError("G4", f"the compiled configuration is malformed: {error!r}") \
-                from None
+            raise SetupError("G4", f"the compiled configuration is malformed: {error!r}") from None
 
     def tier(self, tier_id: str) -> Tier | None:
         for tier in self.tiers:

@@ -84,8 +84,11 @@ class _Draws(NamedTuple):
     @classmethod
     def of(cls, pairs: Sequence[tuple[int, int]]) -> _Draws:
         """From (i, limit) pairs (tests pass harsher limits than the real ones)."""
-        return cls(tuple(i for i, _ in pairs), tuple(i + 1 for i, _ in pairs),
-                   tuple(limit for _, limit in pairs))
+        return cls(
+            tuple(i for i, _ in pairs),
+            tuple(i + 1 for i, _ in pairs),
+            tuple(limit for _, limit in pairs),
+        )
 
 
 @lru_cache(maxsize=16)

@@ -73,8 +73,9 @@ class Action(NamedTuple):
         if words[0] == "kick" and len(words) >= 2:
             return cls("kick", words[1], reason=" ".join(words[2:]) or None)
         if len(words) < 2 or words[1] not in _VERBS:
-            raise ActionSyntaxError(f"{text!r}: expected 'PLAYER VERB [N]' with VERB one of "
-                                    f"{', '.join(sorted(_VERBS))}")
+            raise ActionSyntaxError(
+                f"{text!r}: expected 'PLAYER VERB [N]' with VERB one of {', '.join(sorted(_VERBS))}"
+            )
         player, verb = words[0], words[1]
         if verb in _WITH_AMOUNT:
             return cls(verb, player, amount=_number(words, 2, text))
@@ -91,8 +92,12 @@ class Action(NamedTuple):
         return cls(verb, player)
 
     def as_fields(self) -> dict[str, Any]:
-        fields = {"player": self.player, "amount": self.amount, "target": self.target,
-                  "reason": self.reason}
+        fields = {
+            "player": self.player,
+            "amount": self.amount,
+            "target": self.target,
+            "reason": self.reason,
+        }
         return {k: v for k, v in fields.items() if v is not None}
 
     @classmethod
@@ -105,8 +110,16 @@ class Action(NamedTuple):
     @classmethod
     def from_fields(cls, verb: str, f: Mapping[str, Any]) -> Action:
         """The action an input event of type `verb` with fields `f` records."""
-        return _new_action(cls, (verb, f.get("player"), f.get("amount") if verb in _TIMED_OR_AMOUNT
-                                 else None, f.get("target"), f.get("reason")))  # cls(...), sooner
+        return _new_action(
+            cls,
+            (
+                verb,
+                f.get("player"),
+                f.get("amount") if verb in _TIMED_OR_AMOUNT else None,
+                f.get("target"),
+                f.get("reason"),
+            ),
+        )  # cls(...), sooner
 
     def __str__(self) -> str:
         parts = [self.player or "", self.verb] if self.verb != "wait" else ["wait"]
@@ -121,10 +134,11 @@ def _number(words: list[str], index: int, text: str) -> int:
     try:
         value = int(words[index])
     except (IndexError, ValueError):
-        raise ActionSyntaxError(f"{text!r}: expected a whole number after {words[index - 1]!r}") \
-            from None
+        raise ActionSyntaxError(
+            f"{text!r}: expected a whole number after {words[index - 1]!r}"
+        ) from None
     if len(words) > index + 1:
-        raise ActionSyntaxError(f"{text!r}: unexpected {' '.join(words[index + 1:])!r}")
+        raise ActionSyntaxError(f"{text!r}: unexpected {' '.join(words[index + 1 :])!r}")
     return value
 
 

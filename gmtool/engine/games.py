@@ -109,8 +109,7 @@ def game_of(config: EngineConfig) -> Game:
     """The registry's entry for a config's game (SetupError if there is none)."""
     game = GAMES.get(config.game)
     if game is None:
-        raise SetupError("G4", f"no engine plays game {config.game!r} (games: "
-                         f"{', '.join(GAMES)})")
+        raise SetupError("G4", f"no engine plays game {config.game!r} (games: {', '.join(GAMES)})")
     return game
 
 

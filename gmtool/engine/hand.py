@@ -76,9 +76,11 @@ class Legal(NamedTuple):
         if self.amounts:
             return amount in self.amounts
         # an entry with a minimum has a maximum (every Legal is made with both or neither)
-        if (self.min_amount is None
-                or not self.min_amount <= amount <= self.max_amount  # type: ignore[operator]
-                or (amount - self.min_amount) % self.step):
+        if (
+            self.min_amount is None
+            or not self.min_amount <= amount <= self.max_amount  # type: ignore[operator]
+            or (amount - self.min_amount) % self.step
+        ):
             return False
         return not self.chips or chip_sum(amount - self.base, self.chips)
 
@@ -92,8 +94,11 @@ class Legal(NamedTuple):
             amounts = self.amounts[:limit] if limit else self.amounts
             return [Action(self.verb, player, amount) for amount in amounts]
         if self.min_amount is not None and self.verb in AMOUNT_VERBS:
-            amounts = range(self.min_amount, self.max_amount + 1,  # type: ignore[operator]
-                            self.step)
+            amounts = range(
+                self.min_amount,
+                self.max_amount + 1,  # type: ignore[operator]
+                self.step,
+            )
             if self.chips:
                 amounts = (a for a in amounts if chip_sum(a - self.base, self.chips))
             if limit:
@@ -216,11 +221,19 @@ class Hand(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._inputs = {name[4:]: (getattr(cls, "verify_" + name[4:]), getattr(cls, name))
-                       for name in dir(cls) if name.startswith("_do_")}
+        cls._inputs = {
+            name[4:]: (getattr(cls, "verify_" + name[4:]), getattr(cls, name))
+            for name in dir(cls)
+            if name.startswith("_do_")
+        }
 
-    def __init__(self, config: Compiled | EngineConfig, seats: Sequence[Seat],
-                 source: CardSource, engine: str = ENGINE_VERSION) -> None:
+    def __init__(
+        self,
+        config: Compiled | EngineConfig,
+        seats: Sequence[Seat],
+        source: CardSource,
+        engine: str = ENGINE_VERSION,
+    ) -> None:
         self.revision = revision(engine)  # the rule fixes in force (engine/versions)
         self.config = config = engine_config(config)
         self.timeouts = config.timeouts
@@ -229,8 +242,9 @@ class Hand(ABC):
         if len(set(names)) != len(names):
             raise SetupError("S8", f"a player is seated twice: {names}")
         if not 2 <= len(seats) <= config.table.seats:
-            raise SetupError(self.seat_rule, f"{len(seats)} players; a table seats 2 to "
-                             f"{config.table.seats}")
+            raise SetupError(
+                self.seat_rule, f"{len(seats)} players; a table seats 2 to {config.table.seats}"
+            )
         self.order = names  # counterclockwise seat order
         # every seat's view of the table: itself, then the others counterclockwise
         self._round_from = {name: names[i:] + names[:i] for i, name in enumerate(names)}
@@ -252,8 +266,9 @@ class Hand(ABC):
         """Players still in the hand, in seat order (kept until someone folds: do not
         modify the list)."""
         if self._live is None:
-            self._live = [self.players[name] for name in self.order
-                          if not self.players[name].folded]
+            self._live = [
+                self.players[name] for name in self.order if not self.players[name].folded
+            ]
         return self._live
 
     def put_in(self, player: PlayerState, amount: int) -> None:
@@ -300,11 +315,17 @@ class Hand(ABC):
             raise IllegalAction("S20", action.player, "the hand is already over")
         pair = self._inputs.get(action.verb)
         if pair is None:
-            raise IllegalAction(self.verb_rule, action.player, f"{action.verb!r} is not an "
-                                f"action of {self.game}")
+            raise IllegalAction(
+                self.verb_rule, action.player, f"{action.verb!r} is not an action of {self.game}"
+            )
         if action.player not in self.players and action.verb != "wait":
-            raise IllegalAction(self.seat_rule, action.player, "is not seated at this table"
-                                if action.player else f"{action.verb!r} needs a player")
+            raise IllegalAction(
+                self.seat_rule,
+                action.player,
+                "is not seated at this table"
+                if action.player
+                else f"{action.verb!r} needs a player",
+            )
         verify, handler = pair
         verify(self, action)
         start = len(self.events)
@@ -314,8 +335,11 @@ class Hand(ABC):
     def can(self, action: Action) -> bool:
         """Whether `action` would be accepted now (for menus and bots)."""
         pair = self._inputs.get(action.verb)
-        if pair is None or self.is_over or (action.verb != "wait"
-                                            and action.player not in self.players):
+        if (
+            pair is None
+            or self.is_over
+            or (action.verb != "wait" and action.player not in self.players)
+        ):
             return False
         try:
             pair[0](self, action)
@@ -370,8 +394,7 @@ class Hand(ABC):
                 self.emit("timeout", player=clocked.name, cause="clock", rule="S17")
                 self._timeout_fold(clocked)
             for player in away:
-                if self.settlement is None and not player.folded \
-                        and player.window_elapsed > window:
+                if self.settlement is None and not player.folded and player.window_elapsed > window:
                     self.emit("window_expired", player=player.name, cause="clock", rule="S18")
                     self._escape(player, Result.DISCONNECT, "reconnect_window")
 
@@ -392,16 +415,19 @@ class Hand(ABC):
             # S18: a reconnect exactly n minutes after the disconnect is in time; only
             # more than n minutes is an escape (engines before 3 closed at n minutes).
             if player.window_elapsed > window or (
-                    player.window_elapsed == window
-                    and not self.revision.reconnect_in_time_at_window):
+                player.window_elapsed == window and not self.revision.reconnect_in_time_at_window
+            ):
                 self.emit("window_expired", player=player.name, cause="clock", rule="S18")
                 self._escape(player, Result.DISCONNECT, "reconnect_window")
 
     def verify_timeout(self, action: PlayerAction) -> None:
         player = self._require_turn(action, "S17")
         if not player.connected:
-            raise IllegalAction("S18", action.player, "is disconnected: the action clock is "
-                                "paused while the reconnect window runs")
+            raise IllegalAction(
+                "S18",
+                action.player,
+                "is disconnected: the action clock is paused while the reconnect window runs",
+            )
 
     def _do_timeout(self, action: PlayerAction) -> None:
         self.emit("timeout", player=action.player, rule="S17")
@@ -493,25 +519,46 @@ class Hand(ABC):
         banker = self._escape_winner(player)
         charge = self._escape_charge(player)
         escapee = player.name
-        entries = [Entry(name, -charge if name == escapee else charge if name == banker else 0,
-                         "escape" if name == escapee else "escape_win" if name == banker
-                         else "returned") for name in self.order]
-        results = {name: result if name == escapee else Result.WIN if name == banker
-                   else Result.DRAW for name in self.order}
-        self.emit("hand_ended", reason="escape", escaped=escapee, winners=[banker],
-                  pot=self.pot, charge=charge, rule="S19", **self._ended_fields(banker))
+        entries = [
+            Entry(
+                name,
+                -charge if name == escapee else charge if name == banker else 0,
+                "escape" if name == escapee else "escape_win" if name == banker else "returned",
+            )
+            for name in self.order
+        ]
+        results = {
+            name: result if name == escapee else Result.WIN if name == banker else Result.DRAW
+            for name in self.order
+        }
+        self.emit(
+            "hand_ended",
+            reason="escape",
+            escaped=escapee,
+            winners=[banker],
+            pot=self.pot,
+            charge=charge,
+            rule="S19",
+            **self._ended_fields(banker),
+        )
         self._finish(entries, results, (banker,), "escape")
 
-    def _finish(self, entries: list[Entry], results: Mapping[str, Result],
-                winners: tuple[str, ...], reason: str) -> None:
+    def _finish(
+        self,
+        entries: list[Entry],
+        results: Mapping[str, Result],
+        winners: tuple[str, ...],
+        reason: str,
+    ) -> None:
         """Settle the hand: coins move (or, in a training room, only scores), then the
         players left below the room's minimum are named (S20, S21, S22)."""
         score = {}
         if self.training:
             entries = [Entry(e.player, 0, "training") for e in entries]
             scoring = self.config.scoring
-            score = {name: scoring.of(str(result)) if scoring else 0
-                     for name, result in results.items()}
+            score = {
+                name: scoring.of(str(result)) if scoring else 0 for name, result in results.items()
+            }
         settlement = Settlement(tuple(entries), results, score, winners, reason)
         self._settle(settlement, self._below_minimum(settlement))
 
@@ -524,8 +571,12 @@ class Hand(ABC):
         for entry in settlement.entries:  # one per player, in seat order
             after = self.players[entry.player].coins + entry.delta
             if after < need:
-                out.append(Event("below_minimum", {"player": entry.player, "coins": after,
-                                                   "min_holding": need, **fields}))
+                out.append(
+                    Event(
+                        "below_minimum",
+                        {"player": entry.player, "coins": after, "min_holding": need, **fields},
+                    )
+                )
         return out
 
     def _settle(self, settlement: Settlement, extra: Iterable[Event] = ()) -> None:

@@ -19,6 +19,7 @@ class KeyedRanking:
     _by_strength: dict[int, str]
 
     if TYPE_CHECKING:
+
         def key(self, cards: Sequence[Card]) -> int:
             """The hand's strength: larger beats smaller (each ranking's own)."""
 
@@ -44,13 +45,21 @@ def pack(fields: Sequence[int], width: int) -> int:
     return packed
 
 
-def tie_reason(deck: Deck, labels: Sequence[str], fields_a: Sequence[int],
-               fields_b: Sequence[int], card_a: Card | None, card_b: Card | None) -> str:
+def tie_reason(
+    deck: Deck,
+    labels: Sequence[str],
+    fields_a: Sequence[int],
+    fields_b: Sequence[int],
+    card_a: Card | None,
+    card_b: Card | None,
+) -> str:
     """The parenthesis naming the tie-break step that decided, or "(equal hands)"."""
     for label, x, y in zip(labels, fields_a, fields_b):
         if x != y:
             return f"({label}: {deck.rank_name(x)} against {deck.rank_name(y)})"
     if card_a is not None and card_b is not None and card_a.suit != card_b.suit:
-        return (f"(equal ranks; suit of the deciding card: {deck.suit_name(card_a.suit)} "
-                f"against {deck.suit_name(card_b.suit)})")
+        return (
+            f"(equal ranks; suit of the deciding card: {deck.suit_name(card_a.suit)} "
+            f"against {deck.suit_name(card_b.suit)})"
+        )
     return "(equal hands)"

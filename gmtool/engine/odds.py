@@ -53,8 +53,12 @@ def odds_report(ranking: Ranking) -> tuple[list[dict[str, object]], list[str]]:
     counts = category_counts(ranking)
     total = sum(counts.values())
     rows: list[dict[str, object]] = [
-        {"name": name, "count": count, "probability": count / total if total else 0.0,
-         "rank": position}
+        {
+            "name": name,
+            "count": count,
+            "probability": count / total if total else 0.0,
+            "rank": position,
+        }
         for position, (name, count) in enumerate(counts.items(), start=1)
     ]
     order = list(counts)

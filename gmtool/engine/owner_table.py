@@ -36,8 +36,13 @@ TABLE_VERBS = ("join", "leave", "ante", "agree", "reject", "start")
 class OwnerTable:
     """One owner-ante table and its hands; `apply` takes table and hand actions alike."""
 
-    def __init__(self, config: Compiled | EngineConfig, tier_id: str, seed: bytes,
-                 deal: Callable[[int], CardSource]) -> None:
+    def __init__(
+        self,
+        config: Compiled | EngineConfig,
+        tier_id: str,
+        seed: bytes,
+        deal: Callable[[int], CardSource],
+    ) -> None:
         self.config = config = engine_config(config)
         self.tier_id = tier_id
         self.seed = seed
@@ -123,8 +128,9 @@ class OwnerTable:
     def _absorb(self, events: Sequence[Event]) -> None:
         self.events.extend(events)
 
-    def _require(self, action: PlayerAction, owner: bool | None, phases: tuple[str, ...],
-                 rule: str) -> None:
+    def _require(
+        self, action: PlayerAction, owner: bool | None, phases: tuple[str, ...], rule: str
+    ) -> None:
         if action.player not in self.seated:
             raise IllegalAction("S8", action.player, "is not seated at this table")
         if owner is True and action.player != self.owner:
@@ -179,12 +185,17 @@ class OwnerTable:
         elif action.amount in self.owner_ante.chips:
             new = self.ante + action.amount
         else:
-            raise IllegalAction("L2", action.player, f"chips are {list(self.owner_ante.chips)} "
-                                "and max")
+            raise IllegalAction(
+                "L2", action.player, f"chips are {list(self.owner_ante.chips)} and max"
+            )
         if new > bound or (action.target == "max" and bound < 1):
-            raise IllegalAction("L2", action.player, f"an ante of {new} exceeds 1/"
-                                f"{self.owner_ante.max_divisor} of the owner's "
-                                f"{self.coins[action.player]} coins (at most {bound})")
+            raise IllegalAction(
+                "L2",
+                action.player,
+                f"an ante of {new} exceeds 1/"
+                f"{self.owner_ante.max_divisor} of the owner's "
+                f"{self.coins[action.player]} coins (at most {bound})",
+            )
         self.ante = new
         self.agreed.clear()
         self.phase = "agreeing" if new else "setting_ante"
@@ -223,8 +234,11 @@ class OwnerTable:
         self._require(action, True, ("agreeing", "countdown"), "L5")
         players = [p for p in self.seated if p == self.owner or p in self.agreed]
         if not enough_players(self.config, len(players)):
-            raise IllegalAction("L5", action.player, "at least 2 players (owner included) "
-                                "must have agreed to the ante")
+            raise IllegalAction(
+                "L5",
+                action.player,
+                "at least 2 players (owner included) must have agreed to the ante",
+            )
         self._begin(players)
 
     def _continue_when_all_ready(self) -> None:
@@ -243,9 +257,14 @@ class OwnerTable:
         banker = first_banker(self.config, players, self.owner, self.last_winner)  # L8
         self.hands_played += 1
         try:
-            self.hand = Stud5Hand(self.config, self.tier_id,
-                                  [Seat(p, self.coins[p]) for p in players], banker,
-                                  self.deal(self.hands_played), ante=self.ante)
+            self.hand = Stud5Hand(
+                self.config,
+                self.tier_id,
+                [Seat(p, self.coins[p]) for p in players],
+                banker,
+                self.deal(self.hands_played),
+                ante=self.ante,
+            )
         except SetupError as error:
             raise IllegalAction(error.rule, None, error.reason) from None
         self.phase = "playing"
@@ -255,8 +274,11 @@ class OwnerTable:
     def _leave_after_hand(self, player: str, verb: str, reason: str | None) -> None:
         """A player who has folded leaves (or is kicked) while the hand runs on: the seat
         is freed when the hand ends, and it is not an escape (L13, L14, G2)."""
-        fields: dict[str, Any] = {"player": player, "rule": "G2" if verb == "kick" else "L14",
-                                  "after_hand": True}
+        fields: dict[str, Any] = {
+            "player": player,
+            "rule": "G2" if verb == "kick" else "L14",
+            "after_hand": True,
+        }
         if reason:
             fields["reason"] = reason
         self._emit(verb, **fields)
@@ -272,8 +294,9 @@ class OwnerTable:
         kicked = {e.get("player") for e in hand.events if e.type == "kick"}
         for escaped in [n for n, p in hand.players.items() if p.escaped]:
             if escaped in self.seated:
-                self._remove(escaped, *(("kicked", "G2") if escaped in kicked
-                                        else ("escaped", "L13")))
+                self._remove(
+                    escaped, *(("kicked", "G2") if escaped in kicked else ("escaped", "L13"))
+                )
         for name, (reason, rule) in self.leaving.items():
             if name in self.seated:
                 self._remove(name, reason, rule)
@@ -306,8 +329,11 @@ class OwnerTable:
             raise IllegalAction("G1", None, "time only moves forward (wait SECONDS >= 0)")
         self._emit("wait", amount=action.amount)
         self.elapsed += action.amount
-        limits = {"setting_ante": ("set_ante_s", "L4"), "countdown": ("start_countdown_s", "L5"),
-                  "continue": ("continue_s", "L6")}
+        limits = {
+            "setting_ante": ("set_ante_s", "L4"),
+            "countdown": ("start_countdown_s", "L5"),
+            "continue": ("continue_s", "L6"),
+        }
         if self.phase not in limits:
             return
         key, rule = limits[self.phase]

@@ -24,17 +24,25 @@ from gmtool.engine.versions import ENGINE_VERSION
 # The hand class of each game: games.py says what a family is, these play it. Every hand
 # class takes (config, tier_id, seats, banker, source, ante, ranking, engine).
 HANDS: dict[type[Game], type[Stud5Hand] | type[ThreeCardHand]] = {
-    Stud5: Stud5Hand, ThreeCard: ThreeCardHand}
+    Stud5: Stud5Hand,
+    ThreeCard: ThreeCardHand,
+}
 
 
-def start_hand(config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
-               banker: str, source: CardSource, ante: int | None = None,
-               ranking: Ranking | None = None, engine: str = ENGINE_VERSION) -> Hand:
+def start_hand(
+    config: Compiled | EngineConfig,
+    tier_id: str,
+    seats: Sequence[Seat],
+    banker: str,
+    source: CardSource,
+    ante: int | None = None,
+    ranking: Ranking | None = None,
+    engine: str = ENGINE_VERSION,
+) -> Hand:
     """A new hand of the configuration's game, by the rules of engine version `engine`
     (replay passes the recorded one); raises SetupError if it cannot start."""
     spec = engine_config(config)
-    return HANDS[type(game_of(spec))](spec, tier_id, seats, banker, source, ante, ranking,
-                                       engine)
+    return HANDS[type(game_of(spec))](spec, tier_id, seats, banker, source, ante, ranking, engine)
 
 
 def seeded_source(config: Compiled | EngineConfig, seed: bytes) -> DeckSource:
@@ -48,8 +56,9 @@ def shuffled_source(cards: Sequence[Card], seed: bytes) -> DeckSource:
     return DeckSource(shuffle(cards, seed))
 
 
-def fixed_source(config: Compiled | EngineConfig,
-                 cards: Mapping[str, str | Sequence[str]]) -> FixedSource:
+def fixed_source(
+    config: Compiled | EngineConfig, cards: Mapping[str, str | Sequence[str]]
+) -> FixedSource:
     """Cards named per player ("AS KS QS JS TS"), dealt in the order given."""
     deck = deck_for(config)
     return FixedSource({player: deck.parse_cards(text) for player, text in cards.items()})
@@ -64,5 +73,12 @@ def replay(hand: Hand, events: Iterable[Event]) -> list[Event]:
     return hand.events
 
 
-__all__ = ["Action", "Seat", "fixed_source", "replay", "seeded_source", "shuffled_source",
-           "start_hand"]
+__all__ = [
+    "Action",
+    "Seat",
+    "fixed_source",
+    "replay",
+    "seeded_source",
+    "shuffled_source",
+    "start_hand",
+]

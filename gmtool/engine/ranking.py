@@ -84,33 +84,47 @@ class RankingError(UsageError, ValueError):
     """A ranking setting the engine cannot use (category order, tie-break, deck)."""
 
 
-def checked_categories(categories: Sequence[str], allowed: Sequence[str],
-                       game: str) -> tuple[str, ...]:
+def checked_categories(
+    categories: Sequence[str], allowed: Sequence[str], game: str
+) -> tuple[str, ...]:
     """The profile's category order, refused unless it names each category once."""
     order = tuple(str(c) for c in categories)
     if sorted(order) != sorted(allowed):
         missing = [c for c in allowed if c not in order]
         unknown = sorted({c for c in order if c not in allowed})
         repeated = sorted({c for c in order if order.count(c) > 1})
-        parts = [f"missing {', '.join(missing)}" if missing else "",
-                 f"unknown {', '.join(unknown)}" if unknown else "",
-                 f"repeated {', '.join(repeated)}" if repeated else ""]
-        raise RankingError(f"{game} categories must list each of {' '.join(allowed)} once: "
-                           + "; ".join(p for p in parts if p))
+        parts = [
+            f"missing {', '.join(missing)}" if missing else "",
+            f"unknown {', '.join(unknown)}" if unknown else "",
+            f"repeated {', '.join(repeated)}" if repeated else "",
+        ]
+        raise RankingError(
+            f"{game} categories must list each of {' '.join(allowed)} once: "
+            + "; ".join(p for p in parts if p)
+        )
     return order
 
 
-_BY_PATTERN = {(4, 1): "four_of_a_kind", (3, 2): "full_house", (3, 1, 1): "three_of_a_kind",
-               (2, 2, 1): "two_pair", (2, 1, 1, 1): "one_pair"}
+_BY_PATTERN = {
+    (4, 1): "four_of_a_kind",
+    (3, 2): "full_house",
+    (3, 1, 1): "three_of_a_kind",
+    (2, 2, 1): "two_pair",
+    (2, 1, 1, 1): "one_pair",
+}
 _CARDS = ("top card", "second card", "third card", "fourth card", "fifth card")
 _KICKERS = ("top kicker", "second kicker", "third kicker")
 # Names of the rank fields of each category when all its ranks count, in comparison order
 # (RULES S6); otherwise a prefix of them is compared (two_pair: two, others: one).
 _LABELS = {
-    "straight_flush": ("top card",), "four_of_a_kind": ("four-of-a-kind rank", "kicker"),
-    "full_house": ("three-of-a-kind rank", "pair rank"), "flush": _CARDS, "straight": ("top card",),
+    "straight_flush": ("top card",),
+    "four_of_a_kind": ("four-of-a-kind rank", "kicker"),
+    "full_house": ("three-of-a-kind rank", "pair rank"),
+    "flush": _CARDS,
+    "straight": ("top card",),
     "three_of_a_kind": ("three-of-a-kind rank",) + _KICKERS[:2],
-    "two_pair": ("high pair", "low pair", "kicker"), "one_pair": ("pair rank",) + _KICKERS,
+    "two_pair": ("high pair", "low pair", "kicker"),
+    "one_pair": ("pair rank",) + _KICKERS,
     "high_card": _CARDS,
 }
 
@@ -141,16 +155,24 @@ class Stud5Ranking(KeyedRanking):
 
     hand_size = 5
 
-    def __init__(self, deck: Deck, categories: Sequence[str] = DEFAULT_CATEGORIES,
-                 tie_break: str = TieBreak.KEY_THEN_SUIT, wrap_straights: bool = False,
-                 *, table_limit: int = TABLE_LIMIT, named: str | None = None) -> None:
+    def __init__(
+        self,
+        deck: Deck,
+        categories: Sequence[str] = DEFAULT_CATEGORIES,
+        tie_break: str = TieBreak.KEY_THEN_SUIT,
+        wrap_straights: bool = False,
+        *,
+        table_limit: int = TABLE_LIMIT,
+        named: str | None = None,
+    ) -> None:
         if len(deck) < 5:
             raise RankingError(f"a stud5 deck needs at least 5 cards, this one has {len(deck)}")
         try:
             self.tie_break = TieBreak(tie_break)
         except ValueError:
-            raise RankingError(f"tie_break {tie_break!r} is not one of "
-                               f"{', '.join(TieBreak)} (RULES S6)") from None
+            raise RankingError(
+                f"tie_break {tie_break!r} is not one of {', '.join(TieBreak)} (RULES S6)"
+            ) from None
         self.deck = deck
         self._all_ranks = ALL_RANKS[self.tie_break]
         self.policy_name = named or str(self.tie_break)  # as the config names it (explain)
@@ -256,10 +278,13 @@ class Stud5Ranking(KeyedRanking):
         if cat_a != cat_b:
             high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)
             custom = "" if self.categories == DEFAULT_CATEGORIES else " in this profile's order"
-            return (f"{head}: RULES S3, {category_words(high)} ranks above "
-                    f"{category_words(low)}{custom}")
+            return (
+                f"{head}: RULES S3, {category_words(high)} ranks above "
+                f"{category_words(low)}{custom}"
+            )
         return f"{head}: RULES S6, {self.policy_name} " + tie_reason(
-            self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b)
+            self.deck, _LABELS[cat_a], fields_a, fields_b, card_a, card_b
+        )
 
     # ---- showing cards (S7): this policy's `showing` ---------------------------------------
     def showing_key(self, cards: Sequence[Card], mask: int | None = None) -> int:
@@ -280,8 +305,9 @@ class Stud5Ranking(KeyedRanking):
         of a few thousand hands meets a few thousand: building the whole table of a small
         deck first would cost more than an audit of them). `prepare` builds it at once."""
         if self._table is None:
-            self._table = _DirectLookup(self, max(self.hand_count, 1 << 18)
-                                        if self.precomputed else 1 << 18)
+            self._table = _DirectLookup(
+                self, max(self.hand_count, 1 << 18) if self.precomputed else 1 << 18
+            )
         return self._table
 
     def prepare(self) -> None:
@@ -293,9 +319,14 @@ class Stud5Ranking(KeyedRanking):
     def _build_table(self) -> dict[int, int]:
         cards = [(c.rank, c.suit, c.mask) for c in self.deck.cards]
         key_of = self._key_of
-        return {b0 | b1 | b2 | b3 | b4: key_of((r0, r1, r2, r3, r4), (s0, s1, s2, s3, s4))
-                for (r0, s0, b0), (r1, s1, b1), (r2, s2, b2), (r3, s3, b3), (r4, s4, b4)
-                in combinations(cards, 5)}
+        return {
+            b0 | b1 | b2 | b3 | b4: key_of((r0, r1, r2, r3, r4), (s0, s1, s2, s3, s4))
+            for (r0, s0, b0), (r1, s1, b1), (r2, s2, b2), (r3, s3, b3), (
+                r4,
+                s4,
+                b4,
+            ) in combinations(cards, 5)
+        }
 
     def _key_of(self, ranks: tuple[int, ...], suits: Sequence[int]) -> int:
         """Key of a hand given ranks ascending, suits aligned (canonical card order)."""
@@ -380,6 +411,7 @@ class _DirectLookup(dict[int, int]):
         if len(self) >= self._limit:
             self.clear()  # bounded memory: 2.6M keys of a 52-card deck would be ~300 MB
         bits = [i for i in range(mask.bit_length()) if mask >> i & 1]  # canonical order
-        key = self[mask] = ranking._key_of(tuple(b >> SUIT_BITS for b in bits),
-                                           [b & ((1 << SUIT_BITS) - 1) for b in bits])
+        key = self[mask] = ranking._key_of(
+            tuple(b >> SUIT_BITS for b in bits), [b & ((1 << SUIT_BITS) - 1) for b in bits]
+        )
         return key

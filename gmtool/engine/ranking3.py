@@ -56,8 +56,12 @@ class ThreeCardRanking(KeyedRanking):
 
     hand_size = 3
 
-    def __init__(self, deck: Deck, categories: Sequence[str] = DEFAULT_CATEGORIES3,
-                 low_ace_straight: bool = True) -> None:
+    def __init__(
+        self,
+        deck: Deck,
+        categories: Sequence[str] = DEFAULT_CATEGORIES3,
+        low_ace_straight: bool = True,
+    ) -> None:
         if len(deck) < 3:
             raise RankingError(f"a three-card deck needs at least 3 cards, not {len(deck)}")
         self.deck = deck
@@ -124,9 +128,11 @@ class ThreeCardRanking(KeyedRanking):
         ka, kb = self.key(a), self.key(b)
         (cat_a, fields_a), (cat_b, fields_b) = self._value(a), self._value(b)
         if ka == kb:
-            return (f"{self.describe(a)} and {self.describe(b)} are equal hands: RULES H9, "
-                    "suits never break ties (buying: the buyer loses, H7; "
-                    "opening: the opened player wins, H8)")
+            return (
+                f"{self.describe(a)} and {self.describe(b)} are equal hands: RULES H9, "
+                "suits never break ties (buying: the buyer loses, H7; "
+                "opening: the opened player wins, H8)"
+            )
         head = f"{self.describe(a)} {outcome(ka, kb)} {self.describe(b)}: RULES H9"
         if cat_a != cat_b:
             high, low = (cat_a, cat_b) if ka > kb else (cat_b, cat_a)

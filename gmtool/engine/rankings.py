@@ -32,8 +32,14 @@ def _deck(ranks: tuple[str, ...], suits: tuple[str, ...]) -> Deck:
 
 def stud5_ranking(config: EngineConfig) -> Stud5Ranking:
     ranking, deck = config.ranking, config.deck
-    return _stud5(deck.ranks, deck.suits, ranking.categories, tie_break_of(config),
-                  ranking.wrap_straights, ranking.tie_break)
+    return _stud5(
+        deck.ranks,
+        deck.suits,
+        ranking.categories,
+        tie_break_of(config),
+        ranking.wrap_straights,
+        ranking.tie_break,
+    )
 
 
 def three_card_ranking(config: EngineConfig) -> ThreeCardRanking:
@@ -56,16 +62,23 @@ def tie_break_of(config: EngineConfig) -> str:
 
 
 @lru_cache(maxsize=32)
-def _stud5(ranks: tuple[str, ...], suits: tuple[str, ...], categories: tuple[str, ...],
-           tie_break: str, wrap: bool, named: str | None) -> Stud5Ranking:
+def _stud5(
+    ranks: tuple[str, ...],
+    suits: tuple[str, ...],
+    categories: tuple[str, ...],
+    tie_break: str,
+    wrap: bool,
+    named: str | None,
+) -> Stud5Ranking:
     from gmtool.engine.ranking import Stud5Ranking
 
     return Stud5Ranking(_deck(ranks, suits), categories, tie_break, wrap, named=named)
 
 
 @lru_cache(maxsize=32)
-def _three_card(ranks: tuple[str, ...], suits: tuple[str, ...], categories: tuple[str, ...],
-                low_ace: bool) -> ThreeCardRanking:
+def _three_card(
+    ranks: tuple[str, ...], suits: tuple[str, ...], categories: tuple[str, ...], low_ace: bool
+) -> ThreeCardRanking:
     from gmtool.engine.ranking3 import ThreeCardRanking
 
     return ThreeCardRanking(_deck(ranks, suits), categories, low_ace)

@@ -19,8 +19,10 @@ def find_tier(config: Compiled | EngineConfig, tier_id: str) -> Tier:
     spec = engine_config(config)
     tier = spec.tier(tier_id)
     if tier is None:
-        raise SetupError(game_of(spec).room_rule, f"no room {tier_id!r} (rooms: "
-                         f"{', '.join(t.id for t in spec.tiers)})")
+        raise SetupError(
+            game_of(spec).room_rule,
+            f"no room {tier_id!r} (rooms: {', '.join(t.id for t in spec.tiers)})",
+        )
     return tier
 
 
@@ -28,8 +30,9 @@ def open_tier(config: Compiled | EngineConfig, tier_id: str) -> Tier:
     """`find_tier`, refused when the room is closed (Q6: a disabled tier seats nobody)."""
     tier = find_tier(config, tier_id)
     if not tier.enabled:
-        raise SetupError(game_of(engine_config(config)).room_rule,
-                         f"room {tier_id!r} is closed and seats nobody")
+        raise SetupError(
+            game_of(engine_config(config)).room_rule, f"room {tier_id!r} is closed and seats nobody"
+        )
     return tier
 
 
@@ -55,8 +58,12 @@ def enough_players(config: Compiled | EngineConfig, count: int) -> bool:
     return count >= engine_config(config).table.min_players
 
 
-def first_banker(config: Compiled | EngineConfig, players: Sequence[str], owner: str | None = None,
-                 previous_winner: str | None = None) -> str:
+def first_banker(
+    config: Compiled | EngineConfig,
+    players: Sequence[str],
+    owner: str | None = None,
+    previous_winner: str | None = None,
+) -> str:
     """Who is banker (stud5) or dealer (three-card) of a hand (S11, L8, H2).
 
     The previous hand's winner while still playing; else, with `table.first_banker =
@@ -77,14 +84,21 @@ def sit_rule(config: Compiled | EngineConfig) -> str:
     return game_of(spec).sit_rule(spec)
 
 
-def check_holdings(config: Compiled | EngineConfig, tier_id: str, coins: Mapping[str, int],
-                   ante: int | None = None, need: int | None = None,
-                   rule: str | None = None) -> None:
+def check_holdings(
+    config: Compiled | EngineConfig,
+    tier_id: str,
+    coins: Mapping[str, int],
+    ante: int | None = None,
+    need: int | None = None,
+    rule: str | None = None,
+) -> None:
     """SetupError unless every player holds the coins to sit (`coins`: player -> coins);
     `need` and `rule` replace today's answer for hands of earlier engines."""
     if need is None:
         need = coins_to_sit(config, tier_id, ante)
     for name, held in coins.items():
         if held < need:
-            raise SetupError(rule or sit_rule(config), f"{name} holds {held}, below the "
-                             f"{need} this room needs to sit")
+            raise SetupError(
+                rule or sit_rule(config),
+                f"{name} holds {held}, below the {need} this room needs to sit",
+            )

@@ -56,8 +56,10 @@ class Settlement:
         return {
             "reason": self.reason,
             "winners": list(self.winners),
-            "entries": [{"player": player, "delta": delta, "reason": reason}
-                        for player, delta, reason in self.entries],
+            "entries": [
+                {"player": player, "delta": delta, "reason": reason}
+                for player, delta, reason in self.entries
+            ],
             "results": {player: str(result) for player, result in self.results.items()},
             "score": dict(self.score),
         }

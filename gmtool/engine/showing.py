@@ -30,23 +30,34 @@ from gmtool.engine.cards import (
 from gmtool.engine.keyed import pack, tie_reason
 
 # The fixed order of showing categories (S7), strongest first.
-SHOWING_ORDER = ("straight_flush", "four_of_a_kind", "flush", "straight",
-                 "three_of_a_kind", "two_pair", "one_pair", "high_card")
+SHOWING_ORDER = (
+    "straight_flush",
+    "four_of_a_kind",
+    "flush",
+    "straight",
+    "three_of_a_kind",
+    "two_pair",
+    "one_pair",
+    "high_card",
+)
 _STRENGTH = {name: len(SHOWING_ORDER) - i for i, name in enumerate(SHOWING_ORDER)}
 BEFORE_4 = frozenset({"flush"})  # engines 2 and 3: every rank of a flush, top card otherwise
 MEMO_LIMIT = 1 << 17  # entries kept at most per memo (28 cards: 24,157 showings)
 _FIELDS = 6  # at most four rank fields and one suit field per key, with room to spare
 _WORDS = {
-    "straight_flush": "four-card straight flush to the {0}", "four_of_a_kind": "four {0}",
-    "straight": "four-card straight to the {0}", "two_pair": "two pair, {0} and {1},",
+    "straight_flush": "four-card straight flush to the {0}",
+    "four_of_a_kind": "four {0}",
+    "straight": "four-card straight to the {0}",
+    "two_pair": "two pair, {0} and {1},",
 }
 _PLURAL = ("four_of_a_kind", "three_of_a_kind", "two_pair", "one_pair")
 # (category, rank fields, position of the suit-deciding card in rank-then-suit order)
 _Value = tuple[str, tuple[int, ...], int]
 # a memo key of face-up cards: the bitmask a caller keeps, else `_mask` of the cards
 _MemoKey = int | tuple[int, int] | None
-_Memos = tuple[dict[_MemoKey, int], dict[_MemoKey, str],
-               dict[tuple[int, ...], tuple[_Value, _Value | None]]]  # keys, words, shapes
+_Memos = tuple[
+    dict[_MemoKey, int], dict[_MemoKey, str], dict[tuple[int, ...], tuple[_Value, _Value | None]]
+]  # keys, words, shapes
 _MEMOS: dict[tuple[Deck, bool, frozenset[str]], _Memos] = {}
 
 
@@ -66,7 +77,8 @@ class ShowingRanking:
         self._width = max(self._ranks - 1, self._suits - 1, 1).bit_length()
         self._shift = self._width * _FIELDS
         self._keys, self._words, self._shapes = _MEMOS.setdefault(
-            (deck, wrap_straights, all_ranks), ({}, {}, {}))
+            (deck, wrap_straights, all_ranks), ({}, {}, {})
+        )
         # the memo of `key` by mask (read only): a caller holding masks may look there
         # first and call `key` only for a mask not in it
         self.known: Mapping[_MemoKey, int] = self._keys
@@ -80,8 +92,9 @@ class ShowingRanking:
         if key is None:
             category, fields, card = self.value(cards)
             suit = self._suits - 1 - card.suit
-            key = (_STRENGTH[category] << self._shift
-                   | pack(fields, self._width) << self._width | suit)
+            key = (
+                _STRENGTH[category] << self._shift | pack(fields, self._width) << self._width | suit
+            )
             if len(self._keys) >= MEMO_LIMIT:
                 self._keys.clear()  # bounded memory on large decks (52 cards: 292,825)
             self._keys[mask] = key
@@ -136,8 +149,11 @@ class ShowingRanking:
         every = self.all_ranks
         suited = None
         if len(r) == 4 and pattern == (1, 1, 1, 1):
-            top = 3 if r[3] - r[0] == 3 else (
-                2 if self.wrap_straights and r == (0, 1, 2, self._ranks - 1) else None)
+            top = (
+                3
+                if r[3] - r[0] == 3
+                else (2 if self.wrap_straights and r == (0, 1, 2, self._ranks - 1) else None)
+            )
             if top is not None:
                 return ("straight", (r[top],), top), ("straight_flush", (r[top],), top)
             suited = ("flush", by_rank if "flush" in every else by_rank[:1], 3)
@@ -161,18 +177,22 @@ class ShowingRanking:
             return card.name
         name = self.deck.rank_name
         plural = category in _PLURAL
-        head = [name(r, plural) for r in fields[:2 if category == "two_pair" else 1]]
-        rest = [name(r) for r in fields[len(head):]]
+        head = [name(r, plural) for r in fields[: 2 if category == "two_pair" else 1]]
+        rest = [name(r) for r in fields[len(head) :]]
         if category == "flush":
-            text = ("four-card flush, " + "-".join(name(r) for r in fields) + ","
-                    if rest else f"{head[0]}-high four-card flush")
+            text = (
+                "four-card flush, " + "-".join(name(r) for r in fields) + ","
+                if rest
+                else f"{head[0]}-high four-card flush"
+            )
         elif category == "high_card":
             text = "-".join(name(r) for r in fields) + " high"
         elif category in ("three_of_a_kind", "one_pair"):
             of = "three" if category == "three_of_a_kind" else "pair of"
             kickers = ", ".join(rest)
-            text = f"{of} {head[0]}" + (f", {kickers} kicker{'s' if len(rest) > 1 else ''},"
-                                        if rest else "")
+            text = f"{of} {head[0]}" + (
+                f", {kickers} kicker{'s' if len(rest) > 1 else ''}," if rest else ""
+            )
         else:
             text = _WORDS[category].format(*head)
         return f"{text} with the {card.name}"

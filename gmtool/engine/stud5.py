@@ -42,9 +42,17 @@ class Stud5Hand(Hand):
 
     game = "stud5"
 
-    def __init__(self, config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
-                 banker: str, source: CardSource, ante: int | None = None,
-                 ranking: Ranking | None = None, engine: str = ENGINE_VERSION) -> None:
+    def __init__(
+        self,
+        config: Compiled | EngineConfig,
+        tier_id: str,
+        seats: Sequence[Seat],
+        banker: str,
+        source: CardSource,
+        ante: int | None = None,
+        ranking: Ranking | None = None,
+        engine: str = ENGINE_VERSION,
+    ) -> None:
         super().__init__(config, seats, source, engine)
         config = self.config
         self.tier = open_tier(config, tier_id)
@@ -54,13 +62,18 @@ class Stud5Hand(Hand):
         self.ranking: Stud5Ranking = ranking or ranking_for(config)  # type: ignore[assignment]
         ranking = self.ranking
         # S7: showing-card ties follow the profile's policy (engines before 4: one reading)
-        self.showing = ranking.showing if self.revision.showing_by_policy \
-            else ranking.showing_before_4
+        self.showing = (
+            ranking.showing if self.revision.showing_by_policy else ranking.showing_before_4
+        )
         self.limits = limits_for(config, self.tier, ante, self.revision)
         self.training = not self.tier.coins
         if not self.training:
-            check_holdings(config, tier_id, {p.name: p.coins for p in self.players.values()},
-                           need=self.limits.min_holding)  # = seating.seat_need (Q1, L7)
+            check_holdings(
+                config,
+                tier_id,
+                {p.name: p.coins for p in self.players.values()},
+                need=self.limits.min_holding,
+            )  # = seating.seat_need (Q1, L7)
         else:  # S22: virtual stacks; no coins move
             for player in self.players.values():
                 player.coins = self.limits.training_stack
@@ -70,10 +83,17 @@ class Stud5Hand(Hand):
         self.street = 1
         self.round_max = 0
         self.allin_target: int | None = None
-        self.emit("hand_started", game="stud5", engine=self.revision.version,
-                  config_id=config.config_id, tier=tier_id, ante=self.limits.ante,
-                  banker=banker, training=self.training,
-                  seats=[{"player": s.name, "coins": s.coins} for s in seats])
+        self.emit(
+            "hand_started",
+            game="stud5",
+            engine=self.revision.version,
+            config_id=config.config_id,
+            tier=tier_id,
+            ante=self.limits.ante,
+            banker=banker,
+            training=self.training,
+            seats=[{"player": s.name, "coins": s.coins} for s in seats],
+        )
         for player in self.players.values():
             self.put_in(player, self.limits.ante)
             self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
@@ -101,16 +121,21 @@ class Stud5Hand(Hand):
         self.emit("deal", street=self.street, cards=dealt, rule="S10")
         self.banker = self._best_showing(turn)
         speaker = players[self.banker]
-        self.emit("first_speaker", street=self.street, player=self.banker,
-                  showing=self.showing.describe(speaker.cards[1:], speaker.showing),
-                  rule="S11")
+        self.emit(
+            "first_speaker",
+            street=self.street,
+            player=self.banker,
+            showing=self.showing.describe(speaker.cards[1:], speaker.showing),
+            rule="S11",
+        )
         for player in self.live():
             player.acted = False
             player.raises = 0
         # S14: after an all-in the cards come without betting; a street at the hand cap is
         # still played, each player checking or folding (engines before 4 skipped it).
-        if self.allin_target is not None or (not self.revision.street_at_hand_cap
-                                             and not self._anyone_can_bet()):
+        if self.allin_target is not None or (
+            not self.revision.street_at_hand_cap and not self._anyone_can_bet()
+        ):
             self._start_turn(None)
             self._close_street()
         else:
@@ -145,8 +170,10 @@ class Stud5Hand(Hand):
         if self.to_act is None:
             return []
         if self._legal_memo[0] != len(self.events):
-            self._legal_memo = (len(self.events),
-                                self.limits.legal(self, self.players[self.to_act]))
+            self._legal_memo = (
+                len(self.events),
+                self.limits.legal(self, self.players[self.to_act]),
+            )
         return self._legal_memo[1]
 
     def _legal(self, action: PlayerAction) -> Legal:
@@ -172,19 +199,34 @@ class Stud5Hand(Hand):
         low: int = legal.min_amount  # type: ignore[assignment]
         high: int = legal.max_amount  # type: ignore[assignment]
         if amount is None or not low <= amount <= high or (amount - low) % legal.step:
-            why = "small" if amount is None or amount < low else \
-                "large" if amount > high else "step"
+            why = (
+                "small" if amount is None or amount < low else "large" if amount > high else "step"
+            )
             rule = self.limits.amount_rule(action.verb, why)
             steps = f" in steps of {legal.step}" if legal.step > 1 else ""
-            raise IllegalAction(rule, action.player, f"{action.verb} {amount} is not allowed: "
-                                f"{legal.min_amount} to {legal.max_amount}{steps} "
-                                f"({self.limits.bound_words(self)})")
-        if legal.chips and not self.limits.chips_complete \
-                and not chip_sum(amount - legal.base, legal.chips):
-            made = f"is the call {legal.base} plus {amount - legal.base}, which" \
-                if legal.base else "is an amount"
-            raise IllegalAction("L10", action.player, f"{action.verb} {amount} {made} no "
-                                f"clicks of the raise chips {list(legal.chips)} add up to")
+            raise IllegalAction(
+                rule,
+                action.player,
+                f"{action.verb} {amount} is not allowed: "
+                f"{legal.min_amount} to {legal.max_amount}{steps} "
+                f"({self.limits.bound_words(self)})",
+            )
+        if (
+            legal.chips
+            and not self.limits.chips_complete
+            and not chip_sum(amount - legal.base, legal.chips)
+        ):
+            made = (
+                f"is the call {legal.base} plus {amount - legal.base}, which"
+                if legal.base
+                else "is an amount"
+            )
+            raise IllegalAction(
+                "L10",
+                action.player,
+                f"{action.verb} {amount} {made} no "
+                f"clicks of the raise chips {list(legal.chips)} add up to",
+            )
 
     # The legal list is the whole check: an amount within its bounds for bet and raise,
     # the verb being in it for the others.
@@ -201,8 +243,14 @@ class Stud5Hand(Hand):
             for other in self.live():
                 if other is not player:
                     other.acted = False
-        self.emit(action.verb, player=player.name, amount=amount, total=player.total,
-                  pot=self.pot, **extra)
+        self.emit(
+            action.verb,
+            player=player.name,
+            amount=amount,
+            total=player.total,
+            pot=self.pot,
+            **extra,
+        )
         self._advance()
 
     def _do_bet(self, action: AmountAction) -> None:
@@ -284,16 +332,23 @@ class Stud5Hand(Hand):
     def _escape_winner(self, escapee: PlayerState) -> str:
         banker = self.banker
         if banker == escapee.name:  # D-1: the best showing player left takes the place
-            banker = self._best_showing([name for name in self.from_player(banker)
-                                         if name != escapee.name])
+            banker = self._best_showing(
+                [name for name in self.from_player(banker) if name != escapee.name]
+            )
             self.emit("banker_replaced", player=banker, escaped=escapee.name, rule="D-1")
         elif self.players[banker].folded and self.revision.escape_winner_still_in_hand:
             # D-10: a banker who folded has given up the hand; the best showing player
             # still in it (not the escapee) wins the escape instead.
-            banker = self._best_showing([name for name in self.from_player(banker)
-                                         if name != escapee.name])
-            self.emit("banker_replaced", player=banker, folded=self.banker,
-                      escaped=escapee.name, rule="D-10")
+            banker = self._best_showing(
+                [name for name in self.from_player(banker) if name != escapee.name]
+            )
+            self.emit(
+                "banker_replaced",
+                player=banker,
+                folded=self.banker,
+                escaped=escapee.name,
+                rule="D-10",
+            )
         return banker
 
     # -- endings (S14, S16, S20-S22) -----------------------------------------------------
@@ -309,9 +364,15 @@ class Stud5Hand(Hand):
         best = max(keys.values())
         winners = [p for p in self.from_player(self.banker) if keys[p] == best]
         ordered = sorted(live, key=lambda p: keys[p.name], reverse=True)
-        hands = [{"player": p.name, "cards": [str(c) for c in p.cards],
-                  "category": self.ranking.category(p.cards),
-                  "description": self.ranking.describe(p.cards)} for p in live]
+        hands = [
+            {
+                "player": p.name,
+                "cards": [str(c) for c in p.cards],
+                "category": self.ranking.category(p.cards),
+                "description": self.ranking.describe(p.cards),
+            }
+            for p in live
+        ]
         explanation = self.ranking.explain(ordered[0].cards, ordered[1].cards)
         self.emit("showdown", hands=hands, winners=winners, explanation=explanation, rule="S14")
         self.emit("hand_ended", reason="showdown", winners=winners, pot=self.pot, rule="S14")
@@ -327,11 +388,28 @@ class Stud5Hand(Hand):
         for name in self.order:
             player = self.players[name]
             share = shares.get(name, 0)
-            entries.append(Entry(name, share - player.total,
-                                 "won" if share and not draw else "split" if share
-                                 else "folded" if player.folded else "lost"))
-            results[name] = player.result if player.result in (Result.ESCAPE, Result.DISCONNECT) \
-                else Result.DRAW if share and draw else Result.WIN if share else Result.LOSS
+            entries.append(
+                Entry(
+                    name,
+                    share - player.total,
+                    "won"
+                    if share and not draw
+                    else "split"
+                    if share
+                    else "folded"
+                    if player.folded
+                    else "lost",
+                )
+            )
+            results[name] = (
+                player.result
+                if player.result in (Result.ESCAPE, Result.DISCONNECT)
+                else Result.DRAW
+                if share and draw
+                else Result.WIN
+                if share
+                else Result.LOSS
+            )
         self._finish(entries, results, tuple(shares), reason)
 
     def _minimum_after_hand(self) -> tuple[int, dict[str, Any]]:

@@ -42,13 +42,30 @@ L7_MESSAGE = "您的积分不足，您不能参与此桌的游戏"
 class Limits:
     """A hand's betting limits, fixed when it starts."""
 
-    __slots__ = ("ante", "unit", "allin_from_street", "allin_to_hand_cap",
-                 "raises_per_street", "open_min", "min_holding", "hand_cap", "opening_is_raise",
-                 "chips_complete")
+    __slots__ = (
+        "ante",
+        "unit",
+        "allin_from_street",
+        "allin_to_hand_cap",
+        "raises_per_street",
+        "open_min",
+        "min_holding",
+        "hand_cap",
+        "opening_is_raise",
+        "chips_complete",
+    )
 
-    def __init__(self, ante: int, unit: int, allin_from_street: int, allin_to_hand_cap: bool,
-                 raises_per_street: int | None, open_min: int, min_holding: int,
-                 hand_cap: int | None) -> None:
+    def __init__(
+        self,
+        ante: int,
+        unit: int,
+        allin_from_street: int,
+        allin_to_hand_cap: bool,
+        raises_per_street: int | None,
+        open_min: int,
+        min_holding: int,
+        hand_cap: int | None,
+    ) -> None:
         self.ante = ante
         self.unit = unit
         self.allin_from_street = allin_from_street
@@ -85,16 +102,14 @@ class Limits:
         unit or more (Q4)."""
         low = self.unit
         # the largest low + k x unit that fits in `room` (inline: the legal list of every turn)
-        return Legal("bet", low, low + (room - low) // low * low, low) \
-            if room >= low > 0 else None
+        return Legal("bet", low, low + (room - low) // low * low, low) if room >= low > 0 else None
 
     def _raise(self, facing: int, room: int) -> Legal | None:
         """The raise entry when `facing` is owed and `room` is left below the bound: the
         call plus a bet unit or more (Q4)."""
         unit = self.unit
         low = facing + unit
-        return Legal("raise", low, low + (room - low) // unit * unit, unit) \
-            if room >= low else None
+        return Legal("raise", low, low + (room - low) // unit * unit, unit) if room >= low else None
 
     def below_minimum_fields(self) -> dict[str, Any]:
         """The rule (and message) of a player left below the minimum after a hand."""
@@ -150,8 +165,11 @@ class Limits:
             return Legal("call", owed, owed) if verb == "call" and owed > 0 else None
         if verb == "allin":
             owed = self.allin_total(hand) - total
-            return Legal("allin", owed, owed) \
-                if hand.street >= self.allin_from_street and owed > 0 else None
+            return (
+                Legal("allin", owed, owed)
+                if hand.street >= self.allin_from_street and owed > 0
+                else None
+            )
         facing = hand.round_max - total
         if verb == "call":
             return Legal("call", facing, facing) if facing else None
@@ -175,13 +193,22 @@ class Limits:
         facing = hand.round_max - player.total
         if verb == "allin":
             if hand.street < self.allin_from_street:
-                return "S15", name, (f"all-in is allowed only from street {self.allin_from_street}"
-                                     f" ({self.allin_from_street} cards in hand); this is "
-                                     f"street {hand.street}")
+                return (
+                    "S15",
+                    name,
+                    (
+                        f"all-in is allowed only from street {self.allin_from_street}"
+                        f" ({self.allin_from_street} cards in hand); this is "
+                        f"street {hand.street}"
+                    ),
+                )
             return "S15", name, "already at the all-in amount"
         if verb in ("check", "call") and not self.may_check and facing == 0:
-            return "L9", name, (f"the opener must bet at least {self.open_min} or fold; "
-                                f"{verb} is not allowed")
+            return (
+                "L9",
+                name,
+                (f"the opener must bet at least {self.open_min} or fold; {verb} is not allowed"),
+            )
         if verb == "check":
             return "S13", name, f"there is a bet of {facing} to call; check is not allowed"
         if verb == "call":
@@ -191,8 +218,11 @@ class Limits:
         if verb == "raise" and facing == 0:
             return "S13", name, "there is no bet to raise: bet instead"
         if verb == "raise" and not self._may_raise(player):
-            return "L10", name, f"each player may raise at most {self.raises_per_street} " \
-                                "time(s) per street"
+            return (
+                "L10",
+                name,
+                f"each player may raise at most {self.raises_per_street} time(s) per street",
+            )
         return self.no_room_rule(), name, self.no_room_words(hand)
 
     def no_room_words(self, hand: Stud5Hand) -> str:
@@ -204,15 +234,23 @@ class CappedLimits(Limits):
 
     __slots__ = ("street_caps",)
 
-    def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
-                 revision: Revision) -> None:
+    def __init__(
+        self, config: EngineConfig, tier: Tier, ante: int | None, revision: Revision
+    ) -> None:
         betting = config.betting
         # what a capped tier and stud5 betting always have (the compiler fills them in)
         unit: int = tier.bet_unit  # type: ignore[assignment]
         caps: tuple[int, ...] = tier.street_caps  # type: ignore[assignment]
-        super().__init__(tier.ante, unit, betting.allin_from_street,  # type: ignore[arg-type]
-                         betting.allin_amount == "hand_cap", betting.raises_per_street,
-                         unit, tier.min_holding, tier.hand_cap)
+        super().__init__(
+            tier.ante,
+            unit,
+            betting.allin_from_street,  # type: ignore[arg-type]
+            betting.allin_amount == "hand_cap",
+            betting.raises_per_street,
+            unit,
+            tier.min_holding,
+            tier.hand_cap,
+        )
         self.street_caps = caps
 
     def max_total(self, hand: Stud5Hand) -> int:
@@ -230,8 +268,9 @@ class OwnerAnteLimits(Limits):
     may_check = False  # L9: the opener bets or folds
     raise_chips: tuple[int, ...]
 
-    def __init__(self, config: EngineConfig, tier: Tier, ante: int | None,
-                 revision: Revision) -> None:
+    def __init__(
+        self, config: EngineConfig, tier: Tier, ante: int | None, revision: Revision
+    ) -> None:
         if ante is None or ante < 1:
             raise SetupError("L2", "the owner has not set an ante")
         betting = config.betting
@@ -239,17 +278,24 @@ class OwnerAnteLimits(Limits):
         owner_ante: OwnerAnteSpec = config.owner_ante  # type: ignore[assignment]
         raise_chips: tuple[int, ...] = betting.raise_chips  # type: ignore[assignment]
         open_min: int = betting.open_min_antes  # type: ignore[assignment]
-        super().__init__(ante, 1, betting.allin_from_street,  # type: ignore[arg-type]
-                         betting.allin_amount == "hand_cap", betting.raises_per_street,
-                         open_min * ante, owner_ante.min_holding_antes * ante, None)
+        super().__init__(
+            ante,
+            1,
+            betting.allin_from_street,  # type: ignore[arg-type]
+            betting.allin_amount == "hand_cap",
+            betting.raises_per_street,
+            open_min * ante,
+            owner_ante.min_holding_antes * ante,
+            None,
+        )
         self.opening_is_raise = revision.opening_is_raise
         if not revision.raise_chips:
             self.raise_chips = ()
             return
         # L10: seed 000 counts its chips in antes; a table plays many hands at one ante
         self.raise_chips, self._step, self._least, self._open_low = _chips_at(
-            tuple(raise_chips), ante if betting.raise_chip_unit == "ante" else 1,
-            self.open_min)
+            tuple(raise_chips), ante if betting.raise_chip_unit == "ante" else 1, self.open_min
+        )
         self.chips_complete = self._least == self._step
 
     def _bet(self, room: int) -> Legal | None:
@@ -265,8 +311,11 @@ class OwnerAnteLimits(Limits):
         low, step = self._open_low, self._step
         if low > room:
             return Legal("bet", room, room)
-        top = low + (room - low) // step * step if self.chips_complete else \
-            _chip_top(low, room, step, chips)
+        top = (
+            low + (room - low) // step * step
+            if self.chips_complete
+            else _chip_top(low, room, step, chips)
+        )
         return Legal("bet", low, top, step, (), (), chips)  # (positional: a hand builds many)
 
     def amount_rule(self, verb: str, why: str) -> str:
@@ -290,8 +339,11 @@ class OwnerAnteLimits(Limits):
         if room < facing + least:
             return None
         room -= facing
-        top = least + (room - least) // step * step if self.chips_complete else \
-            _chip_top(least, room, step, chips)
+        top = (
+            least + (room - least) // step * step
+            if self.chips_complete
+            else _chip_top(least, room, step, chips)
+        )
         return Legal("raise", facing + least, facing + top, step, (), (), chips, facing)
 
     def below_minimum_fields(self) -> dict[str, Any]:
@@ -299,11 +351,14 @@ class OwnerAnteLimits(Limits):
 
 
 STYLES: dict[str, Callable[[EngineConfig, Tier, int | None, Revision], Limits]] = {
-    "capped": CappedLimits, "owner_ante": OwnerAnteLimits}
+    "capped": CappedLimits,
+    "owner_ante": OwnerAnteLimits,
+}
 
 
-def limits_for(config: EngineConfig, tier: Tier, ante: int | None,
-               revision: Revision = CURRENT) -> Limits:
+def limits_for(
+    config: EngineConfig, tier: Tier, ante: int | None, revision: Revision = CURRENT
+) -> Limits:
     """A hand's limits under the config's betting style. Limits never change once made,
     so the hands of a room share them (a table plays many hands at one ante): kept by the
     typed config itself (engine_config gives one per compiled config)."""
@@ -322,8 +377,9 @@ _LIMITS: dict[tuple[int, str, int | None, str], tuple[EngineConfig, Limits]] = {
 
 
 @lru_cache(maxsize=256)
-def _chips_at(chips: tuple[int, ...], unit: int,
-              open_min: int) -> tuple[tuple[int, ...], int, int, int]:
+def _chips_at(
+    chips: tuple[int, ...], unit: int, open_min: int
+) -> tuple[tuple[int, ...], int, int, int]:
     """The raise chips in coins at `unit` coins a chip unit, their step (greatest common
     divisor), the least chip and the least opening of at least `open_min` made of them."""
     coins = tuple(chip * unit for chip in chips)

@@ -80,9 +80,17 @@ class ThreeCardHand(Hand):
     seat_rule = "H1"
     verb_rule = "H5"
 
-    def __init__(self, config: Compiled | EngineConfig, tier_id: str, seats: Sequence[Seat],
-                 banker: str, source: CardSource, ante: int | None = None,
-                 ranking: Ranking | None = None, engine: str = ENGINE_VERSION) -> None:
+    def __init__(
+        self,
+        config: Compiled | EngineConfig,
+        tier_id: str,
+        seats: Sequence[Seat],
+        banker: str,
+        source: CardSource,
+        ante: int | None = None,
+        ranking: Ranking | None = None,
+        engine: str = ENGINE_VERSION,
+    ) -> None:
         """`ante` is the hand classes' common signature (`play.HANDS`): the room's ante is
         the system's (H3), so it is not read here."""
         super().__init__(config, seats, source, engine)
@@ -97,8 +105,13 @@ class ThreeCardHand(Hand):
             if self.revision.seat_for_a_follow:  # H12: the ante plus one follow at the cap
                 check_holdings(config, tier_id, coins, need=seat_need(config, self.tier))
             else:  # engines before 4: the ante the system posts was enough (H3)
-                check_holdings(config, tier_id, coins,
-                               need=max(self.prices.ante, self.prices.min_holding), rule="H3")
+                check_holdings(
+                    config,
+                    tier_id,
+                    coins,
+                    need=max(self.prices.ante, self.prices.min_holding),
+                    rule="H3",
+                )
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
         # [three_card] is there: Prices.for_tier has read it
@@ -112,11 +125,20 @@ class ThreeCardHand(Hand):
         self.bought = False  # the player to act won a buy this turn and now follows (H7)
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
         self._left: dict[str, str] = {}  # how each player left the hand
-        self.emit("hand_started", game=self.game, engine=self.revision.version,
-                  config_id=config.config_id,
-                  tier=tier_id, ante=self.prices.ante, cap=self.prices.cap, banker=banker,
-                  training=self.training, max_rounds=self.max_rounds,
-                  seats=[{"player": s.name, "coins": s.coins} for s in seats], rule="H2")
+        self.emit(
+            "hand_started",
+            game=self.game,
+            engine=self.revision.version,
+            config_id=config.config_id,
+            tier=tier_id,
+            ante=self.prices.ante,
+            cap=self.prices.cap,
+            banker=banker,
+            training=self.training,
+            max_rounds=self.max_rounds,
+            seats=[{"player": s.name, "coins": s.coins} for s in seats],
+            rule="H2",
+        )
         for player in self.players.values():
             self.put_in(player, self.prices.ante)
             self.emit("ante", player=player.name, amount=self.prices.ante, rule="H3")
@@ -138,13 +160,13 @@ class ThreeCardHand(Hand):
             return []
         name = self.to_act
         out = [] if self.seen[name] else [Legal("look")]
-        amounts = self._affordable(name, self.prices.follow_amounts(self.last_bet,
-                                                                    self.seen[name]))
+        amounts = self._affordable(name, self.prices.follow_amounts(self.last_bet, self.seen[name]))
         if amounts:
             out.append(Legal("follow", amounts[0], amounts[-1], amounts=amounts))
         if not self.bought:
-            targets = tuple(t for t in self.buy_targets(name)
-                            if self._can_pay(name, self.buy_price(t)))
+            targets = tuple(
+                t for t in self.buy_targets(name) if self._can_pay(name, self.buy_price(t))
+            )
             if targets:
                 out.append(Legal("buy", targets=targets))
             if len(self.live()) == 2 and self._can_pay(name, self.open_price(name)):
@@ -185,9 +207,13 @@ class ThreeCardHand(Hand):
     def _refuse_unpayable(self, action: PlayerAction, rule: str, amount: int) -> None:
         if not self._can_pay(action.player, amount):
             player = self.players[action.player]
-            raise IllegalAction(rule, action.player, f"{action.verb} costs {amount}, but only "
-                                f"{player.coins - player.total} of the {player.coins} coins "
-                                "held at the start of the hand are left")
+            raise IllegalAction(
+                rule,
+                action.player,
+                f"{action.verb} costs {amount}, but only "
+                f"{player.coins - player.total} of the {player.coins} coins "
+                "held at the start of the hand are left",
+            )
 
     # -- look (H4) --------------------------------------------------------------------------
 
@@ -206,11 +232,15 @@ class ThreeCardHand(Hand):
         seen, amount = self.seen[action.player], action.amount
         allowed = self.prices.follow_amounts(self.last_bet, seen)
         if amount is not None and amount > self.prices.cap:
-            raise IllegalAction("H3", action.player, f"follow {amount} is above the room cap "
-                                f"{self.prices.cap}")
+            raise IllegalAction(
+                "H3", action.player, f"follow {amount} is above the room cap {self.prices.cap}"
+            )
         if amount not in allowed:
-            raise IllegalAction("H5", action.player, f"follow {amount} is not allowed: "
-                                f"{self.prices.follow_words(self.last_bet, seen)}")
+            raise IllegalAction(
+                "H5",
+                action.player,
+                f"follow {amount} is not allowed: {self.prices.follow_words(self.last_bet, seen)}",
+            )
         self._refuse_unpayable(action, "H5", amount)
 
     def _do_follow(self, action: AmountAction) -> None:
@@ -219,11 +249,17 @@ class ThreeCardHand(Hand):
         bet = Bet(action.amount, self.seen[player.name], player.name)
         self.put_in(player, bet.amount)
         self.bets[player.name] = self.last_bet = bet
-        self.emit("follow", player=player.name, amount=bet.amount, state=state_word(bet.seen),
-                  previous=previous.as_json() if previous is not None else None,
-                  minimum=self.prices.minimum_json(previous, bet.seen)
-                  if previous is not None else None,
-                  total=player.total, pot=self.pot, rule="H5")
+        self.emit(
+            "follow",
+            player=player.name,
+            amount=bet.amount,
+            state=state_word(bet.seen),
+            previous=previous.as_json() if previous is not None else None,
+            minimum=self.prices.minimum_json(previous, bet.seen) if previous is not None else None,
+            total=player.total,
+            pot=self.pot,
+            rule="H5",
+        )
         self._end_turn(player.name)
 
     # -- pass (H6) ---------------------------------------------------------------------------
@@ -245,8 +281,9 @@ class ThreeCardHand(Hand):
         self._require_turn(action, "H2")
         buyer, target = action.player, action.target
         if self.bought:
-            raise IllegalAction("H7", buyer, "has won a buy this turn and now follows "
-                                "the previous bet (or passes)")
+            raise IllegalAction(
+                "H7", buyer, "has won a buy this turn and now follows the previous bet (or passes)"
+            )
         if not self.seen[buyer]:
             raise IllegalAction("H7", buyer, "only seen players may buy: look first")
         if target == buyer:
@@ -254,22 +291,37 @@ class ThreeCardHand(Hand):
         if target not in self.players or self.players[target].folded:
             raise IllegalAction("H7", buyer, f"{target} is not in the hand")
         if not self.seen[target]:
-            raise IllegalAction("H7", buyer, f"{target} is blind; only seen players' cards "
-                                "may be bought")
+            raise IllegalAction(
+                "H7", buyer, f"{target} is blind; only seen players' cards may be bought"
+            )
         self._refuse_unpayable(action, "H7", self.buy_price(target))
 
     def _do_buy(self, action: BuyAction) -> None:
         buyer, target = self.players[action.player], self.players[action.target]
         price = self.buy_price(target.name)
         self.put_in(buyer, price)
-        self.emit("buy", player=buyer.name, target=target.name, amount=price,
-                  target_bet=self.bets[target.name].amount, total=buyer.total, pot=self.pot,
-                  rule="H7")
+        self.emit(
+            "buy",
+            player=buyer.name,
+            target=target.name,
+            amount=price,
+            target_bet=self.bets[target.name].amount,
+            total=buyer.total,
+            pot=self.pot,
+            rule="H7",
+        )
         buyer_wins = self.ranking.compare(buyer.cards, target.cards) > 0  # equal: buyer loses
         winner, loser = (buyer, target) if buyer_wins else (target, buyer)
-        self.emit("buy_result", buyer=buyer.name, target=target.name, winner=winner.name,
-                  loser=loser.name, hands=self._hands([buyer, target]),
-                  explanation=self.ranking.explain(buyer.cards, target.cards), rule="H7")
+        self.emit(
+            "buy_result",
+            buyer=buyer.name,
+            target=target.name,
+            winner=winner.name,
+            loser=loser.name,
+            hands=self._hands([buyer, target]),
+            explanation=self.ranking.explain(buyer.cards, target.cards),
+            rule="H7",
+        )
         if buyer_wins:
             self.bought = True
             buyer.action_elapsed = 0  # the follow that comes next gets a fresh clock
@@ -280,12 +332,18 @@ class ThreeCardHand(Hand):
     def verify_open(self, action: PlayerAction) -> None:
         self._require_turn(action, "H2")
         if self.bought:
-            raise IllegalAction("H7", action.player, "has won a buy this turn and now follows "
-                                "the previous bet (or passes)")
+            raise IllegalAction(
+                "H7",
+                action.player,
+                "has won a buy this turn and now follows the previous bet (or passes)",
+            )
         left = len(self.live())
         if left != 2:
-            raise IllegalAction("H8", action.player, f"opening needs exactly two players "
-                                f"left in the hand; {left} are")
+            raise IllegalAction(
+                "H8",
+                action.player,
+                f"opening needs exactly two players left in the hand; {left} are",
+            )
         self._refuse_unpayable(action, "H8", self.open_price(action.player))
 
     def _do_open(self, action: PlayerAction) -> None:
@@ -293,13 +351,26 @@ class ThreeCardHand(Hand):
         opened = self.players[self._other(opener.name)]
         price = self.open_price(opener.name)
         self.put_in(opener, price)
-        self.emit("open", player=opener.name, opened=opened.name, amount=price,
-                  price=self.prices.open_words(self.seen[opener.name], self.bets[opened.name],
-                                               self.seen[opened.name]),
-                  total=opener.total, pot=self.pot, rule="H8")
+        self.emit(
+            "open",
+            player=opener.name,
+            opened=opened.name,
+            amount=price,
+            price=self.prices.open_words(
+                self.seen[opener.name], self.bets[opened.name], self.seen[opened.name]
+            ),
+            total=opener.total,
+            pot=self.pot,
+            rule="H8",
+        )
         winner = opener if self.ranking.compare(opener.cards, opened.cards) > 0 else opened
-        self._showdown([opener, opened], winner,  # equal hands: the opened player wins
-                       self.ranking.explain(opener.cards, opened.cards), "open", "H8")
+        self._showdown(
+            [opener, opened],
+            winner,  # equal hands: the opened player wins
+            self.ranking.explain(opener.cards, opened.cards),
+            "open",
+            "H8",
+        )
 
     # -- flow --------------------------------------------------------------------------------
 
@@ -312,8 +383,14 @@ class ThreeCardHand(Hand):
         live = self.live()
         if len(live) == 1:
             reason = "buy" if how == "bought_out" else "all_passed"
-            self.emit("hand_ended", reason=reason, winners=[live[0].name], pot=self.pot,
-                      next_banker=live[0].name, rule="H7" if reason == "buy" else "H6")
+            self.emit(
+                "hand_ended",
+                reason=reason,
+                winners=[live[0].name],
+                pot=self.pot,
+                next_banker=live[0].name,
+                rule="H7" if reason == "buy" else "H6",
+            )
             self._pay(live[0], reason)
         elif self.to_act == player.name:
             self._end_turn(player.name)
@@ -339,30 +416,56 @@ class ThreeCardHand(Hand):
         for opened in chain[1:]:
             if self.ranking.compare(winner.cards, opened.cards) <= 0:
                 winner = opened  # equal hands: the opened player wins (H8)
-        runner_up = max((p for p in chain if p is not winner),
-                        key=lambda p: self.ranking.key(p.cards))
+        runner_up = max(
+            (p for p in chain if p is not winner), key=lambda p: self.ranking.key(p.cards)
+        )
         explanation = self.ranking.explain(winner.cards, runner_up.cards)
         if self.ranking.compare(winner.cards, runner_up.cards) == 0:
-            explanation += (f"; equal hands: the system opens in speaking order from "
-                            f"{first} and the opened player wins each tie (H8)")
+            explanation += (
+                f"; equal hands: the system opens in speaking order from "
+                f"{first} and the opened player wins each tie (H8)"
+            )
         self._showdown(chain, winner, explanation, "round_limit", "H11")
 
-    def _showdown(self, players: list[PlayerState], winner: PlayerState, explanation: str,
-                  reason: str, rule: str) -> None:
+    def _showdown(
+        self,
+        players: list[PlayerState],
+        winner: PlayerState,
+        explanation: str,
+        reason: str,
+        rule: str,
+    ) -> None:
         self.to_act = None
-        self.emit("showdown", hands=self._hands(players), winners=[winner.name],
-                  explanation=explanation, rule=rule)
+        self.emit(
+            "showdown",
+            hands=self._hands(players),
+            winners=[winner.name],
+            explanation=explanation,
+            rule=rule,
+        )
         for player in players:
             if player is not winner:
                 self._left[player.name] = "lost"
-        self.emit("hand_ended", reason=reason, winners=[winner.name], pot=self.pot,
-                  next_banker=winner.name, rule=rule)
+        self.emit(
+            "hand_ended",
+            reason=reason,
+            winners=[winner.name],
+            pot=self.pot,
+            next_banker=winner.name,
+            rule=rule,
+        )
         self._pay(winner, reason)
 
     def _hands(self, players: list[PlayerState]) -> list[dict[str, Any]]:
-        return [{"player": p.name, "cards": [str(c) for c in p.cards],
-                 "category": self.ranking.category(p.cards),
-                 "description": self.ranking.describe(p.cards)} for p in players]
+        return [
+            {
+                "player": p.name,
+                "cards": [str(c) for c in p.cards],
+                "category": self.ranking.category(p.cards),
+                "description": self.ranking.describe(p.cards),
+            }
+            for p in players
+        ]
 
     # -- escape (S18, S19, G2) ----------------------------------------------------------------
 
@@ -379,8 +482,13 @@ class ThreeCardHand(Hand):
             # D-10: a dealer who left the hand does not win it; the next player from the
             # dealer counterclockwise still in it, not the escapee, wins instead.
             banker = next(name for name in self.from_player(banker) if name != escapee.name)
-            self.emit("banker_replaced", player=banker, folded=self.banker,
-                      escaped=escapee.name, rule="D-10")
+            self.emit(
+                "banker_replaced",
+                player=banker,
+                folded=self.banker,
+                escaped=escapee.name,
+                rule="D-10",
+            )
         return banker
 
     def _escape_charge(self, escapee: PlayerState) -> int:

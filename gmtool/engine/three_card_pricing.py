@@ -47,8 +47,10 @@ FOLLOW_TABLES: dict[tuple[bool, bool], tuple[str, Fraction]] = {
 }
 # (opener is seen, opened player is seen) -> key of `three_card.open_cost` (H8)
 OPEN_KEYS: dict[tuple[bool, bool], str] = {
-    (True, False): "seen_vs_blind", (True, True): "seen_vs_seen",
-    (False, False): "blind_vs_blind", (False, True): "blind_vs_seen",
+    (True, False): "seen_vs_blind",
+    (True, True): "seen_vs_seen",
+    (False, False): "blind_vs_blind",
+    (False, True): "blind_vs_seen",
 }
 
 
@@ -81,31 +83,39 @@ class Prices:
     by_own_state: bool = True  # follows: the follower's own amounts (H5), not one column
 
     @classmethod
-    def for_tier(cls, config: Compiled | EngineConfig, tier: Compiled | Tier,
-                 revision: Revision = CURRENT) -> Prices:
+    def for_tier(
+        cls, config: Compiled | EngineConfig, tier: Compiled | Tier, revision: Revision = CURRENT
+    ) -> Prices:
         config = engine_config(config)
         # Read as found: a room or a section the config lacks (None), or a key it lacks,
         # fails here as AttributeError or TypeError, and is the SetupError below.
         room: Any = config.tier(tier["id"]) if isinstance(tier, Mapping) else tier
         try:
             rules: Any = config.three_card
-            columns = {pair: tuple(sorted(getattr(room, key)))
-                       for pair, (key, _) in FOLLOW_TABLES.items()}
+            columns = {
+                pair: tuple(sorted(getattr(room, key))) for pair, (key, _) in FOLLOW_TABLES.items()
+            }
             if revision.follows_by_own_state:  # H5: a state's amounts are its two columns
-                own = {seen: tuple(sorted(set(columns[False, seen] + columns[True, seen])))
-                       for seen in (False, True)}
+                own = {
+                    seen: tuple(sorted(set(columns[False, seen] + columns[True, seen])))
+                    for seen in (False, True)
+                }
                 columns = {pair: own[pair[1]] for pair in columns}
             return cls(
-                ante=room.ante, cap=room.cap,
+                ante=room.ante,
+                cap=room.cap,
                 follows=columns,
                 buy_multiplier=rules.buy_multiplier,
                 open_cost={pair: rules.open_cost[key] for pair, key in OPEN_KEYS.items()},
                 min_holding=max(room.min_holding or 0, room.ante + room.cap)
-                if revision.seat_for_a_follow else room.min_holding or 0,
-                by_own_state=revision.follows_by_own_state)
+                if revision.seat_for_a_follow
+                else room.min_holding or 0,
+                by_own_state=revision.follows_by_own_state,
+            )
         except (KeyError, TypeError, AttributeError) as error:
-            raise SetupError("H3", f"the compiled configuration lacks three-card key {error}") \
-                from None
+            raise SetupError(
+                "H3", f"the compiled configuration lacks three-card key {error}"
+            ) from None
 
     def minimum(self, previous: Bet, seen: bool) -> Fraction:
         """H5: the least a follow may be after `previous` (never more than the cap)."""
@@ -120,28 +130,39 @@ class Prices:
         no previous bet (the first bet of the hand), any of their own state's amounts."""
         if previous is None:
             return _first_amounts(self.follows[seen, seen], self.cap)
-        return _follow_amounts(self.follows[previous.seen, seen],
-                               *_RATIOS[previous.seen, seen], previous.amount, self.cap)
+        return _follow_amounts(
+            self.follows[previous.seen, seen],
+            *_RATIOS[previous.seen, seen],
+            previous.amount,
+            self.cap,
+        )
 
     def follow_words(self, previous: Bet | None, seen: bool) -> str:
         """Why the amounts are what they are, for refusals and explanations."""
         if previous is None:
-            return (f"the first bet of the hand is any of a {state_word(seen)} player's "
-                    f"amounts {list(self.follows[seen, seen])} up to the cap {self.cap} "
-                    f"(H5, H3): allowed {list(self.follow_amounts(None, seen))}")
+            return (
+                f"the first bet of the hand is any of a {state_word(seen)} player's "
+                f"amounts {list(self.follows[seen, seen])} up to the cap {self.cap} "
+                f"(H5, H3): allowed {list(self.follow_amounts(None, seen))}"
+            )
         key, multiple = FOLLOW_TABLES[previous.seen, seen]
         times = {Fraction(1): "", Fraction(2): "2 x ", Fraction(1, 2): "1/2 x "}[multiple]
-        who = "the ante (posted blind)" if previous.player is None else \
-            f"{previous.player}'s {state_word(previous.seen)} bet"
+        who = (
+            "the ante (posted blind)"
+            if previous.player is None
+            else f"{previous.player}'s {state_word(previous.seen)} bet"
+        )
         least = self.minimum(previous, seen)
         allowed = self.follow_amounts(previous, seen)
         table = f"{state_word(seen)} player's" if self.by_own_state else key.replace("_", " ")
-        return (f"a {state_word(seen)} player following {who} of {previous.amount} "
-                f"follows at least {f'{times}{previous.amount} = ' if times else ''}{least} "
-                f"(H5) and at most the "
-                f"cap {self.cap} (H3), with the room's {table} amounts "
-                f"{list(self.follows[previous.seen, seen])}: allowed "
-                f"{list(allowed) if allowed else 'none'}")
+        return (
+            f"a {state_word(seen)} player following {who} of {previous.amount} "
+            f"follows at least {f'{times}{previous.amount} = ' if times else ''}{least} "
+            f"(H5) and at most the "
+            f"cap {self.cap} (H3), with the room's {table} amounts "
+            f"{list(self.follows[previous.seen, seen])}: allowed "
+            f"{list(allowed) if allowed else 'none'}"
+        )
 
     def buy_price(self, target_bet: Bet) -> int:
         """H7: buy_multiplier x the target's current bet."""
@@ -153,15 +174,19 @@ class Prices:
 
     def open_words(self, opener_seen: bool, opened_bet: Bet, opened_seen: bool) -> str:
         key = OPEN_KEYS[opener_seen, opened_seen]
-        return (f"{key.replace('_', ' ')}: {self.open_cost[opener_seen, opened_seen]} x "
-                f"the opened player's current bet {opened_bet.amount}")
+        return (
+            f"{key.replace('_', ' ')}: {self.open_cost[opener_seen, opened_seen]} x "
+            f"the opened player's current bet {opened_bet.amount}"
+        )
 
 
 # Pure functions of small hashable values, memoised: a hand asks the same few questions
 # again and again (the ante, the chips of the room), and Fraction arithmetic is slow. The
 # H5 multiple comes as its numerator and denominator: ints hash in C, a Fraction does not.
-_RATIOS = {pair: (multiple.numerator, multiple.denominator)
-           for pair, (_, multiple) in FOLLOW_TABLES.items()}
+_RATIOS = {
+    pair: (multiple.numerator, multiple.denominator)
+    for pair, (_, multiple) in FOLLOW_TABLES.items()
+}
 
 
 @lru_cache(maxsize=4096)
@@ -181,7 +206,8 @@ def _first_amounts(table: tuple[int, ...], cap: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _follow_amounts(table: tuple[int, ...], numerator: int, denominator: int, amount: int,
-                    cap: int) -> tuple[int, ...]:
+def _follow_amounts(
+    table: tuple[int, ...], numerator: int, denominator: int, amount: int, cap: int
+) -> tuple[int, ...]:
     least = numerator * amount  # compared in whole numbers: a * denominator >= least
     return tuple(a for a in table if a == cap or (a < cap and a * denominator >= least))

@@ -60,6 +60,9 @@ def revision(version: str | None) -> Revision:
     """The rules of engine `version` (SetupError naming G4 for a version this gmtool lacks)."""
     found = REVISIONS.get(version) if isinstance(version, str) else None
     if found is None:
-        raise SetupError("G4", f"engine version {version!r} is not one this gmtool replays "
-                         f"(versions {', '.join(REVISIONS)}); use the release that recorded it")
+        raise SetupError(
+            "G4",
+            f"engine version {version!r} is not one this gmtool replays "
+            f"(versions {', '.join(REVISIONS)}); use the release that recorded it",
+        )
     return found

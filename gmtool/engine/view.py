@@ -16,14 +16,23 @@ def public_view(hand: Hand) -> dict[str, Any]:
     players = []
     for name in hand.order:
         player = hand.players[name]
-        players.append({
-            "name": name, "total": player.total, "folded": player.folded,
-            "connected": player.connected, "showing": hand.face_up(name),
-            "seen": hand.has_looked(name),
-        })
+        players.append(
+            {
+                "name": name,
+                "total": player.total,
+                "folded": player.folded,
+                "connected": player.connected,
+                "showing": hand.face_up(name),
+                "seen": hand.has_looked(name),
+            }
+        )
     return {
-        "game": hand.game, "street": getattr(hand, "street", None), "pot": hand.pot,
-        "to_act": hand.to_act, "over": hand.is_over, "players": players,
+        "game": hand.game,
+        "street": getattr(hand, "street", None),
+        "pot": hand.pot,
+        "to_act": hand.to_act,
+        "over": hand.is_over,
+        "players": players,
         "legal": [legal.as_json() for legal in hand.legal_actions()] if not hand.is_over else [],
     }
 
@@ -46,8 +55,10 @@ def _redact(value: Any) -> Any:  # a JSON value
     if isinstance(value, dict):
         if value.get("face") == "up" and "card" in value:
             return dict(value)
-        return {key: (_hide(item) if key in ("card", "cards", "hole") else _redact(item))
-                for key, item in value.items()}
+        return {
+            key: (_hide(item) if key in ("card", "cards", "hole") else _redact(item))
+            for key, item in value.items()
+        }
     if isinstance(value, list):
         return [_redact(item) for item in value]
     return value

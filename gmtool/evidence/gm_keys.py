@@ -21,8 +21,7 @@ def key_dir() -> Path:
     """The folder of this user's GM keys."""
     if os.environ.get("GMTOOL_KEYS"):
         return Path(os.environ["GMTOOL_KEYS"])
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"),
-                                                             ".config")
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "gmtool" / "keys"
 
 
@@ -34,8 +33,9 @@ def check_name(name: str) -> None:
     except NoteError as error:
         raise UsageError(f"GM {name!r} cannot have a key: {error}") from None
     if "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
-        raise UsageError(f"GM {name!r} cannot have a key: a key name may not contain '/' "
-                         "or start with a dot")
+        raise UsageError(
+            f"GM {name!r} cannot have a key: a key name may not contain '/' or start with a dot"
+        )
 
 
 def key_path(name: str, folder: Path | None = None) -> Path:
@@ -48,8 +48,10 @@ def new_key(name: str, folder: Path | None = None, replace: bool = False) -> tup
     key (a GM who lost theirs makes a new one with `replace`, then has it registered)."""
     path = key_path(name, folder)
     if path.exists() and not replace:
-        raise WitnessError(f"{path} already exists: that is {name}'s key (use --replace to "
-                           "make a new one; an operator must then register it again)")
+        raise WitnessError(
+            f"{path} already exists: that is {name}'s key (use --replace to "
+            "make a new one; an operator must then register it again)"
+        )
     signer = Signer.generate(name)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -41,8 +41,9 @@ class Frontier:
 
     def __init__(self, size: int = 0, nodes: Sequence[bytes] = ()) -> None:
         if len(nodes) != bin(size).count("1"):
-            raise ValueError(f"a frontier of {size} leaves has {bin(size).count('1')} nodes, "
-                             f"not {len(nodes)}")
+            raise ValueError(
+                f"a frontier of {size} leaves has {bin(size).count('1')} nodes, not {len(nodes)}"
+            )
         self.size = size
         self.nodes = list(nodes)
 
@@ -111,8 +112,9 @@ class Tree:
     `node(level, index)`, when given, returns the stored root of a complete subtree (or
     None), so a proof reads O(log n) nodes instead of hashing every leaf."""
 
-    def __init__(self, leaves: Callable[[int, int], Sequence[bytes]],
-                 node: NodeLookup | None = None) -> None:
+    def __init__(
+        self, leaves: Callable[[int, int], Sequence[bytes]], node: NodeLookup | None = None
+    ) -> None:
         self._leaves = leaves
         self._node = node
 
@@ -164,8 +166,9 @@ class Tree:
         return self._subproof(m - k, lo + k, hi, False) + [self.hash(lo, lo + k)]
 
 
-def verify_inclusion(leaf: bytes, index: int, size: int, path: Sequence[bytes],
-                     root: bytes) -> bool:
+def verify_inclusion(
+    leaf: bytes, index: int, size: int, path: Sequence[bytes], root: bytes
+) -> bool:
     """RFC 9162 2.1.3.2."""
     if not 0 <= index < size:
         return False
@@ -183,8 +186,9 @@ def verify_inclusion(leaf: bytes, index: int, size: int, path: Sequence[bytes],
     return sn == 0 and r == root
 
 
-def verify_consistency(old: int, new: int, old_root: bytes, new_root: bytes,
-                       path: Sequence[bytes]) -> bool:
+def verify_consistency(
+    old: int, new: int, old_root: bytes, new_root: bytes, path: Sequence[bytes]
+) -> bool:
     """RFC 9162 2.1.4.2 (a tree is consistent with itself by an empty proof)."""
     if old == new:
         return not path and old_root == new_root

@@ -169,8 +169,12 @@ class Checkpoint:
     extensions: tuple[str, ...] = ()
 
     def text(self) -> str:
-        lines = [self.origin, str(self.size), base64.b64encode(self.root).decode(),
-                 *self.extensions]
+        lines = [
+            self.origin,
+            str(self.size),
+            base64.b64encode(self.root).decode(),
+            *self.extensions,
+        ]
         return "\n".join(lines) + "\n"
 
     @classmethod

@@ -34,8 +34,7 @@ def sign(signer: Signer, ledger_id: int, player: str, amount: int) -> str:
     return base64.b64encode(signature).decode()
 
 
-def verify(verifier: Verifier, ledger_id: int, player: str, amount: int,
-           signature: object) -> bool:
+def verify(verifier: Verifier, ledger_id: int, player: str, amount: int, signature: object) -> bool:
     """Whether `signature` is the host's over this grant (anything malformed is not)."""
     if not isinstance(signature, str):
         return False
@@ -43,5 +42,6 @@ def verify(verifier: Verifier, ledger_id: int, player: str, amount: int,
         raw = base64.b64decode(signature, validate=True)
     except (binascii.Error, ValueError):
         return False
-    return len(raw) == 64 and verifier.verify(message(verifier.name, ledger_id, player,
-                                                      amount), raw)
+    return len(raw) == 64 and verifier.verify(
+        message(verifier.name, ledger_id, player, amount), raw
+    )

@@ -31,11 +31,26 @@ class Gm:
     signer: Signer | None = None
 
 
-def make(gm: Gm, store_id: str, action: str, target: str | None, reason: str | None,
-         args: dict[str, Any], at: str) -> str:
+def make(
+    gm: Gm,
+    store_id: str,
+    action: str,
+    target: str | None,
+    reason: str | None,
+    args: dict[str, Any],
+    at: str,
+) -> str:
     """The signed request note (the caller checked that `gm` has a key)."""
-    fields = {"store": store_id, "by": gm.name, "action": action, "target": target,
-              "reason": reason, "args": args, "at": at, "nonce": secrets.token_hex(16)}
+    fields = {
+        "store": store_id,
+        "by": gm.name,
+        "action": action,
+        "target": target,
+        "reason": reason,
+        "args": args,
+        "at": at,
+        "nonce": secrets.token_hex(16),
+    }
     return sign(canonical_json(fields) + "\n", cast(Signer, gm.signer))
 
 
@@ -58,9 +73,17 @@ def open_request(note: str, verifier: Verifier) -> dict[str, Any]:
     return fields
 
 
-def problem(note: str | None, by: str | None, role: str | None, key: str | None,
-            store_id: str, action: str, target: str | None, reason: str | None,
-            args: dict[str, Any] | None = None) -> str | None:
+def problem(
+    note: str | None,
+    by: str | None,
+    role: str | None,
+    key: str | None,
+    store_id: str,
+    action: str,
+    target: str | None,
+    reason: str | None,
+    args: dict[str, Any] | None = None,
+) -> str | None:
     """Why `note` is not a request that `by` (whose role and registered verifier key are
     given) signed as an operator for exactly this action on store `store_id`; None when
     it is one. Arguments are compared only when `args` is given."""
@@ -70,8 +93,10 @@ def problem(note: str | None, by: str | None, role: str | None, key: str | None,
     if role != "operator":
         return f"{by!r} is {role}; only operators may {doing}"
     if key is None:
-        return (f"{by!r} has no registered key: an operator registers it (`gmtool gm users add "
-                f"{by} --role operator --key KEY`)")
+        return (
+            f"{by!r} has no registered key: an operator registers it (`gmtool gm users add "
+            f"{by} --role operator --key KEY`)"
+        )
     if note is None:
         return "the request is not signed"
     try:

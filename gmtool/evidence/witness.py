@@ -50,8 +50,9 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     except WitnessError:
         raise
     except (OSError, UnicodeDecodeError) as error:
-        raise WitnessError(f"{path}: cannot read it "
-                           f"({getattr(error, 'strerror', None) or error})") from None
+        raise WitnessError(
+            f"{path}: cannot read it ({getattr(error, 'strerror', None) or error})"
+        ) from None
 
 
 def write_private(path: Path, text: str) -> None:
@@ -79,8 +80,10 @@ def load_signer(db: Path, origin: str) -> Signer:
     except (OSError, NoteError) as error:
         raise WitnessError(f"{path}: not a checkpoint key ({error})") from None
     if signer.name != origin:
-        raise WitnessError(f"{path} signs for log {signer.name}, not this store's ({origin}); "
-                           "it belongs to another store")
+        raise WitnessError(
+            f"{path} signs for log {signer.name}, not this store's ({origin}); "
+            "it belongs to another store"
+        )
     return signer
 
 
@@ -104,8 +107,9 @@ def files(folder: Path) -> list[Path]:
     """The witness's checkpoint files, oldest (smallest tree) first."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIX)
-                  and not p.name.startswith("."))
+    return sorted(
+        p for p in folder.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith(".")
+    )
 
 
 def read(path: Path, verifier: Verifier) -> Checkpoint:

@@ -21,6 +21,7 @@ from gmtool.errors import GmtoolError
 
 STYLE_NAMES = tuple(POLICIES)  # the styles the host deals out to its bots, in turn
 
+
 @dataclass(frozen=True)
 class Turn:
     """What a bot does with its turn: act after thinking, stall, disconnect or escape."""
@@ -37,8 +38,7 @@ def policy_of(style: str) -> Policy:
         return POLICIES["cautious"]
 
 
-def choose(style: str, legal: list[Legal], player: str, rng: random.Random,
-           hand: Hand) -> Action:
+def choose(style: str, legal: list[Legal], player: str, rng: random.Random, hand: Hand) -> Action:
     """The action the bot's policy takes among `legal`: it judges the cards the bot can
     see in `hand` and the pot (`bots/policies.decide`), as in the simulator."""
     return decide(policy_of(style), strength(hand, player), legal, player, rng, hand.pot)

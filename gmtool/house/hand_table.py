@@ -29,9 +29,14 @@ class HandTable(HostedTable):
         slot = self.allocate()
         coins = self.host.pool.coins
         try:
-            self.state = start_hand(self.config, self.tier,
-                                    [Seat(p, coins[p]) for p in self.seated], banker,
-                                    seeded_source(self.config, slot.seed), ranking=self.ranking)
+            self.state = start_hand(
+                self.config,
+                self.tier,
+                [Seat(p, coins[p]) for p in self.seated],
+                banker,
+                seeded_source(self.config, slot.seed),
+                ranking=self.ranking,
+            )
         except SetupError as error:  # e.g. a deployment closed the room: wait, never die
             await self._cannot_start(error)
             return

@@ -53,9 +53,13 @@ class Host:
     clock (house/virtual_time.py) in tests and simulations.
     """
 
-    def __init__(self, store: Store, options: HostOptions,
-                 notify: Callable[[str], None] = lambda message: None,
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        options: HostOptions,
+        notify: Callable[[str], None] = lambda message: None,
+        clock: Clock | None = None,
+    ) -> None:
         self.store = store
         self.options = options
         self.clock = clock or store.clock
@@ -96,19 +100,35 @@ class Host:
             if self.options.verbose:
                 self.notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
             log = hand_store.TableLog(self.store, row["table_id"])
-            hand_store.void_hand(self.store, log, row["id"], "crash_recovery", revealed,
-                                 "the host stopped without finishing this hand")
+            hand_store.void_hand(
+                self.store,
+                log,
+                row["id"],
+                "crash_recovery",
+                revealed,
+                "the host stopped without finishing this hand",
+            )
             voided.append(row["id"])
         self.report.recovered = voided
-        interrupted = gm.interrupt_taken(self.store, failure(Unavailable(
-            "the host stopped while carrying this command out: see the table's events for "
-            "how far it got before sending it again")))
+        interrupted = gm.interrupt_taken(
+            self.store,
+            failure(
+                Unavailable(
+                    "the host stopped while carrying this command out: see the table's events for "
+                    "how far it got before sending it again"
+                )
+            ),
+        )
         if interrupted:
-            self.notify(f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "
-                        "the host that stopped are logged as interrupted")
+            self.notify(
+                f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "
+                "the host that stopped are logged as interrupted"
+            )
         if voided:
-            self.notify(f"recovered: {len(voided)} unfinished hand(s) voided, every stake "
-                        f"returned: {', '.join(map(str, voided))}")
+            self.notify(
+                f"recovered: {len(voided)} unfinished hand(s) voided, every stake "
+                f"returned: {', '.join(map(str, voided))}"
+            )
         return voided
 
     def plan_tables(self) -> list[tuple[str, str, str]]:
@@ -117,17 +137,29 @@ class Host:
         if self.options.systems:
             unknown = set(self.options.systems) - set(profiles)
             if unknown:
-                raise StoreError(f"not deployed: {', '.join(sorted(unknown))} (deployed: "
-                                 f"{', '.join(profiles) or 'none'}); run `gmtool deploy`")
+                raise StoreError(
+                    f"not deployed: {', '.join(sorted(unknown))} (deployed: "
+                    f"{', '.join(profiles) or 'none'}); run `gmtool deploy`"
+                )
             profiles = [p for p in profiles if p in self.options.systems]
         per_profile = []
         for profile in profiles:
             latest = self.load(configs.latest_config_id(self.store, profile))
-            per_profile.append([(profile, tier["id"], self.room(profile, tier["id"]).config.game)
-                                for tier in latest["tiers"] if tier["enabled"]])
+            per_profile.append(
+                [
+                    (profile, tier["id"], self.room(profile, tier["id"]).config.game)
+                    for tier in latest["tiers"]
+                    if tier["enabled"]
+                ]
+            )
         # Every system gets a table before any system gets a second one.
-        rooms = [room for depth in range(max(map(len, per_profile), default=0))
-                 for tiers in per_profile if depth < len(tiers) for room in [tiers[depth]]]
+        rooms = [
+            room
+            for depth in range(max(map(len, per_profile), default=0))
+            for tiers in per_profile
+            if depth < len(tiers)
+            for room in [tiers[depth]]
+        ]
         if not rooms:
             raise StoreError("no deployed room to host: run `gmtool deploy PROFILE` first")
         return [rooms[i % len(rooms)] for i in range(self.options.tables)]
@@ -139,8 +171,11 @@ class Host:
         for profile, tier_id, _ in plan:
             tier = self.room(profile, tier_id).config.tier(tier_id)
             need = max(need, tier.min_holding or 0, tier.hand_cap or 0)
-        self.pool.enroll(self.options.bots or max(8, 5 * len(plan)), max(100_000, 20 * need),
-                         lambda: self.notary.signer)
+        self.pool.enroll(
+            self.options.bots or max(8, 5 * len(plan)),
+            max(100_000, 20 * need),
+            lambda: self.notary.signer,
+        )
 
     # -- services for tables (table.TableHost) -------------------------------------------
 
@@ -182,9 +217,11 @@ class Host:
     def acknowledge(self, command: dict, outcome: dict) -> None:
         gm.acknowledge(self.store, command["id"], outcome.get("ok", False), outcome)
         self.report.commands += 1
-        self.notify(f"command {command['id']} ({command['kind']} {command['table_id']}"
-                    f"{' ' + command['player'] if command.get('player') else ''}): "
-                    f"{command_summary(outcome)}")
+        self.notify(
+            f"command {command['id']} ({command['kind']} {command['table_id']}"
+            f"{' ' + command['player'] if command.get('player') else ''}): "
+            f"{command_summary(outcome)}"
+        )
 
     # -- running --------------------------------------------------------------------------
 
@@ -198,8 +235,9 @@ class Host:
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
             config = self.room(profile, tier).config
             cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
-            rng = random.Random(f"{self.options.seed}:{table_id}" if self.options.seed
-                                else self.rng.random())
+            rng = random.Random(
+                f"{self.options.seed}:{table_id}" if self.options.seed else self.rng.random()
+            )
             table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
             self.tables[table_id] = cls(self, table_id, profile, tier, game, rng)
         self.report.tables = list(self.tables)
@@ -220,8 +258,10 @@ class Host:
             except Exception as void_error:  # noqa: BLE001 - the store itself failed
                 voided = f"(not voided: {void_error}; the next start recovers it)"
             self.report.failed_tables.append(table.id)
-            self.notify(f"table {table.id} stopped by an internal error ({type(error).__name__}:"
-                        f" {error}); its running hand {voided} was voided, stakes returned")
+            self.notify(
+                f"table {table.id} stopped by an internal error ({type(error).__name__}:"
+                f" {error}); its running hand {voided} was voided, stakes returned"
+            )
 
     async def _poll_commands(self) -> None:
         while not self.stopping_now:
@@ -231,8 +271,10 @@ class Host:
                 self._dispatched.add(command["id"])
                 table = self.tables.get(command["table_id"])
                 if table is None or table.closed:
-                    self.acknowledge(command, failure(Unavailable(
-                        f"table {command['table_id']} is not hosted here")))
+                    self.acknowledge(
+                        command,
+                        failure(Unavailable(f"table {command['table_id']} is not hosted here")),
+                    )
                     continue
                 table.commands.put_nowait(command)
                 table.wake.set()
@@ -246,24 +288,30 @@ class Host:
     def request_stop(self) -> None:
         if not self.stopping:
             self.notify("stopping: no new hands; running hands may finish")
-            self._running_at_stop = {t.id for t in self.tables.values()
-                                     if t.recorder.hand_id is not None}
+            self._running_at_stop = {
+                t.id for t in self.tables.values() if t.recorder.hand_id is not None
+            }
         self.stopping = True
 
-    async def run(self, progress: Callable[[Host], None] | None = None,
-                  signals: bool = True) -> HostReport:
+    async def run(
+        self, progress: Callable[[Host], None] | None = None, signals: bool = True
+    ) -> HostReport:
         """Play every table until stopped; with `signals`, SIGINT and SIGTERM stop it
         cleanly (they are caught before the host says it is hosting)."""
         loop = asyncio.get_running_loop()
-        for signum, handler in ((signal.SIGINT, self.interrupt),
-                                (signal.SIGTERM, self.request_stop)):
+        for signum, handler in (
+            (signal.SIGINT, self.interrupt),
+            (signal.SIGTERM, self.request_stop),
+        ):
             try:
                 if signals:
                     loop.add_signal_handler(signum, handler)
             except (RuntimeError, ValueError):
                 pass  # not the main thread
-        self.notify(f"hosting {len(self.tables)} table(s): {', '.join(self.tables)} (speed "
-                    f"x{self.speed:g}, chaos {self.chaos:g})")
+        self.notify(
+            f"hosting {len(self.tables)} table(s): {', '.join(self.tables)} (speed "
+            f"x{self.speed:g}, chaos {self.chaos:g})"
+        )
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
         started = beat = signed = self.clock.monotonic()
@@ -275,8 +323,9 @@ class Host:
             now = self.clock.monotonic()
             if now - beat >= HEARTBEAT_S:  # the console tells a live host from a gone one
                 beat = now
-                table_store.heartbeat(self.store, [t.id for t in self.tables.values()
-                                                   if not t.closed])
+                table_store.heartbeat(
+                    self.store, [t.id for t in self.tables.values() if not t.closed]
+                )
             if now - signed >= self.options.checkpoint_every:
                 signed = now
                 self.notary.sign()
@@ -304,10 +353,13 @@ class Host:
             table_store.stop_table(self.store, table.id)  # a closed table stays closed
 
 
-def prepare_host(store: Store, options: HostOptions,
-                 notify: Callable[[str], None] = lambda message: None,
-                 plan: list[tuple[str, str, str]] | None = None,
-                 clock: Clock | None = None) -> Host:
+def prepare_host(
+    store: Store,
+    options: HostOptions,
+    notify: Callable[[str], None] = lambda message: None,
+    plan: list[tuple[str, str, str]] | None = None,
+    clock: Clock | None = None,
+) -> Host:
     """A host ready to `run`: crashed hands voided, tables planned (or `plan`), bots
     enrolled, tables opened. The one place a host's start is sequenced."""
     host = Host(store, options, notify=notify, clock=clock)
@@ -324,6 +376,13 @@ def prepare_host(store: Store, options: HostOptions,
 def refusal(store: Store, command: dict) -> dict | None:
     """The host's check before it claims a command: its signed request must hold for an
     operator's registered key and ask for exactly this command; else the refusal."""
-    why = gm.request_problem(store, command["request"], command["issued_by"], command["kind"],
-                             gm.command_target(command), command["reason"], {})
+    why = gm.request_problem(
+        store,
+        command["request"],
+        command["issued_by"],
+        command["kind"],
+        gm.command_target(command),
+        command["reason"],
+        {},
+    )
     return None if why is None else {**failure(Refused(f"refused: {why}")), "refused": why}

@@ -27,8 +27,10 @@ class HostLock:
         except BlockingIOError:
             holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
             os.close(fd)
-            raise StoreError(f"another host (pid {holder}) is running on this database; stop "
-                             "it first (one host per database)") from None
+            raise StoreError(
+                f"another host (pid {holder}) is running on this database; stop "
+                "it first (one host per database)"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
         self._fd = fd

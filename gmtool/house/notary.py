@@ -43,9 +43,10 @@ class Notary:
         try:
             return found[-1], witness.read(found[-1], self.signer.verifier)
         except OSError as error:
-            raise StoreError(f"{error}; the host will not start without a readable witness "
-                             "(move the file away only if you know it is not this store's)") \
-                from None
+            raise StoreError(
+                f"{error}; the host will not start without a readable witness "
+                "(move the file away only if you know it is not this store's)"
+            ) from None
 
     def check_not_behind(self) -> None:
         latest = self.latest()
@@ -58,12 +59,17 @@ class Notary:
                 f"{self.store.path} holds {size} evidence records, but {path} was signed at "
                 f"{checkpoint.size}: this is an older copy of the store, or records were "
                 "deleted. The host will not deal hands again from it; run `gmtool audit` and "
-                "restore the newest copy")
-        if checkpoint.size and log_reads.tree(self.store).hash(0, checkpoint.size) \
-                != checkpoint.root:
-            raise StoreError(f"{self.store.path}: its first {checkpoint.size} evidence records "
-                             f"are not the ones {path} signed (history was rewritten); the "
-                             "host will not start on it: run `gmtool audit`")
+                "restore the newest copy"
+            )
+        if (
+            checkpoint.size
+            and log_reads.tree(self.store).hash(0, checkpoint.size) != checkpoint.root
+        ):
+            raise StoreError(
+                f"{self.store.path}: its first {checkpoint.size} evidence records "
+                f"are not the ones {path} signed (history was rewritten); the "
+                "host will not start on it: run `gmtool audit`"
+            )
 
     def sign(self) -> Path | None:
         """Sign the log's state now into the witness (unless it is signed already)."""
@@ -74,7 +80,9 @@ class Notary:
         try:
             path = witness.save(self.folder, note, size)
         except OSError as error:
-            raise StoreError(f"{self.folder}: cannot write the checkpoint: "
-                             f"{getattr(error, 'strerror', None) or error}") from None
+            raise StoreError(
+                f"{self.folder}: cannot write the checkpoint: "
+                f"{getattr(error, 'strerror', None) or error}"
+            ) from None
         self.signed_size = size
         return path

@@ -60,8 +60,12 @@ class OwnerAnteTable(HostedTable):
         an owner who is kicked hands the table on, L1)."""
         table = self.state
         player = command.get("player")
-        if command["kind"] == "kick" and table is not None and table.phase != "playing" \
-                and player in table.seated:
+        if (
+            command["kind"] == "kick"
+            and table is not None
+            and table.phase != "playing"
+            and player in table.seated
+        ):
             self.host.pool.bench(player)
             self.apply(Action("kick", player, reason=command.get("reason")))
             return {"ok": True, "kicked": player, "during_hand": False}
@@ -96,11 +100,12 @@ class OwnerAnteTable(HostedTable):
 
     def _outdated(self) -> bool:
         """Between hands, whether the room's active config changed (G5)."""
-        return self.state.phase != "playing" and self.host.room(
-            self.profile_id, self.tier).config.config_id != self.config.config_id
+        return (
+            self.state.phase != "playing"
+            and self.host.room(self.profile_id, self.tier).config.config_id != self.config.config_id
+        )
 
-    async def sleep(self, game_seconds: float, until: Callable[[], bool] | None = None
-                    ) -> None:
+    async def sleep(self, game_seconds: float, until: Callable[[], bool] | None = None) -> None:
         """As HostedTable.sleep, then: a deployment made meanwhile rebuilds the table before
         any bot acts again, so no hand can start under the old rules (G5)."""
         await super().sleep(game_seconds, until)

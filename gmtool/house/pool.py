@@ -29,6 +29,7 @@ class BotPool:
         """Bots bot-001 .. bot-<count>, each given `opening` coins when first created, an
         opening balance signed with `signer()`, the host's key (asked for only then); in a
         store from before signed openings, those it holds are signed first."""
+
         def vouch(ledger_id: int, player: str, amount: int) -> str:
             return signed_opening.sign(signer(), ledger_id, player, amount)
 

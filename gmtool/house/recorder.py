@@ -31,8 +31,9 @@ class Recorder:
         self.number = 0
         self.coins_move = True
 
-    def record(self, events: Sequence[Event], seed: bytes | None = None,
-               number: int | None = None) -> dict | None:
+    def record(
+        self, events: Sequence[Event], seed: bytes | None = None, number: int | None = None
+    ) -> dict | None:
         """Store new events; returns the settlement if a hand ended among them."""
         batch: list[dict] = []
         closing: dict | None = None  # the settlement of the open hand, once seen
@@ -65,8 +66,9 @@ class Recorder:
         if batch:
             self.log.append(self.hand_id, batch)
 
-    def _begin(self, started: Event, seed: bytes | None, number: int | None,
-               opening: list[dict]) -> None:
+    def _begin(
+        self, started: Event, seed: bytes | None, number: int | None, opening: list[dict]
+    ) -> None:
         """The hand's row and its first events (`hand_started`, then `opening`) at once."""
         if seed is None or number is None:
             raise ValueError("a hand needs its seed and number to be recorded")
@@ -74,21 +76,43 @@ class Recorder:
         self.seed, self.number = seed, number
         self.coins_move = not fields.get("training", False)
         self.hand_id = hand_store.begin_hand(
-            self.store, self.log, number, fields.get("config_id"), fields.get("tier"),
-            fields.get("banker"), fields.get("ante"), fields.get("seats"), commitment(seed),
-            ALGORITHM, [started.as_json(), *opening])
+            self.store,
+            self.log,
+            number,
+            fields.get("config_id"),
+            fields.get("tier"),
+            fields.get("banker"),
+            fields.get("ante"),
+            fields.get("seats"),
+            commitment(seed),
+            ALGORITHM,
+            [started.as_json(), *opening],
+        )
 
     def _settle(self, batch: list[dict], settlement: dict) -> None:
         fields = {k: v for k, v in settlement.items() if k != "type"}
-        hand_store.settle_hand(self.store, self.log, self.hand_id, batch, fields,
-                               self.seed.hex(), coins_move=self.coins_move)
+        hand_store.settle_hand(
+            self.store,
+            self.log,
+            self.hand_id,
+            batch,
+            fields,
+            self.seed.hex(),
+            coins_move=self.coins_move,
+        )
         self.hand_id = None
 
     def void(self, reason: str, detail: str = "") -> int | None:
         """Void the open hand (stakes returned, seed revealed); returns its id."""
         hand_id = self.hand_id
         if hand_id is not None:
-            hand_store.void_hand(self.store, self.log, hand_id, reason,
-                                 self.seed.hex() if self.seed else None, detail)
+            hand_store.void_hand(
+                self.store,
+                self.log,
+                hand_id,
+                reason,
+                self.seed.hex() if self.seed else None,
+                detail,
+            )
             self.hand_id = None
         return hand_id

@@ -39,9 +39,11 @@ def load_key(db_path: Path, demo_seed: str | None = None) -> bytes:
     except (ValueError, UnicodeDecodeError):
         key = b""
     if len(key) != 32:
-        raise StoreError(f"{path} is not a gmtool host key (64 hex digits); without the key "
-                         "the seeds of unfinished hands cannot be revealed. Restore it from a "
-                         "backup, or move it away to start with a new key.")
+        raise StoreError(
+            f"{path} is not a gmtool host key (64 hex digits); without the key "
+            "the seeds of unfinished hands cannot be revealed. Restore it from a "
+            "backup, or move it away to start with a new key."
+        )
     return key
 
 

@@ -81,8 +81,15 @@ class Closed(Exception):
 class HostedTable:
     """The shared machinery of a hosted table; `run_once` plays one hand (or phase)."""
 
-    def __init__(self, host: TableHost, table_id: str, profile_id: str, tier: str, game: str,
-                 rng: random.Random) -> None:
+    def __init__(
+        self,
+        host: TableHost,
+        table_id: str,
+        profile_id: str,
+        tier: str,
+        game: str,
+        rng: random.Random,
+    ) -> None:
         self.host = host
         self.id = table_id
         self.profile_id = profile_id
@@ -146,15 +153,16 @@ class HostedTable:
             slot, self.slot = self.slot, None
             if slot is None:
                 raise RuntimeError(f"table {self.id}: a hand started with no slot allocated")
-        settlement = self.recorder.record(events, seed=slot and slot.seed,
-                                          number=slot and slot.number)
+        settlement = self.recorder.record(
+            events, seed=slot and slot.seed, number=slot and slot.number
+        )
         if self.host.options.verbose:
             if slot is not None:
-                self.host.notify(f"hand {self.recorder.hand_id} started: {self.id} "
-                                 f"#{slot.number}")
+                self.host.notify(f"hand {self.recorder.hand_id} started: {self.id} #{slot.number}")
             if settlement is not None:
-                self.host.notify(f"hand settled: {self.id}, winners "
-                                 f"{', '.join(settlement['winners'])}")
+                self.host.notify(
+                    f"hand settled: {self.id}, winners {', '.join(settlement['winners'])}"
+                )
         if settlement is not None:
             self.hands_played += 1
             self.host.hand_settled(self, settlement)
@@ -165,11 +173,15 @@ class HostedTable:
 
     def publish(self) -> None:
         hand = self.current_hand()
-        live = {"profile": self.profile_id, "tier": self.tier, "game": self.game,
-                "config_id": self.config.config_id if self.config else None,
-                "hand": self.recorder.hand_id,  # the id `hands show` takes
-                "hand_number": self.recorder.number if self.recorder.hand_id else None,
-                "seated": list(self.seated)}
+        live = {
+            "profile": self.profile_id,
+            "tier": self.tier,
+            "game": self.game,
+            "config_id": self.config.config_id if self.config else None,
+            "hand": self.recorder.hand_id,  # the id `hands show` takes
+            "hand_number": self.recorder.number if self.recorder.hand_id else None,
+            "seated": list(self.seated),
+        }
         if hand is not None and not hand.is_over:
             view = public_view(hand)
             timeouts = self.config.timeouts
@@ -204,8 +216,11 @@ class HostedTable:
             await self.sleep(turn.seconds, until=gone)
             if gone():
                 return
-            self.apply(choose(self.host.pool.style_of(actor), hand.legal_actions(), actor,
-                              self.rng, hand=hand))
+            self.apply(
+                choose(
+                    self.host.pool.style_of(actor), hand.legal_actions(), actor, self.rng, hand=hand
+                )
+            )
         elif turn.kind == "stall":
             await self.sleep(turn.seconds, until=gone)
             if not gone():
@@ -256,9 +271,13 @@ class HostedTable:
             raise NotFound(f"{player} is not seated at {self.id}")
         if running and player in hand.players and not hand.players[player].folded:
             settlement = self.apply(Action("kick", player, reason=command.get("reason")))
-            outcome = {"ok": True, "kicked": player, "during_hand": True,
-                       "escape_policy": self.config.betting.escape_policy,
-                       "settlement": settlement}
+            outcome = {
+                "ok": True,
+                "kicked": player,
+                "during_hand": True,
+                "escape_policy": self.config.betting.escape_policy,
+                "settlement": settlement,
+            }
         else:
             outcome = {"ok": True, "kicked": player, "during_hand": False}
         self.host.pool.bench(player)

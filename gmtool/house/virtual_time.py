@@ -115,8 +115,13 @@ class Stepper:
         """Run the loop until `coroutine` is done (every started task runs meanwhile)."""
         return self.loop.run_until_complete(coroutine)
 
-    def run_until(self, predicate: Callable[[], Any], within: float = 3600.0,
-                  every: float = 0.05, what: str = "the condition") -> Any:
+    def run_until(
+        self,
+        predicate: Callable[[], Any],
+        within: float = 3600.0,
+        every: float = 0.05,
+        what: str = "the condition",
+    ) -> Any:
         """Run until `predicate()` is truthy (checked every `every` virtual seconds); its
         value. AssertionError after `within` virtual seconds."""
 

@@ -26,5 +26,14 @@ from gmtool.ops.deploy import deploy_profile, plan_deployment, rollback_profile
 from gmtool.ops.profile import Profile, read_profile
 from gmtool.ops.verify import verify_checkpoint, verify_report
 
-__all__ = ["Audit", "Profile", "audit", "deploy_profile", "plan_deployment", "read_profile",
-           "rollback_profile", "verify_checkpoint", "verify_report"]
+__all__ = [
+    "Audit",
+    "Profile",
+    "audit",
+    "deploy_profile",
+    "plan_deployment",
+    "read_profile",
+    "rollback_profile",
+    "verify_checkpoint",
+    "verify_report",
+]

@@ -27,28 +27,46 @@ from gmtool.store.scan import count_hands
 class Audit:
     """An audit ready to run: its options checked, its checkpoints and keys loaded."""
 
-    def __init__(self, store: Store, since: str | None = None, until: str | None = None,
-                 table: str | None = None, player: str | None = None,
-                 checkpoint: Path | None = None, key: Path | None = None,
-                 from_checkpoint: str | None = None, jobs: int = 1,
-                 witness: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        since: str | None = None,
+        until: str | None = None,
+        table: str | None = None,
+        player: str | None = None,
+        checkpoint: Path | None = None,
+        key: Path | None = None,
+        from_checkpoint: str | None = None,
+        jobs: int = 1,
+        witness: str | None = None,
+    ) -> None:
         if from_checkpoint is not None and (since or until or table or player):
-            raise UsageError("--from-checkpoint audits everything after the checkpoint: "
-                             "leave out --since, --until, --table and --player")
+            raise UsageError(
+                "--from-checkpoint audits everything after the checkpoint: "
+                "leave out --since, --until, --table and --player"
+            )
         self.store = store
         self.selection = (since, until, table, player)
         self.jobs = jobs
         self.checkpoints, self.refused, self.origin = signed_checkpoints(
-            store, checkpoint, key, witness)
+            store, checkpoint, key, witness
+        )
         self.host_key = host_verifier(store, key)
         if self.host_key is not None and self.host_key.name != self.origin:
-            self.refused.append(Finding(
-                "verifier_key", f"the verifier key given is log {self.host_key.name}'s, not "
-                f"this store's ({self.origin}): the host's signatures over opening balances "
-                "were not checked"))
+            self.refused.append(
+                Finding(
+                    "verifier_key",
+                    f"the verifier key given is log {self.host_key.name}'s, not "
+                    f"this store's ({self.origin}): the host's signatures over opening balances "
+                    "were not checked",
+                )
+            )
             self.host_key = None
-        self.base = None if from_checkpoint is None else \
-            base_checkpoint(store, from_checkpoint, key, witness)
+        self.base = (
+            None
+            if from_checkpoint is None
+            else base_checkpoint(store, from_checkpoint, key, witness)
+        )
 
     @property
     def total(self) -> int:
@@ -58,22 +76,38 @@ class Audit:
         return count_hands(self.store, *self.selection)
 
     def run(self, progress: Callable[[int], None] | None = None) -> AuditReport:
-        report = run_audit(self.store, *self.selection, progress=progress,
-                           checkpoints=self.checkpoints, origin=self.origin,
-                           seed_key=existing_key(self.store.path), jobs=self.jobs,
-                           base=self.base, host_key=self.host_key)
+        report = run_audit(
+            self.store,
+            *self.selection,
+            progress=progress,
+            checkpoints=self.checkpoints,
+            origin=self.origin,
+            seed_key=existing_key(self.store.path),
+            jobs=self.jobs,
+            base=self.base,
+            host_key=self.host_key,
+        )
         for problem in self.refused:
             report.add(problem)
         report.artifact = str(self.store.path)
         return report
 
 
-def audit(store: Store, since: str | None = None, until: str | None = None,
-          table: str | None = None, player: str | None = None,
-          checkpoint: Path | None = None, key: Path | None = None,
-          from_checkpoint: str | None = None, jobs: int = 1, witness: str | None = None,
-          progress: Callable[[int], None] | None = None) -> AuditReport:
+def audit(
+    store: Store,
+    since: str | None = None,
+    until: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    checkpoint: Path | None = None,
+    key: Path | None = None,
+    from_checkpoint: str | None = None,
+    jobs: int = 1,
+    witness: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> AuditReport:
     """Every check of `gmtool audit` with its options; the report it prints
     (`report.as_json()` is exactly what `gmtool audit --json` prints)."""
-    return Audit(store, since, until, table, player, checkpoint, key, from_checkpoint, jobs,
-                 witness).run(progress)
+    return Audit(
+        store, since, until, table, player, checkpoint, key, from_checkpoint, jobs, witness
+    ).run(progress)

@@ -26,8 +26,7 @@ from gmtool.store.db import (
 )
 
 DEMO_DB = "gmtool-demo.db"
-SHIPPED = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush",
-           "suihua-three-card")
+SHIPPED = ("lequ-showhand", "qq-showhand", "video-showhand", "straight-flush", "suihua-three-card")
 
 
 def rules_dir() -> Path:
@@ -35,8 +34,10 @@ def rules_dir() -> Path:
     for candidate in (Path(__file__).resolve().parents[2] / "rules", Path.cwd() / "rules"):
         if all((candidate / f"{name}.toml").is_file() for name in SHIPPED):
             return candidate
-    raise StoreError("cannot find the shipped profiles (rules/*.toml): run the demo from the "
-                     "gmtool repository, where `pip install -e .` was run")
+    raise StoreError(
+        "cannot find the shipped profiles (rules/*.toml): run the demo from the "
+        "gmtool repository, where `pip install -e .` was run"
+    )
 
 
 def fresh_store(path: Path) -> Store:
@@ -45,8 +46,10 @@ def fresh_store(path: Path) -> Store:
     if path.exists() or path.is_symlink():
         why = demo_store_problem(path)
         if why:
-            raise StoreError(f"{path} {why}: the demo only creates a new store or replaces "
-                             "its own; choose another --db path (or move the file away)")
+            raise StoreError(
+                f"{path} {why}: the demo only creates a new store or replaces "
+                "its own; choose another --db path (or move the file away)"
+            )
         ensure_unused(path)  # no other process may be writing what is about to go
         for suffix in ("", "-wal", "-shm", ".key", ".checkpoint.key", ".checkpoint.pub"):
             path.with_name(path.name + suffix).unlink(missing_ok=True)
@@ -85,6 +88,7 @@ def demo_table_plan(store: Store) -> list[tuple[str, str, str]]:
         config = load_config(store, latest_config_id(store, name))
         open_rooms = [t["id"] for t in config["tiers"] if t["enabled"]]
         for tier in open_rooms[:2]:
-            plan.append((name, tier, load_config(store, active_config_id(store, name, tier))
-                         ["game"]))
+            plan.append(
+                (name, tier, load_config(store, active_config_id(store, name, tier))["game"])
+            )
     return plan

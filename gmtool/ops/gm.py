@@ -37,8 +37,14 @@ class CommandFailed(GmtoolError):
         self.exit_code = exit_code
 
 
-def authorize(store: Store, actor: Gm, action: str, target: str | None,
-              reason: str | None = None, args: dict | None = None) -> str | None:
+def authorize(
+    store: Store,
+    actor: Gm,
+    action: str,
+    target: str | None,
+    reason: str | None = None,
+    args: dict | None = None,
+) -> str | None:
     """The GM's signed request for `action`, once it shows they may perform it; Refused
     (after logging the refusal, with the request) otherwise. Reading needs no request.
 
@@ -50,34 +56,51 @@ def authorize(store: Store, actor: Gm, action: str, target: str | None,
         return None
     if not gm.has_operator(store):
         if action in ("deploy", "rollback"):
-            return sign_request(store, actor, action, target, reason, args or {}) \
-                if actor.signer else None
+            return (
+                sign_request(store, actor, action, target, reason, args or {})
+                if actor.signer
+                else None
+            )
         if action == "users_add":
-            raise UsageError("this store has no operator yet: `gmtool db init --as NAME` "
-                             "registers the first one, with NAME's key")
+            raise UsageError(
+                "this store has no operator yet: `gmtool db init --as NAME` "
+                "registers the first one, with NAME's key"
+            )
     request = sign_request(store, actor, action, target, reason, args or {})
     why = gm.request_problem(store, request, actor.name, action, target, reason, args or {})
     if why is None:
         return request
     with store.write():
-        gm.log_action(store, actor.name, action, target, reason,
-                      {"ok": False, "refused": why}, request)
+        gm.log_action(
+            store, actor.name, action, target, reason, {"ok": False, "refused": why}, request
+        )
     raise Refused(f"refused: {why} (logged)")
 
 
-def sign_request(store: Store, actor: Gm, action: str, target: str | None,
-                 reason: str | None, args: dict) -> str:
+def sign_request(
+    store: Store, actor: Gm, action: str, target: str | None, reason: str | None, args: dict
+) -> str:
     """`actor`'s signed request; UsageError when they have no key here."""
     if actor.signer is None:
-        raise UsageError(f"no GM key for {actor.name} in {key_dir()}: make one with `gmtool gm "
-                         f"keys new {actor.name}` and have an operator register it (or pick "
-                         "your key with --as)")
-    return requests.make(actor, log_append.store_id(store), action, target, reason, args,
-                         store.now())
+        raise UsageError(
+            f"no GM key for {actor.name} in {key_dir()}: make one with `gmtool gm "
+            f"keys new {actor.name}` and have an operator register it (or pick "
+            "your key with --as)"
+        )
+    return requests.make(
+        actor, log_append.store_id(store), action, target, reason, args, store.now()
+    )
 
 
-def log(store: Store, actor: str | None, action: str, target: str | None,
-        reason: str | None, outcome: dict, request: str | None = None) -> int:
+def log(
+    store: Store,
+    actor: str | None,
+    action: str,
+    target: str | None,
+    reason: str | None,
+    outcome: dict,
+    request: str | None = None,
+) -> int:
     with store.write():
         return gm.log_action(store, actor, action, target, reason, outcome, request)
 
@@ -109,14 +132,17 @@ def add_user(store: Store, actor: Gm, name: str, role: str, key: str | None = No
     args = {"role": role, "key": key}
     request = authorize(store, actor, "users_add", name, None, args)
     if key is None and gm.registered_key(store, name) is None:
-        raise UsageError(f"{name} has no key yet: give theirs with --key (they make it with "
-                         f"`gmtool gm keys new {name}`)")
+        raise UsageError(
+            f"{name} has no key yet: give theirs with --key (they make it with "
+            f"`gmtool gm keys new {name}`)"
+        )
     try:
         with store.write():
             changed = gm.add_user(store, name, role, key)
             if changed:
-                gm.log_action(store, actor.name, "users_add", name, None,
-                              {"ok": True, **args}, request)
+                gm.log_action(
+                    store, actor.name, "users_add", name, None, {"ok": True, **args}, request
+                )
     except Refused as refused:
         log(store, actor.name, "users_add", name, None, {**failure(refused), **args}, request)
         raise
@@ -128,8 +154,9 @@ def verifier_key(name: str, text_: str) -> str:
     try:
         verifier = Verifier.parse(text_)
     except NoteError as error:
-        raise UsageError(f"--key: {error} (give the line `gmtool gm keys new {name}` "
-                         "printed)") from None
+        raise UsageError(
+            f"--key: {error} (give the line `gmtool gm keys new {name}` printed)"
+        ) from None
     if verifier.name != name:
         raise UsageError(f"--key is {verifier.name}'s key, not {name}'s")
     return verifier.text()
@@ -145,11 +172,13 @@ def bootstrap(store: Store, actor: Gm) -> bool:
     with store.write(durable=True):
         if gm.has_keys(store):
             return False
-        request = requests.make(actor, log_append.store_id(store), "users_add", actor.name,
-                                None, args, store.now())
+        request = requests.make(
+            actor, log_append.store_id(store), "users_add", actor.name, None, args, store.now()
+        )
         gm.add_user(store, actor.name, "operator", key)
-        gm.log_action(store, actor.name, "users_add", actor.name, None, {"ok": True, **args},
-                      request)
+        gm.log_action(
+            store, actor.name, "users_add", actor.name, None, {"ok": True, **args}, request
+        )
     return True
 
 
@@ -172,19 +201,26 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
         if held is None:
             error = NotFound(f"no player {player!r}")
         elif held + delta < 0:
-            error = Refused(f"{player} holds {held}; an adjustment of {delta} would make it "
-                            "negative")
+            error = Refused(
+                f"{player} holds {held}; an adjustment of {delta} would make it negative"
+            )
         elif delta < 0 and stake and held + delta < stake[1]:
-            error = Refused(f"{player} is in running hand {stake[0]} and could lose up to "
-                            f"{stake[1]} there; a deduction of {-delta} could leave a negative "
-                            "balance when it settles: deduct after the hand ends")
+            error = Refused(
+                f"{player} is in running hand {stake[0]} and could lose up to "
+                f"{stake[1]} there; a deduction of {-delta} could leave a negative "
+                "balance when it settles: deduct after the hand ends"
+            )
         elif held + delta > MAX_BALANCE:
-            error = Refused(f"{player} would hold {held + delta}, above the most a player may "
-                            f"hold ({MAX_BALANCE})")
-        outcome = failure(error) if error else {"ok": True, "coins_before": held,
-                                                "coins": held + delta}
-        action_id = gm.log_action(store, actor.name, "adjust", player, reason,
-                                  {**outcome, "delta": delta}, request)
+            error = Refused(
+                f"{player} would hold {held + delta}, above the most a player may "
+                f"hold ({MAX_BALANCE})"
+            )
+        outcome = (
+            failure(error) if error else {"ok": True, "coins_before": held, "coins": held + delta}
+        )
+        action_id = gm.log_action(
+            store, actor.name, "adjust", player, reason, {**outcome, "delta": delta}, request
+        )
         if error is None:
             ledger.post(store, [(player, delta, "gm_adjust")], gm_action_id=action_id)
     if error is not None:
@@ -195,8 +231,15 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
 POLL_S = 0.05  # how often the console looks for the host's answer
 
 
-def send_command(store: Store, actor: Gm, kind: str, table_id: str,
-                 player: str | None, reason: str | None, timeout: float = 10.0) -> dict:
+def send_command(
+    store: Store,
+    actor: Gm,
+    kind: str,
+    table_id: str,
+    player: str | None,
+    reason: str | None,
+    timeout: float = 10.0,
+) -> dict:
     """Queue a kick/close for the host (its signed request logged), wait for its fate.
 
     Returns the host's outcome; raises (after logging) when there is no such table, no
@@ -210,9 +253,15 @@ def send_command(store: Store, actor: Gm, kind: str, table_id: str,
     return _conclude(store, table_id, command_id, timeout, outcome)
 
 
-async def send_command_async(store: Store, actor: Gm, kind: str, table_id: str,
-                             player: str | None, reason: str | None,
-                             timeout: float = 10.0) -> dict:
+async def send_command_async(
+    store: Store,
+    actor: Gm,
+    kind: str,
+    table_id: str,
+    player: str | None,
+    reason: str | None,
+    timeout: float = 10.0,
+) -> dict:
     """`send_command` for a caller on the host's own event loop (in-process tests and
     simulations): it waits with asyncio, so the host runs meanwhile."""
     import asyncio
@@ -226,8 +275,9 @@ async def send_command_async(store: Store, actor: Gm, kind: str, table_id: str,
     return _conclude(store, table_id, command_id, timeout, outcome)
 
 
-def _queue(store: Store, actor: Gm, kind: str, table_id: str, player: str | None,
-           reason: str | None) -> int:
+def _queue(
+    store: Store, actor: Gm, kind: str, table_id: str, player: str | None, reason: str | None
+) -> int:
     target = f"{table_id}/{player}" if player else table_id
     request = authorize(store, actor, kind, target, reason)
     if not table_store.exists(store, table_id):
@@ -253,21 +303,32 @@ def _answer_of_taken(store: Store, command_id: int, timeout: float) -> dict:
         time.sleep(POLL_S)
     if outcome is not None:
         return outcome
-    return failure(Unavailable(f"the host took command {command_id} but has not said what "
-                               "came of it (it may have stopped); see `gmtool tables show` "
-                               "and the GM log before sending it again"))
+    return failure(
+        Unavailable(
+            f"the host took command {command_id} but has not said what "
+            "came of it (it may have stopped); see `gmtool tables show` "
+            "and the GM log before sending it again"
+        )
+    )
 
 
-def _conclude(store: Store, table_id: str, command_id: int, timeout: float,
-              outcome: dict | None) -> dict:
+def _conclude(
+    store: Store, table_id: str, command_id: int, timeout: float, outcome: dict | None
+) -> dict:
     """The command's fate as the GM is told it; whoever decided it (the host, or the
     console withdrawing it here) logged it with the command."""
     if outcome is None:
-        withdrawn = failure(Unavailable(
-            f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "
-            f"{table_id}?); the command was withdrawn: it will not be carried out"))
-        outcome = withdrawn if gm.expire(store, command_id, withdrawn) else \
-            _answer_of_taken(store, command_id, timeout)  # a host took it as we gave up
+        withdrawn = failure(
+            Unavailable(
+                f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "
+                f"{table_id}?); the command was withdrawn: it will not be carried out"
+            )
+        )
+        outcome = (
+            withdrawn
+            if gm.expire(store, command_id, withdrawn)
+            else _answer_of_taken(store, command_id, timeout)
+        )  # a host took it as we gave up
     outcome = {**outcome, "command": command_id}
     if not outcome.get("ok"):
         raise CommandFailed(str(outcome.get("error", outcome)), outcome.get("exit_code", 2))

@@ -75,9 +75,11 @@ def read_profile(path: str | Path) -> Profile:
     except tomllib.TOMLDecodeError:
         raise InvalidProfile(validate_text(text, str(path))) from None
     if is_scenario_data(data):
-        raise UsageError(f"{path} is a scenario (an executable rule test), not a profile: "
-                         f"deploy the profile it names ({data['profile']}), or run it with "
-                         "`gmtool rules test`")
+        raise UsageError(
+            f"{path} is a scenario (an executable rule test), not a profile: "
+            f"deploy the profile it names ({data['profile']}), or run it with "
+            "`gmtool rules test`"
+        )
     findings = validate_text(text, str(path), data)
     if any(f.severity == "error" for f in findings):
         raise InvalidProfile(findings)

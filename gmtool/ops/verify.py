@@ -40,15 +40,21 @@ class CheckpointCheck:
     def summary(self, strict: bool = False) -> str:
         if self.problems:
             return f"{len(self.problems)} problem(s): the log does not extend {self.checkpoint}"
-        return (f"ok: the log ({self.records} records) extends the checkpoint signed at "
-                f"{self.size} ({self.checkpoint})")
+        return (
+            f"ok: the log ({self.records} records) extends the checkpoint signed at "
+            f"{self.size} ({self.checkpoint})"
+        )
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.problems else 0
 
     def as_json(self) -> dict[str, Any]:
-        return {"checkpoint": self.checkpoint, "size": self.size, "records": self.records,
-                "problems": [problem.as_json() for problem in self.problems]}
+        return {
+            "checkpoint": self.checkpoint,
+            "size": self.size,
+            "records": self.records,
+            "problems": [problem.as_json() for problem in self.problems],
+        }
 
 
 def verify_checkpoint(store: Store, checkpoint: Path, key: Path | None = None) -> CheckpointCheck:
@@ -57,10 +63,18 @@ def verify_checkpoint(store: Store, checkpoint: Path, key: Path | None = None) -
     found, refused, origin = signed_checkpoints(store, checkpoint, key, None)
     with store.snapshot():
         log = LogCheck(store)
-        problems = [*refused, *log.run({c.size for _, c in found}),
-                    *checkpoint_problems(log, found, origin)]
-    return CheckpointCheck(str(checkpoint), found[0][1].size if found else None,
-                           log.frontier.size, problems, artifact=str(store.path))
+        problems = [
+            *refused,
+            *log.run({c.size for _, c in found}),
+            *checkpoint_problems(log, found, origin),
+        ]
+    return CheckpointCheck(
+        str(checkpoint),
+        found[0][1].size if found else None,
+        log.frontier.size,
+        problems,
+        artifact=str(store.path),
+    )
 
 
 @dataclass
@@ -88,16 +102,21 @@ class ReportCheck:
     def summary(self, strict: bool = False) -> str:
         if self.problems:
             return f"{len(self.problems)} problem(s): {self.report.name} does not prove itself"
-        return (f"ok: {self.report.name} is whole and every record in it is in the log signed "
-                f"by {self.verifier.name}")
+        return (
+            f"ok: {self.report.name} is whole and every record in it is in the log signed "
+            f"by {self.verifier.name}"
+        )
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.problems else 0
 
     def as_json(self) -> dict[str, Any]:
-        return {"report": str(self.report), "verifier_key": self.verifier.name,
-                "key_from_report": self.key_from_report,
-                "problems": [finding.as_json() for finding in self.findings]}
+        return {
+            "report": str(self.report),
+            "verifier_key": self.verifier.name,
+            "key_from_report": self.key_from_report,
+            "problems": [finding.as_json() for finding in self.findings],
+        }
 
 
 def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
@@ -116,6 +135,5 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
         try:
             verifier = Verifier.parse(json.loads(text)["proof"]["verifier_key"])
         except (ValueError, KeyError, TypeError, NoteError, RecursionError):
-            raise UsageError(f"{report}: no verifier key in the report: pass --key") \
-                from None
+            raise UsageError(f"{report}: no verifier key in the report: pass --key") from None
     return ReportCheck(report, verifier, key is None, check_report(text, verifier))

@@ -39,8 +39,11 @@ def _tier_id(tiers: Any, index: int) -> str | None:
         return None
     tier_id = tiers[index].get("id")
     ids = [t.get("id") for t in tiers if isinstance(t, dict)]
-    if isinstance(tier_id, str) and re.match(schema.ID_PATTERN, tier_id) \
-            and ids.count(tier_id) == 1:
+    if (
+        isinstance(tier_id, str)
+        and re.match(schema.ID_PATTERN, tier_id)
+        and ids.count(tier_id) == 1
+    ):
         return tier_id
     return None
 
@@ -65,4 +68,5 @@ class Collector:
     def add(self, path: Path, code: str, message: str, at: Position | None = None) -> None:
         line, column = at or self.source.find(path)
         self.findings.append(
-            profile_finding(self.file, line, column, display_path(path, self.data), code, message))
+            profile_finding(self.file, line, column, display_path(path, self.data), code, message)
+        )

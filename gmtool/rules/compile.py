@@ -34,8 +34,10 @@ class InvalidProfile(FindingError):
     def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
         errors = [f for f in findings if f.severity == "error"]
-        super().__init__(f"invalid profile, {len(errors)} error(s):\n"
-                         + "\n".join(f"  {error}" for error in errors))
+        super().__init__(
+            f"invalid profile, {len(errors)} error(s):\n"
+            + "\n".join(f"  {error}" for error in errors)
+        )
 
 
 def config_id_of(compiled: dict[str, Any]) -> str:
@@ -79,8 +81,11 @@ def compile_data(data: dict[str, Any]) -> dict[str, Any]:
         compiled["scoring"] = None  # scores count only in training rooms (S22)
     ranks = parse_ranks(compiled["deck"]["ranks"])
     suits = parse_suits(compiled["deck"]["suits"])
-    compiled["deck"] = {"ranks": ranks, "suits": suits,
-                        "cards": [rank + suit for rank in ranks for suit in suits]}
+    compiled["deck"] = {
+        "ranks": ranks,
+        "suits": suits,
+        "cards": [rank + suit for rank in ranks for suit in suits],
+    }
     compiled["config_id"] = config_id_of(compiled)
     return compiled
 

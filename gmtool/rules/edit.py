@@ -66,8 +66,10 @@ def parse_value(text: str) -> Any:
             return text
         parsed = {}
     if list(parsed) != ["value"]:
-        raise ValueTextError(f"{text!r} is not one TOML value (nothing but a comment may "
-                             "follow the value); nothing was changed")
+        raise ValueTextError(
+            f"{text!r} is not one TOML value (nothing but a comment may "
+            "follow the value); nothing was changed"
+        )
     return parsed["value"]
 
 
@@ -92,8 +94,9 @@ def set_value(text: str, key: str, value_text: str, file: str = "<profile>") -> 
         document = tomlkit.parse(text)
     except ParseError as error:
         message = re.sub(r" at line \d+ col \d+$", "", str(error))
-        raise InvalidEdit([profile_finding(file, error.line, error.col, "", "toml-syntax",
-                                           message)]) from None
+        raise InvalidEdit(
+            [profile_finding(file, error.line, error.col, "", "toml-syntax", message)]
+        ) from None
     except RecursionError:
         raise InvalidEdit([profile_finding(file, 1, 1, "", "toml-syntax", TOO_DEEP)]) from None
     parts = split_key(key)
@@ -120,8 +123,13 @@ def set_value(text: str, key: str, value_text: str, file: str = "<profile>") -> 
     if errors:
         raise InvalidEdit(errors)
     unwrap = getattr(old, "unwrap", None)
-    return Edit(key, unwrap() if unwrap else old, value, new_text,
-                [f for f in findings if f.severity == "warning"])
+    return Edit(
+        key,
+        unwrap() if unwrap else old,
+        value,
+        new_text,
+        [f for f in findings if f.severity == "warning"],
+    )
 
 
 def set_values(text: str, values: dict[str, Any], file: str = "<profile>") -> str:

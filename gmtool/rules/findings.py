@@ -40,12 +40,20 @@ CODES = {
 WARNING_CODES = frozenset({"seed-ratio", "time-limit", "no-effect"})
 
 
-def profile_finding(file: str, line: int, column: int, path: str, code: str,
-                    message: str) -> Finding:
+def profile_finding(
+    file: str, line: int, column: int, path: str, code: str, message: str
+) -> Finding:
     """A finding in a profile or scenario file, at a 1-based line and column; its severity
     is its code's (WARNING_CODES)."""
-    return Finding(code, message, file=file, line=line, column=column, path=path,
-                   severity=Severity.WARNING if code in WARNING_CODES else Severity.ERROR)
+    return Finding(
+        code,
+        message,
+        file=file,
+        line=line,
+        column=column,
+        path=path,
+        severity=Severity.WARNING if code in WARNING_CODES else Severity.ERROR,
+    )
 
 
 @dataclass
@@ -72,8 +80,9 @@ class Report:
     def summary(self, strict: bool = False) -> str:
         errors, warnings = len(self.errors), len(self.warnings)
         verdict = "invalid" if errors or (strict and warnings) else "ok"  # --strict: warnings fail
-        return f"{self.files} profile(s) checked: {errors} error(s), {warnings} warning(s): " \
-            f"{verdict}"
+        return (
+            f"{self.files} profile(s) checked: {errors} error(s), {warnings} warning(s): {verdict}"
+        )
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.errors or (strict and self.warnings) else 0

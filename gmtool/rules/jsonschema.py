@@ -39,13 +39,18 @@ def _conditions(spec: Field, where: tuple[str, ...]) -> Iterator[dict[str, Any]]
         when = child.when
         required_when = child.required_when or (when if child.required else None)
         if when.json is not None:
-            rule: dict[str, Any] = {"if": when.json, "else": _at(where, {"properties": {
-                name: False}})}
+            rule: dict[str, Any] = {
+                "if": when.json,
+                "else": _at(where, {"properties": {name: False}}),
+            }
             if required_when is when:
                 rule["then"] = _at(where, {"required": [name]})
             yield rule
-        if required_when is not None and required_when is not when \
-                and required_when.json is not None:
+        if (
+            required_when is not None
+            and required_when is not when
+            and required_when.json is not None
+        ):
             yield {"if": required_when.json, "then": _at(where, {"required": [name]})}
         if child.kind == "table":
             yield from _conditions(child, (*where, name))
@@ -69,8 +74,11 @@ def _field(spec: Field) -> dict[str, Any]:
         out["type"] = "object"
         out["additionalProperties"] = False
         out["properties"] = {name: _field(child) for name, child in spec.fields.items()}
-        required = [name for name, child in spec.fields.items()
-                    if child.required and child.when.json is None]
+        required = [
+            name
+            for name, child in spec.fields.items()
+            if child.required and child.when.json is None
+        ]
         if required:
             out["required"] = required
     elif spec.kind == "array":

@@ -139,7 +139,7 @@ class SourceMap:
                 start = self._i
                 while self._peek() in _BARE_KEY and self._peek():
                     self._advance()
-                parts.append(self._text[start:self._i])
+                parts.append(self._text[start : self._i])
             self._skip_space(newlines=False)
             if self._peek() != ".":
                 return tuple(parts)
@@ -198,7 +198,7 @@ class SourceMap:
                 end = self._text.find(quote * 3, end + 1)
             while self._text.startswith(quote, end + 3):  # up to two quotes may close it
                 end += 1
-            value = self._text[self._i:end]
+            value = self._text[self._i : end]
             self._advance(end + 3 - self._i)
             return value
         self._advance()
@@ -207,7 +207,7 @@ class SourceMap:
             if quote == '"' and self._peek() == "\\":
                 self._advance()
             self._advance()
-        value = self._text[start:self._i]
+        value = self._text[start : self._i]
         self._advance()
         return value
 

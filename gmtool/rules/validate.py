@@ -59,8 +59,9 @@ def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
     return profile_finding(file, line, column, "", "toml-syntax", message)
 
 
-def validate_text(text: str, file: str = "<profile>",
-                  data: dict[str, Any] | None = None) -> list[Finding]:
+def validate_text(
+    text: str, file: str = "<profile>", data: dict[str, Any] | None = None
+) -> list[Finding]:
     """Every finding for one profile text (`data` = the text already parsed), by position."""
     if data is None:
         try:
@@ -92,8 +93,9 @@ def check_structure(out: Collector, spec: Field, value: Any, path: Path, ctx: Co
     return _check_scalar(out, spec, value, path)
 
 
-def _check_table(out: Collector, spec: Field, value: dict[str, Any], path: Path,
-                 ctx: Context) -> bool:
+def _check_table(
+    out: Collector, spec: Field, value: dict[str, Any], path: Path, ctx: Context
+) -> bool:
     sound = True
     for key, item in value.items():
         child = spec.fields.get(key)
@@ -101,36 +103,53 @@ def _check_table(out: Collector, spec: Field, value: dict[str, Any], path: Path,
             out.add(path + (key,), "unknown-key", _unknown_key_message(key, spec, path, ctx))
             sound = False
         elif not child.applies(ctx) and ctx.game is not None:
-            out.add(path + (key,), "not-applicable",
-                    f"{key!r} applies only where {child.when.text}")
+            out.add(
+                path + (key,), "not-applicable", f"{key!r} applies only where {child.when.text}"
+            )
             sound = False
         else:
             sound &= check_structure(out, child, item, path + (key,), ctx)
     for key, child in spec.fields.items():
-        if key in value or not child.applies(ctx) or \
-                not (child.is_required(ctx) or _required_section(child, ctx)):
+        if (
+            key in value
+            or not child.applies(ctx)
+            or not (child.is_required(ctx) or _required_section(child, ctx))
+        ):
             continue
         if ctx.game is None and (child.when is not schema.ALWAYS or child.required_when):
             continue  # required or not depends on the game, which is missing or unknown
         where = out.source.table_position(path) if path else None
-        out.add(path + (key,), "missing-key",
-                f"required key {key!r} is missing" + (f" from [{_dotted(path)}]" if path else ""),
-                at=where or (out.source.find(path) if path else Position(1, 1)))
+        out.add(
+            path + (key,),
+            "missing-key",
+            f"required key {key!r} is missing" + (f" from [{_dotted(path)}]" if path else ""),
+            at=where or (out.source.find(path) if path else Position(1, 1)),
+        )
         sound = False
     return sound
 
 
 def _required_section(spec: Field, ctx: Context) -> bool:
     """A section with a required key (like [profile]) is required itself, unless optional."""
-    return spec.kind == "table" and not spec.optional_table and any(
-        child.applies(ctx) and child.is_required(ctx) for child in spec.fields.values())
+    return (
+        spec.kind == "table"
+        and not spec.optional_table
+        and any(child.applies(ctx) and child.is_required(ctx) for child in spec.fields.values())
+    )
 
 
 def _check_length(out: Collector, spec: Field, value: list[Any], path: Path) -> bool:
-    if spec.min_items is not None and len(value) < spec.min_items or \
-            spec.max_items is not None and len(value) > spec.max_items:
-        wanted = (f"exactly {spec.min_items}" if spec.min_items == spec.max_items
-                  else f"at least {spec.min_items}")
+    if (
+        spec.min_items is not None
+        and len(value) < spec.min_items
+        or spec.max_items is not None
+        and len(value) > spec.max_items
+    ):
+        wanted = (
+            f"exactly {spec.min_items}"
+            if spec.min_items == spec.max_items
+            else f"at least {spec.min_items}"
+        )
         out.add(path, "out-of-range", f"expected {wanted} item(s), got {len(value)}")
         return False
     return True
@@ -140,8 +159,9 @@ def _check_scalar(out: Collector, spec: Field, value: Any, path: Path) -> bool:
     if spec.choices and value not in spec.choices:
         near = difflib.get_close_matches(str(value), spec.choices, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        out.add(path, "bad-value",
-                f"{value!r} is not one of {', '.join(map(repr, spec.choices))}{hint}")
+        out.add(
+            path, "bad-value", f"{value!r} is not one of {', '.join(map(repr, spec.choices))}{hint}"
+        )
         return False
     if spec.pattern and not re.match(spec.pattern, value):
         out.add(path, "bad-value", f"{value!r} must be lowercase letters, digits and dashes")
@@ -163,8 +183,13 @@ def _kind_matches(kind: str, value: Any) -> bool:
 
 
 def _kind_words(spec: Field) -> str:
-    words = {"string": "a string", "integer": "an integer", "boolean": "true or false",
-             "array": "an array", "table": "a table"}
+    words = {
+        "string": "a string",
+        "integer": "an integer",
+        "boolean": "true or false",
+        "array": "an array",
+        "table": "a table",
+    }
     return words[spec.kind]
 
 
@@ -172,7 +197,8 @@ def _value_words(value: Any) -> str:
     if isinstance(value, bool):
         return f"boolean {str(value).lower()}"
     name = {str: "string", int: "integer", float: "float", list: "array", dict: "table"}.get(
-        type(value), type(value).__name__)
+        type(value), type(value).__name__
+    )
     shown = "" if isinstance(value, (list, dict)) else f" {value!r}"
     return f"{name}{shown}"
 
@@ -204,8 +230,7 @@ def candidate_files(paths: list[str]) -> list[FsPath]:
         if path.is_dir():
             inside = sorted(path.rglob("*.toml"))
             if not inside:
-                raise ProfileFileError(f"{name}: no .toml file in this folder, nothing to "
-                                       "check")
+                raise ProfileFileError(f"{name}: no .toml file in this folder, nothing to check")
             found.extend(inside)
         elif path.exists():
             require_regular_file(path)
@@ -225,8 +250,13 @@ def require_regular_file(path: FsPath) -> None:
     writer forever, and a device may never end, so neither is ever opened."""
     mode = path.stat().st_mode
     if not stat.S_ISREG(mode):
-        kinds = {stat.S_ISDIR: "a folder", stat.S_ISFIFO: "a named pipe",
-                 stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device"}
+        kinds = {
+            stat.S_ISDIR: "a folder",
+            stat.S_ISFIFO: "a named pipe",
+            stat.S_ISSOCK: "a socket",
+            stat.S_ISCHR: "a device",
+            stat.S_ISBLK: "a device",
+        }
         kind = next((words for is_kind, words in kinds.items() if is_kind(mode)), "a special file")
         raise ProfileFileError(f"{path}: not a regular file ({kind})")
 
@@ -245,11 +275,19 @@ def validate_bytes(raw: bytes, file: str) -> list[Finding]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
+        line = raw[: error.start].count(b"\n") + 1
         line_start = raw.rfind(b"\n", 0, error.start) + 1
-        column = len(raw[line_start:error.start].decode("utf-8")) + 1  # characters, not bytes
-        return [profile_finding(file, line, column, "", "toml-syntax",
-                        f"not UTF-8 text: byte 0x{raw[error.start]:02x} cannot be decoded")]
+        column = len(raw[line_start : error.start].decode("utf-8")) + 1  # characters, not bytes
+        return [
+            profile_finding(
+                file,
+                line,
+                column,
+                "",
+                "toml-syntax",
+                f"not UTF-8 text: byte 0x{raw[error.start]:02x} cannot be decoded",
+            )
+        ]
     return validate_text(text, file)
 
 

@@ -27,14 +27,17 @@ def _check_error(outcome: Outcome, expect: dict) -> list[str]:
     if wanted is None:
         return [f"{outcome.error_action!r} was refused: {error}"] if error else []
     if error is None:
-        return [f"error: expected an action refused under RULES {wanted}, "
-                "but every action was accepted"]
+        return [
+            f"error: expected an action refused under RULES {wanted}, but every action was accepted"
+        ]
     if error.rule != wanted:
         return [f"error: expected RULES {wanted}, got {error}"]
     remaining = len(outcome.scenario.actions) - outcome.actions_run - 1
     if remaining > 0 and outcome.error_action != "(start of the hand)":
-        return [f"error: {remaining} action(s) after the refused {outcome.error_action!r} "
-                "never ran; end the scenario there"]
+        return [
+            f"error: {remaining} action(s) after the refused {outcome.error_action!r} "
+            "never ran; end the scenario there"
+        ]
     return []
 
 
@@ -88,8 +91,11 @@ def _legal_amounts(outcome: Outcome) -> dict[str, list[int]]:
     """[min, max] of each action with an amount the player to act may take (L12, Q3, Q4)."""
     if outcome.state is None or getattr(outcome.state, "to_act", None) is None:
         return {}
-    return {legal.verb: [legal.min_amount, legal.max_amount]
-            for legal in outcome.state.legal_actions() if legal.min_amount is not None}
+    return {
+        legal.verb: [legal.min_amount, legal.max_amount]
+        for legal in outcome.state.legal_actions()
+        if legal.min_amount is not None
+    }
 
 
 def coins_after(outcome: Outcome) -> dict[str, int]:
@@ -116,8 +122,10 @@ def _titles(outcome: Outcome) -> dict[str, str]:
     score = dict(outcome.settlement.score) if outcome.settlement else {}
     coins = coins_after(outcome)
     wanted = outcome.scenario.expect["titles"]
-    return {player: player_title(coins.get(player, 0), score.get(player, 0), ladder) or ""
-            for player in wanted}
+    return {
+        player: player_title(coins.get(player, 0), score.get(player, 0), ladder) or ""
+        for player in wanted
+    }
 
 
 def _to_sit(outcome: Outcome) -> int:
@@ -127,8 +135,9 @@ def _to_sit(outcome: Outcome) -> int:
     from gmtool.sandbox.run import pick_tier
 
     tier = pick_tier(outcome.scenario, outcome.config)
-    return coins_to_sit(outcome.config, tier["id"], getattr(outcome.state, "ante", None)
-                        or outcome.scenario.ante)
+    return coins_to_sit(
+        outcome.config, tier["id"], getattr(outcome.state, "ante", None) or outcome.scenario.ante
+    )
 
 
 def _seen(outcome: Outcome) -> list[str]:
@@ -155,16 +164,24 @@ def _state(name: str, default: Any = None) -> Callable[[Outcome], Any]:
 _ACTUAL: dict[str, Callable[[Outcome], Any]] = {
     "winner": lambda o: o.winners,
     "winners": lambda o: o.winners,
-    "settlement": lambda o: {p: d for p, d in o.deltas().items()
-                             if d or p in o.scenario.expect["settlement"]},
+    "settlement": lambda o: {
+        p: d for p, d in o.deltas().items() if d or p in o.scenario.expect["settlement"]
+    },
     "reason": lambda o: o.settlement.reason if o.settlement else None,
-    "results": lambda o: {p: str(r) for p, r in o.settlement.results.items()
-                          if p in o.scenario.expect["results"]} if o.settlement else {},
-    "score": lambda o: {p: s for p, s in o.settlement.score.items()
-                        if p in o.scenario.expect["score"]} if o.settlement else {},
+    "results": lambda o: (
+        {p: str(r) for p, r in o.settlement.results.items() if p in o.scenario.expect["results"]}
+        if o.settlement
+        else {}
+    ),
+    "score": lambda o: (
+        {p: s for p, s in o.settlement.score.items() if p in o.scenario.expect["score"]}
+        if o.settlement
+        else {}
+    ),
     "pot": lambda o: getattr(o.state, "pot", None),
-    "below_minimum": lambda o: sorted(e.get("player") for e in o.events
-                                      if e.type == "below_minimum"),
+    "below_minimum": lambda o: sorted(
+        e.get("player") for e in o.events if e.type == "below_minimum"
+    ),
     "events": _subsequence,
     "first_speakers": _first_speakers,
     "legal": lambda o: _legal_verbs(o.state),
@@ -179,8 +196,7 @@ _ACTUAL: dict[str, Callable[[Outcome], Any]] = {
     "messages": lambda o: list(getattr(o.state, "messages", [])),
     "deal_order": _deal_order,
     "legal_amounts": _legal_amounts,
-    "coins": lambda o: {p: c for p, c in coins_after(o).items()
-                        if p in o.scenario.expect["coins"]},
+    "coins": lambda o: {p: c for p, c in coins_after(o).items() if p in o.scenario.expect["coins"]},
     "titles": _titles,
     "to_sit": _to_sit,
     "seen": _seen,

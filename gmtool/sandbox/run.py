@@ -44,8 +44,9 @@ class Outcome:
             "winner": winners[0] if len(winners) == 1 else (winners or None),
             "settlement": self.deltas(),
             "events": [e.as_json() for e in self.events],
-            "error": None if self.error is None else {
-                "rule": self.error.rule, "action": self.error_action, "message": str(self.error)},
+            "error": None
+            if self.error is None
+            else {"rule": self.error.rule, "action": self.error_action, "message": str(self.error)},
         }
 
 
@@ -76,8 +77,11 @@ def scenario_config(scenario: Scenario) -> dict:
     from gmtool.rules.validate import ProfileFileError, read_profile_bytes
 
     try:
-        text = set_values(read_profile_bytes(scenario.profile_path).decode("utf-8"),
-                          scenario.edits, str(scenario.profile_path))
+        text = set_values(
+            read_profile_bytes(scenario.profile_path).decode("utf-8"),
+            scenario.edits,
+            str(scenario.profile_path),
+        )
     except (ProfileFileError, UnicodeDecodeError, KeyPathError) as error:
         raise ScenarioError(f"{scenario.path}: set: {error}") from None
     except InvalidEdit as error:
@@ -109,15 +113,18 @@ def _start(scenario: Scenario, config: dict):
     from gmtool.engine.play import fixed_source, seeded_source, start_hand
 
     tier = pick_tier(scenario, config)
-    seats = [Seat(p.name, p.coins if p.coins is not None else default_coins(config, tier,
-                                                                            scenario.ante))
-             for p in scenario.players]
+    seats = [
+        Seat(p.name, p.coins if p.coins is not None else default_coins(config, tier, scenario.ante))
+        for p in scenario.players
+    ]
     if scenario.seed is not None:
         source = seeded_source(config, scenario.seed.encode("utf-8"))
     elif all(p.cards for p in scenario.players):
         if any(len(p.cards) > 1 for p in scenario.players):
-            raise ScenarioError(f"{scenario.path}: cards for several hands need an owner "
-                                "table (an owner-ante profile without `ante`)")
+            raise ScenarioError(
+                f"{scenario.path}: cards for several hands need an owner "
+                "table (an owner-ante profile without `ante`)"
+            )
         source = fixed_cards(scenario, config, fixed_source)
     else:
         raise ScenarioError(f"{scenario.path}: give a seed or every player's cards")
@@ -130,8 +137,9 @@ def fixed_cards(scenario: Scenario, config: dict, fixed_source, hand: int = 1):
     from gmtool.engine.cards import CardError
 
     try:
-        return fixed_source(config, {p.name: p.cards_for(hand) for p in scenario.players
-                                     if p.cards_for(hand)})
+        return fixed_source(
+            config, {p.name: p.cards_for(hand) for p in scenario.players if p.cards_for(hand)}
+        )
     except CardError as error:
         raise ScenarioError(f"{scenario.path}: {error}") from None
 
@@ -144,8 +152,10 @@ def pick_tier(scenario: Scenario, config: dict) -> dict:
     for tier in tiers:
         if tier["id"] == scenario.tier:
             return tier
-    raise ScenarioError(f"{scenario.path}: no tier {scenario.tier!r} in the profile "
-                        f"(tiers: {', '.join(t['id'] for t in tiers)})")
+    raise ScenarioError(
+        f"{scenario.path}: no tier {scenario.tier!r} in the profile "
+        f"(tiers: {', '.join(t['id'] for t in tiers)})"
+    )
 
 
 def default_coins(config: dict, tier: dict, ante: int | None) -> int:
@@ -169,8 +179,10 @@ def play_owner_table(scenario: Scenario, config: dict) -> Outcome:
         if not fixed:
             return seeded_source(config, seed + b":hand:" + str(hand_number).encode())
         if hand_number > hands_given:
-            raise SetupError("S10", f"the scenario gives cards for {hands_given} hand(s); "
-                             f"hand {hand_number} has none")
+            raise SetupError(
+                "S10",
+                f"the scenario gives cards for {hands_given} hand(s); hand {hand_number} has none",
+            )
         return fixed_cards(scenario, config, fixed_source, hand_number)
 
     table = OwnerTable(config, tier["id"], seed, deal)
@@ -184,8 +196,10 @@ def play_owner_table(scenario: Scenario, config: dict) -> Outcome:
             return outcome
     for player in scenario.players:
         try:
-            table.join(player.name, player.coins if player.coins is not None
-                       else default_coins(config, tier, 1))
+            table.join(
+                player.name,
+                player.coins if player.coins is not None else default_coins(config, tier, 1),
+            )
         except (IllegalAction, SetupError) as error:  # S8: no free seat
             outcome.error, outcome.error_action = error, f"{player.name} join"
             outcome.events = list(table.events)

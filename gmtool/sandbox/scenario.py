@@ -16,13 +16,50 @@ from typing import Any
 from gmtool.bounds import MAX_COINS, MAX_SECONDS
 from gmtool.errors import UsageError
 
-_KEYS = {"profile", "tier", "seed", "players", "actions", "expect", "banker", "ante",
-         "title", "rules", "description", "set"}
+_KEYS = {
+    "profile",
+    "tier",
+    "seed",
+    "players",
+    "actions",
+    "expect",
+    "banker",
+    "ante",
+    "title",
+    "rules",
+    "description",
+    "set",
+}
 _PLAYER_KEYS = {"name", "coins", "cards"}
-EXPECT_KEYS = {"winner", "winners", "settlement", "error", "reason", "results", "score",
-               "pot", "below_minimum", "events", "first_speakers", "legal", "to_act", "over",
-               "owner", "ante", "seated", "removed", "messages", "hands", "street",
-               "deal_order", "legal_amounts", "coins", "titles", "to_sit", "seen"}
+EXPECT_KEYS = {
+    "winner",
+    "winners",
+    "settlement",
+    "error",
+    "reason",
+    "results",
+    "score",
+    "pot",
+    "below_minimum",
+    "events",
+    "first_speakers",
+    "legal",
+    "to_act",
+    "over",
+    "owner",
+    "ante",
+    "seated",
+    "removed",
+    "messages",
+    "hands",
+    "street",
+    "deal_order",
+    "legal_amounts",
+    "coins",
+    "titles",
+    "to_sit",
+    "seen",
+}
 
 
 class ScenarioError(UsageError):
@@ -74,21 +111,28 @@ def load_scenario(path: Path) -> Scenario:
     except ProfileFileError as error:
         raise ScenarioError(str(error)) from None
     if isinstance(data.get("profile"), dict):
-        raise ScenarioError(f"{path} is a rule profile, not a scenario: check it with `gmtool "
-                            "rules validate`, and test it with scenario files that name it "
-                            "(profile = \"path/to/it.toml\")")
+        raise ScenarioError(
+            f"{path} is a rule profile, not a scenario: check it with `gmtool "
+            "rules validate`, and test it with scenario files that name it "
+            '(profile = "path/to/it.toml")'
+        )
     unknown = set(data) - _KEYS
     if unknown:
         raise ScenarioError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}")
     if not isinstance(data.get("profile"), str):
-        raise ScenarioError(f"{path}: 'profile' (path of the profile, relative to the "
-                            "scenario) is required")
+        raise ScenarioError(
+            f"{path}: 'profile' (path of the profile, relative to the scenario) is required"
+        )
     players = []
     for index, player in enumerate(_list(data, "players", path)):
-        if not isinstance(player, dict) or not isinstance(player.get("name"), str) \
-                or set(player) - _PLAYER_KEYS:
-            raise ScenarioError(f"{path}: players[{index}] must be {{ name = \"...\", "
-                                "coins = N, cards = \"...\" }}")
+        if (
+            not isinstance(player, dict)
+            or not isinstance(player.get("name"), str)
+            or set(player) - _PLAYER_KEYS
+        ):
+            raise ScenarioError(
+                f'{path}: players[{index}] must be {{ name = "...", coins = N, cards = "..." }}}}'
+            )
         coins = player.get("coins")
         if coins is not None:
             _bounded(coins, f"players[{index}].coins", path, 0, MAX_COINS)
@@ -96,31 +140,38 @@ def load_scenario(path: Path) -> Scenario:
         if isinstance(cards, str):
             cards = (cards,) if cards.strip() else ()
         if not isinstance(cards, (list, tuple)) or not all(isinstance(c, str) for c in cards):
-            raise ScenarioError(f"{path}: players[{index}].cards must be a string of cards, "
-                                "or (owner table) an array with one string per hand")
+            raise ScenarioError(
+                f"{path}: players[{index}].cards must be a string of cards, "
+                "or (owner table) an array with one string per hand"
+            )
         players.append(ScenarioPlayer(player["name"], coins, tuple(cards)))
     actions = _list(data, "actions", path, required=False)
     if not all(isinstance(a, str) for a in actions):
-        raise ScenarioError(f"{path}: actions must be strings like \"ann bet 100\"")
+        raise ScenarioError(f'{path}: actions must be strings like "ann bet 100"')
     for action in actions:
         _check_action(action, path)
     if data.get("ante") is not None:
         _bounded(data["ante"], "ante", path, 0, MAX_COINS)
     expect = data.get("expect", {})
     if not isinstance(expect, dict) or set(expect) - EXPECT_KEYS:
-        raise ScenarioError(f"{path}: unknown [expect] key(s) "
-                            f"{', '.join(sorted(set(expect) - EXPECT_KEYS))}; known: "
-                            f"{', '.join(sorted(EXPECT_KEYS))}")
+        raise ScenarioError(
+            f"{path}: unknown [expect] key(s) "
+            f"{', '.join(sorted(set(expect) - EXPECT_KEYS))}; known: "
+            f"{', '.join(sorted(EXPECT_KEYS))}"
+        )
     edits = data.get("set", {})
     if not isinstance(edits, dict):
-        raise ScenarioError(f"{path}: 'set' must be a table of profile keys and values, as "
-                            "`gmtool rules set` takes them: set = {{ \"betting.raise_chips\" "
-                            "= [50, 100] }}")
+        raise ScenarioError(
+            f"{path}: 'set' must be a table of profile keys and values, as "
+            '`gmtool rules set` takes them: set = {{ "betting.raise_chips" '
+            "= [50, 100] }}"
+        )
     for key in ("tier", "seed", "banker", "title", "description"):
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(f"{path}: '{key}' must be text (\"...\")")
     if not isinstance(data.get("rules", []), list) or not all(
-            isinstance(rule, str) for rule in data.get("rules", [])):
+        isinstance(rule, str) for rule in data.get("rules", [])
+    ):
         raise ScenarioError(f"{path}: 'rules' must be an array of rule ids like [\"S19\"]")
     has_cards = any(p.cards for p in players)
     if has_cards and "seed" in data:
@@ -128,10 +179,18 @@ def load_scenario(path: Path) -> Scenario:
     if has_cards and not all(p.cards for p in players):
         raise ScenarioError(f"{path}: every player needs cards (or use a seed)")
     return Scenario(
-        path=path, profile_path=(path.parent / data["profile"]).resolve(),
-        tier=data.get("tier"), players=players, actions=actions, expect=expect,
-        seed=data.get("seed"), banker=data.get("banker"), ante=data.get("ante"),
-        title=str(data.get("title", "")), rules=list(data.get("rules", [])), edits=edits,
+        path=path,
+        profile_path=(path.parent / data["profile"]).resolve(),
+        tier=data.get("tier"),
+        players=players,
+        actions=actions,
+        expect=expect,
+        seed=data.get("seed"),
+        banker=data.get("banker"),
+        ante=data.get("ante"),
+        title=str(data.get("title", "")),
+        rules=list(data.get("rules", [])),
+        edits=edits,
     )
 
 
@@ -140,8 +199,9 @@ def _bounded(value: Any, what: str, path: Path, low: int, high: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ScenarioError(f"{path}: {what} must be a whole number")
     if not low <= value <= high:
-        raise ScenarioError(f"{path}: {what} must be at least {low} and at most {high}, "
-                            f"not {value}")
+        raise ScenarioError(
+            f"{path}: {what} must be at least {low} and at most {high}, not {value}"
+        )
 
 
 def _check_action(text: str, path: Path) -> None:

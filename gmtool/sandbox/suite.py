@@ -38,8 +38,13 @@ def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
         except GmtoolError as error:  # scenario, profile or refused action: this file only
             failures, rules = (str(error),), ()
         except Exception as error:  # noqa: BLE001 - a bug must not cost the other files
-            failures, rules = (f"gmtool could not run this scenario (internal error: "
-                               f"{type(error).__name__}: {error}); please report it",), ()
+            failures, rules = (
+                (
+                    f"gmtool could not run this scenario (internal error: "
+                    f"{type(error).__name__}: {error}); please report it",
+                ),
+                (),
+            )
         results.append(ScenarioResult(path, failures, rules))
     return results
 
@@ -59,8 +64,11 @@ class SuiteReport:
 
     @property
     def findings(self) -> list[Finding]:
-        return [Finding("scenario", failure, file=str(result.path), line=1, column=1)
-                for result in self.failed for failure in result.failures]
+        return [
+            Finding("scenario", failure, file=str(result.path), line=1, column=1)
+            for result in self.failed
+            for failure in result.failures
+        ]
 
     def lines(self) -> Iterator[str]:
         for result in self.results:
@@ -74,6 +82,16 @@ class SuiteReport:
         return 1 if self.failed else 0
 
     def as_json(self) -> dict[str, Any]:
-        return {"scenarios": len(self.results), "failed": len(self.failed),
-                "results": [{"file": str(r.path), "passed": r.passed, "rules": list(r.rules),
-                             "failures": list(r.failures)} for r in self.results]}
+        return {
+            "scenarios": len(self.results),
+            "failed": len(self.failed),
+            "results": [
+                {
+                    "file": str(r.path),
+                    "passed": r.passed,
+                    "rules": list(r.rules),
+                    "failures": list(r.failures),
+                }
+                for r in self.results
+            ],
+        }

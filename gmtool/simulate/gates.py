@@ -21,8 +21,12 @@ from typing import Callable, Mapping, Sequence
 from gmtool.errors import UsageError
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
-    ">": operator.gt, "<": operator.lt,
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
 }
 CHANGE_FIELDS = ("change", "change_pct")
 _PATTERN = re.compile(r"^\s*([^\s<>=!]+)\s*(>=|<=|==|!=|>|<)\s*([-+]?\d+(?:\.\d+)?)(%?)\s*$")
@@ -43,9 +47,11 @@ def parse(text: str, compare: bool) -> Gate:
     """One bound, checked for form only (names are checked by `check_names`)."""
     match = _PATTERN.match(text)
     if not match:
-        raise UsageError(f"--fail-if {text!r}: expected TIER.MEASURE.STAT OP NUMBER, such as "
-                         "'junior.seconds_per_hand.median > 90' (OP: "
-                         f"{' '.join(sorted(OPERATORS, key=len))})")
+        raise UsageError(
+            f"--fail-if {text!r}: expected TIER.MEASURE.STAT OP NUMBER, such as "
+            "'junior.seconds_per_hand.median > 90' (OP: "
+            f"{' '.join(sorted(OPERATORS, key=len))})"
+        )
     path, op, number, percent = match.groups()
     parts = path.split(".")
     change = None
@@ -54,8 +60,10 @@ def parse(text: str, compare: bool) -> Gate:
             raise UsageError(f"--fail-if {text!r}: .{parts[3]} needs --vs (a comparison)")
         change = parts.pop()
     if len(parts) != 3 or not all(parts):
-        raise UsageError(f"--fail-if {text!r}: the name must be TIER.MEASURE.STAT"
-                         + (" (or TIER.MEASURE.STAT.change / .change_pct)" if compare else ""))
+        raise UsageError(
+            f"--fail-if {text!r}: the name must be TIER.MEASURE.STAT"
+            + (" (or TIER.MEASURE.STAT.change / .change_pct)" if compare else "")
+        )
     bound = float(number) / (100 if percent else 1)
     return Gate(text, *parts, change, op, bound)
 
@@ -66,33 +74,40 @@ def check_names(gates: Sequence[Gate], names: Mapping[str, Mapping[str, Sequence
     for gate in gates:
         tiers = list(names) if gate.tier == "*" else [gate.tier]
         if gate.tier != "*" and gate.tier not in names:
-            raise UsageError(f"--fail-if {gate.text!r}: no tier {gate.tier!r} is simulated "
-                             f"(tiers: {', '.join(names)})")
+            raise UsageError(
+                f"--fail-if {gate.text!r}: no tier {gate.tier!r} is simulated "
+                f"(tiers: {', '.join(names)})"
+            )
         having = [t for t in tiers if gate.measure in names[t]]
         if not having:
             valid = sorted({m for t in tiers for m in names[t]})
-            raise UsageError(f"--fail-if {gate.text!r}: no measure {gate.measure!r} in "
-                             f"{'any tier' if gate.tier == '*' else gate.tier} (measures: "
-                             f"{', '.join(valid)})")
+            raise UsageError(
+                f"--fail-if {gate.text!r}: no measure {gate.measure!r} in "
+                f"{'any tier' if gate.tier == '*' else gate.tier} (measures: "
+                f"{', '.join(valid)})"
+            )
         stats = names[having[0]][gate.measure]
         if gate.stat not in stats:
-            raise UsageError(f"--fail-if {gate.text!r}: {gate.measure} has no statistic "
-                             f"{gate.stat!r} (statistics: {', '.join(stats)})")
+            raise UsageError(
+                f"--fail-if {gate.text!r}: {gate.measure} has no statistic "
+                f"{gate.stat!r} (statistics: {', '.join(stats)})"
+            )
 
 
-def evaluate(gates: Sequence[Gate], values: Callable[[Gate, str], float | None],
-             names: Mapping[str, Mapping[str, Sequence[str]]]) -> list[dict]:
+def evaluate(
+    gates: Sequence[Gate],
+    values: Callable[[Gate, str], float | None],
+    names: Mapping[str, Mapping[str, Sequence[str]]],
+) -> list[dict]:
     """Each gate's verdict per tier: {"bound", "tier", "value", "broken"}; a value the
     simulation could not measure (no escape, so no escape cost) is not checked."""
     verdicts = []
     for gate in gates:
-        tiers = [t for t in names if gate.measure in names[t]] if gate.tier == "*" \
-            else [gate.tier]
+        tiers = [t for t in names if gate.measure in names[t]] if gate.tier == "*" else [gate.tier]
         for tier in tiers:
             value = values(gate, tier)
             broken = value is not None and OPERATORS[gate.op](value, gate.bound)
-            verdicts.append({"bound": gate.text, "tier": tier, "value": value,
-                             "broken": broken})
+            verdicts.append({"bound": gate.text, "tier": tier, "value": value, "broken": broken})
     return verdicts
 
 

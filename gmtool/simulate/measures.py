@@ -35,29 +35,61 @@ def _field(name: str) -> Callable[[TierResult], Column]:
 
 
 MEASURES: tuple[Measure, ...] = (
-    Measure("pot", ("mean", "median", "p95"), "coins in the pot when the hand ended",
-            _field("pot"), histogram=True),
-    Measure("actions_per_hand", ("mean", "median", "p95"),
-            "turns taken: actions, timeouts and escapes", _field("turns"), histogram=True),
-    Measure("seconds_per_hand", ("mean", "median", "p95"),
-            "game seconds: the bots' thinking, a timeout counting the action limit",
-            _field("seconds"), histogram=True),
-    Measure("showdown", ("rate",), "share of hands whose cards were compared",
-            _field("showdown")),
-    Measure("allin", ("rate",), "share of hands with an all-in (S15)", _field("allin"),
-            verb="allin"),
-    Measure("escape", ("rate",), "share of hands with an escape (S19)",
-            lambda result: [int(r.escapes > 0) for r in result.hands]),
-    Measure("escape_cost", ("mean", "median"), "coins the escapees lost, per hand with an "
-            "escape", lambda result: [r.escape_cost if r.escapes else None
-                                      for r in result.hands], coins=True),
-    Measure("timeouts_per_hand", ("mean",), "turns that ran out of the action limit (S17)",
-            _field("timeouts")),
-    Measure("looks_per_hand", ("mean",), "blind players who looked (H4)", _field("looks"),
-            verb="look"),
+    Measure(
+        "pot",
+        ("mean", "median", "p95"),
+        "coins in the pot when the hand ended",
+        _field("pot"),
+        histogram=True,
+    ),
+    Measure(
+        "actions_per_hand",
+        ("mean", "median", "p95"),
+        "turns taken: actions, timeouts and escapes",
+        _field("turns"),
+        histogram=True,
+    ),
+    Measure(
+        "seconds_per_hand",
+        ("mean", "median", "p95"),
+        "game seconds: the bots' thinking, a timeout counting the action limit",
+        _field("seconds"),
+        histogram=True,
+    ),
+    Measure("showdown", ("rate",), "share of hands whose cards were compared", _field("showdown")),
+    Measure(
+        "allin", ("rate",), "share of hands with an all-in (S15)", _field("allin"), verb="allin"
+    ),
+    Measure(
+        "escape",
+        ("rate",),
+        "share of hands with an escape (S19)",
+        lambda result: [int(r.escapes > 0) for r in result.hands],
+    ),
+    Measure(
+        "escape_cost",
+        ("mean", "median"),
+        "coins the escapees lost, per hand with an escape",
+        lambda result: [r.escape_cost if r.escapes else None for r in result.hands],
+        coins=True,
+    ),
+    Measure(
+        "timeouts_per_hand",
+        ("mean",),
+        "turns that ran out of the action limit (S17)",
+        _field("timeouts"),
+    ),
+    Measure(
+        "looks_per_hand", ("mean",), "blind players who looked (H4)", _field("looks"), verb="look"
+    ),
     Measure("buys_per_hand", ("mean",), "buys (H7)", _field("buys"), verb="buy"),
-    Measure("opens_per_hand", ("mean",), "opens (H8); an open ends the hand",
-            _field("opens"), verb="open"),
+    Measure(
+        "opens_per_hand",
+        ("mean",),
+        "opens (H8); an open ends the hand",
+        _field("opens"),
+        verb="open",
+    ),
 )
 
 
@@ -70,8 +102,7 @@ def coins_column(result: TierResult, stat: str) -> Column:
     if stat == "banker":
         return [record.banker for record in result.hands]
     seat = SEAT_NAMES.index(stat)
-    return [record.deltas[seat] if seat < len(record.deltas) else None
-            for record in result.hands]
+    return [record.deltas[seat] if seat < len(record.deltas) else None for record in result.hands]
 
 
 def bust_column(result: TierResult) -> Column:
@@ -80,7 +111,8 @@ def bust_column(result: TierResult) -> Column:
 
 def applies(measure: Measure, result: TierResult) -> bool:
     return (measure.verb is None or measure.verb in result.verbs) and not (
-        measure.coins and result.plan.training)
+        measure.coins and result.plan.training
+    )
 
 
 def measure_names(result: TierResult) -> dict[str, tuple[str, ...]]:
@@ -138,5 +170,6 @@ def distributions(result: TierResult) -> dict[str, list]:
 
 def histograms(values: dict[str, list], bounds: dict[str, tuple] | None = None) -> dict:
     bounds = bounds or {}
-    return {name: histogram(column, *bounds.get(name, (None, None)))
-            for name, column in values.items()}
+    return {
+        name: histogram(column, *bounds.get(name, (None, None))) for name, column in values.items()
+    }

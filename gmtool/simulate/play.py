@@ -47,7 +47,7 @@ SEAT_NAMES = tuple(f"seat{k}" for k in range(1, 11))
 
 _WORD = next(code for code in "ILH" if array(code).itemsize == 4)  # an unsigned 32-bit word
 _SWAP = sys.byteorder == "big"  # words are read little-endian on every machine
-_UNIT = repeat(2.0 ** -32)  # a word times this: a float in [0, 1), exactly (stateless: shared)
+_UNIT = repeat(2.0**-32)  # a word times this: a float in [0, 1), exactly (stateless: shared)
 _NEW = tuple.__new__  # a named tuple without its Python-level __new__
 _DELTA = attrgetter("delta")
 _TIMEOUT = "timeout"
@@ -110,8 +110,9 @@ class Table:
         probe = self._start(hand_key(self.plan, "probe", 0), None, 0)
         self.verbs = _verbs(probe)
         self._judge = self.sight.judge(probe)  # by the game: every hand of it alike
-        self._counted = tuple(verb for verb in ("escape", "allin", "look", "buy", "open")
-                              if verb in self.verbs)  # the measures' verbs this game has
+        self._counted = tuple(
+            verb for verb in ("escape", "allin", "look", "buy", "open") if verb in self.verbs
+        )  # the measures' verbs this game has
 
     @property
     def policies(self) -> tuple[Policy, ...]:
@@ -121,8 +122,9 @@ class Table:
     def policies(self, policies: Sequence[Policy]) -> None:
         """One a seat (tests set them). With each, how it thinks (`_thinking`)."""
         self._policies = tuple(policies)
-        self._rows = tuple((policy, *_thinking(policy, self.plan.action_s))
-                           for policy in self._policies)
+        self._rows = tuple(
+            (policy, *_thinking(policy, self.plan.action_s)) for policy in self._policies
+        )
 
     def _start(self, key: bytes, sitter: int | None, sitter_coins: int):
         count = self.low + key[16] % self.span
@@ -130,13 +132,21 @@ class Table:
         seats = self._seats.get((count, sitter, sitter_coins))
         if seats is None:
             holding = self.plan.holding
-            seats = tuple(Seat(name, sitter_coins if k == sitter else holding)
-                          for k, name in enumerate(names))
+            seats = tuple(
+                Seat(name, sitter_coins if k == sitter else holding) for k, name in enumerate(names)
+            )
             if len(self._seats) < 256:  # bust runs: a sitter's coins change, so bounded
                 self._seats[count, sitter, sitter_coins] = seats
         banker = names[int.from_bytes(key[17:19], "big") % count]
-        return start_hand(self.config, self.plan.tier, seats, banker, self.deal(key),
-                          ante=self.plan.ante, ranking=self.ranking)
+        return start_hand(
+            self.config,
+            self.plan.tier,
+            seats,
+            banker,
+            self.deal(key),
+            ante=self.plan.ante,
+            ranking=self.ranking,
+        )
 
     def deal(self, key: bytes) -> CardSource:
         """The cards of the hand `key` names: the engine's shuffle of its first 16 bytes
@@ -164,14 +174,16 @@ def hand_key(plan: TierPlan, what: str, index: int, step: int = 0) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def play_hand(table: Table, key: bytes, sitter: int | None = None,
-              sitter_coins: int = 0) -> HandRecord:
+def play_hand(
+    table: Table, key: bytes, sitter: int | None = None, sitter_coins: int = 0
+) -> HandRecord:
     """Play one hand to its settlement with the plan's policies; what it measures."""
     return play(table, key, sitter, sitter_coins)[1]
 
 
-def play(table: Table, key: bytes, sitter: int | None = None, sitter_coins: int = 0
-         ) -> tuple[Hand, HandRecord]:
+def play(
+    table: Table, key: bytes, sitter: int | None = None, sitter_coins: int = 0
+) -> tuple[Hand, HandRecord]:
     """`play_hand`, with the finished hand (its events: tests and benchmarks). A hand
     that runs out of random numbers is played again from the start with twice as many
     (and the table starts its later hands with as many, up to 4 * WORDS: three-card hands
@@ -188,8 +200,9 @@ def play(table: Table, key: bytes, sitter: int | None = None, sitter_coins: int 
                 table.words = max(table.words, words)
 
 
-def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words: int
-          ) -> tuple[Hand, HandRecord]:
+def _play(
+    table: Table, key: bytes, sitter: int | None, sitter_coins: int, words: int
+) -> tuple[Hand, HandRecord]:
     """One hand with `words` random numbers; every name the loop uses is bound once."""
     hand = table._start(key, sitter, sitter_coins)
     order = hand.order
@@ -211,8 +224,10 @@ def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words
         try:
             policy, mean, cut, player = seat_of[name]
         except KeyError:  # nobody to act in a hand not over: a bug of a game
-            raise SimulationStuck(f"{table.plan.profile}/{table.plan.tier}: a hand waits "
-                                  f"for nobody after {turns} turns") from None
+            raise SimulationStuck(
+                f"{table.plan.profile}/{table.plan.tier}: a hand waits "
+                f"for nobody after {turns} turns"
+            ) from None
         u = draw()  # the thinking time: 0.5 - mean * log(1 - u) (`policies.think_seconds`)
         if u >= cut:
             timeouts += 1
@@ -224,8 +239,10 @@ def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words
         apply(action)
     else:
         if hand.settlement is None:
-            raise SimulationStuck(f"{table.plan.profile}/{table.plan.tier}: a hand did not "
-                                  f"end after {MAX_TURNS} turns")
+            raise SimulationStuck(
+                f"{table.plan.profile}/{table.plan.tier}: a hand did not "
+                f"end after {MAX_TURNS} turns"
+            )
         turns = MAX_TURNS
     settlement = hand.settlement
     deltas = tuple(map(_DELTA, settlement.entries))  # one a seat, in seat order
@@ -242,17 +259,31 @@ def _play(table: Table, key: bytes, sitter: int | None, sitter_coins: int, words
             buys = verbs.count("buy")
         if "open" in counted:
             opens = verbs.count("open")
-    cost = -sum(deltas[k] for k, name in enumerate(order) if players[name].escaped) \
-        if escapes else 0
-    return hand, _NEW(HandRecord, (
-        hand.pot, turns, 0.5 * (turns - timeouts) - waited + table.plan.action_s * timeouts,
-        int(settlement.reason in SHOWDOWN_REASONS), allin, escapes, cost, timeouts, looks,
-        buys, opens, deltas[order.index(hand.banker)], deltas))
+    cost = (
+        -sum(deltas[k] for k, name in enumerate(order) if players[name].escaped) if escapes else 0
+    )
+    return hand, _NEW(
+        HandRecord,
+        (
+            hand.pot,
+            turns,
+            0.5 * (turns - timeouts) - waited + table.plan.action_s * timeouts,
+            int(settlement.reason in SHOWDOWN_REASONS),
+            allin,
+            escapes,
+            cost,
+            timeouts,
+            looks,
+            buys,
+            opens,
+            deltas[order.index(hand.banker)],
+            deltas,
+        ),
+    )
 
 
 def play_hands(table: Table, start: int, stop: int) -> list[HandRecord]:
-    return [play_hand(table, hand_key(table.plan, "hand", index))
-            for index in range(start, stop)]
+    return [play_hand(table, hand_key(table.plan, "hand", index)) for index in range(start, stop)]
 
 
 def bust_run(table: Table, run: int) -> tuple[int, bool]:

@@ -46,36 +46,54 @@ def players_words(opts: SimOptions) -> str:
 
 
 def seat_policies(opts: SimOptions, seats: int) -> list[dict]:
-    return [{"seat": SEAT_NAMES[k], "policy": policy_named(opts.policies[k % len(opts.policies)])
-             .name} for k in range(seats)]
+    return [
+        {"seat": SEAT_NAMES[k], "policy": policy_named(opts.policies[k % len(opts.policies)]).name}
+        for k in range(seats)
+    ]
 
 
-def header(profile: Profile, opts: SimOptions, other: Profile | None = None,
-           labels: Sequence[str] = ()) -> dict:
+def header(
+    profile: Profile, opts: SimOptions, other: Profile | None = None, labels: Sequence[str] = ()
+) -> dict:
     seats = seat_policies(opts, opts.players[1])
     labels = list(labels) or [profile.label]
     out = {"profile": _profile(profile, labels[0])}
     if other is not None:
         out["vs"] = _profile(other, labels[1])
     names = sorted({seat["policy"] for seat in seats})
-    out.update(seed=opts.seed, hands=opts.hands, players=players_words(opts), policies=seats,
-               policy_rules={name: policy_named(name).describe() for name in names},
-               under="under policies " + ", ".join(f"{s['seat']} {s['policy']}" for s in seats))
+    out.update(
+        seed=opts.seed,
+        hands=opts.hands,
+        players=players_words(opts),
+        policies=seats,
+        policy_rules={name: policy_named(name).describe() for name in names},
+        under="under policies " + ", ".join(f"{s['seat']} {s['policy']}" for s in seats),
+    )
     return out
 
 
 def _profile(profile: Profile, label: str) -> dict:
-    return {"label": label, "file": profile.path, "id": profile.compiled["profile"]["id"],
-            "config_id": profile.config_id}
+    return {
+        "label": label,
+        "file": profile.path,
+        "id": profile.compiled["profile"]["id"],
+        "config_id": profile.config_id,
+    }
 
 
 def tier_report(result: TierResult, bounds: dict | None = None) -> dict:
     plan = result.plan
     return {
-        "tier": plan.tier, "title": plan.title, "closed_in_profile": plan.forced_open,
-        "training": plan.training, "hands": len(result.hands),
-        "seats_hold": plan.holding, "coins_to_sit": plan.need, "ante": plan.ante,
-        "action_s": plan.action_s, "bust_runs": len(result.busts),
+        "tier": plan.tier,
+        "title": plan.title,
+        "closed_in_profile": plan.forced_open,
+        "training": plan.training,
+        "hands": len(result.hands),
+        "seats_hold": plan.holding,
+        "coins_to_sit": plan.need,
+        "ante": plan.ante,
+        "action_s": plan.action_s,
+        "bust_runs": len(result.busts),
         "bust_censored": sum(1 for _, censored in result.busts if censored),
         "measures": tier_measures(result),
         "histograms": histograms(distributions(result), bounds),
@@ -87,16 +105,26 @@ def single(profile: Profile, opts: SimOptions, results: Sequence[TierResult]) ->
     return rounded({**header(profile, opts), "tiers": [tier_report(r) for r in results]})
 
 
-def compared(profile: Profile, other: Profile, opts: SimOptions, tiers: Sequence[str],
-             base: dict[str, TierResult], vs: dict[str, TierResult],
-             labels: Sequence[str]) -> dict:
+def compared(
+    profile: Profile,
+    other: Profile,
+    opts: SimOptions,
+    tiers: Sequence[str],
+    base: dict[str, TierResult],
+    vs: dict[str, TierResult],
+    labels: Sequence[str],
+) -> dict:
     """The report of two profiles played on the same seeds, tier by tier."""
     out = []
     for tier in tiers:
         a, b = base.get(tier), vs.get(tier)
         bounds = _shared_bounds(a, b) if a and b else None
-        entry = {"tier": tier, "base": tier_report(a, bounds) if a else None,
-                 "vs": tier_report(b, bounds) if b else None, "changes": {}}
+        entry = {
+            "tier": tier,
+            "base": tier_report(a, bounds) if a else None,
+            "vs": tier_report(b, bounds) if b else None,
+            "changes": {},
+        }
         if a and b:
             entry["changes"] = changes(a, b)
         out.append(entry)
@@ -109,11 +137,16 @@ def changes(a: TierResult, b: TierResult) -> dict:
     for measure, stats in measure_names(a).items():
         if measure not in both:
             continue
-        out[measure] = {stat: paired_change(stat_name(measure, stat),
-                                            column_of(a, measure, stat),
-                                            column_of(b, measure, stat),
-                                            relative=measure not in SIGNED)
-                        for stat in stats if stat in both[measure]}
+        out[measure] = {
+            stat: paired_change(
+                stat_name(measure, stat),
+                column_of(a, measure, stat),
+                column_of(b, measure, stat),
+                relative=measure not in SIGNED,
+            )
+            for stat in stats
+            if stat in both[measure]
+        }
     return out
 
 
@@ -124,6 +157,8 @@ def _shared_bounds(a: TierResult, b: TierResult) -> dict:
     for name in da.keys() & db.keys():
         values = [*da[name], *db[name]]
         if values:
-            out[name] = (min(values), max(quantile(da[name], 0.99) or 0,
-                                          quantile(db[name], 0.99) or 0))
+            out[name] = (
+                min(values),
+                max(quantile(da[name], 0.99) or 0, quantile(db[name], 0.99) or 0),
+            )
     return out

@@ -59,15 +59,20 @@ def _run_unit(unit: Unit) -> list:
 def units_of(plans: Sequence[TierPlan]) -> list[Unit]:
     units: list[Unit] = []
     for index, plan in enumerate(plans):
-        units += [(index, "hand", start, min(start + CHUNK_HANDS, plan.hands))
-                  for start in range(0, plan.hands, CHUNK_HANDS)]
-        units += [(index, "bust", start, min(start + CHUNK_RUNS, plan.bust_runs))
-                  for start in range(0, plan.bust_runs, CHUNK_RUNS)]
+        units += [
+            (index, "hand", start, min(start + CHUNK_HANDS, plan.hands))
+            for start in range(0, plan.hands, CHUNK_HANDS)
+        ]
+        units += [
+            (index, "bust", start, min(start + CHUNK_RUNS, plan.bust_runs))
+            for start in range(0, plan.bust_runs, CHUNK_RUNS)
+        ]
     return units
 
 
-def simulate(plans: Sequence[TierPlan], jobs: int = 1,
-             advance: Callable[[int], None] | None = None) -> list[TierResult]:
+def simulate(
+    plans: Sequence[TierPlan], jobs: int = 1, advance: Callable[[int], None] | None = None
+) -> list[TierResult]:
     """The records of every plan; `advance(hands_done)` is told of progress."""
     plans = tuple(plans)
     _init(plans)
@@ -90,6 +95,7 @@ def _map(units: list[Unit], plans: tuple[TierPlan, ...], jobs: int):
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init,
-                             initargs=(plans,)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_init, initargs=(plans,)
+    ) as pool:
         yield from pool.map(_run_unit, units)

@@ -46,9 +46,14 @@ class SimOptions:
     tiers: tuple[str, ...] = ()
 
 
-def options(hands: int = DEFAULT_HANDS, players: str = "4", seed: str = DEFAULT_SEED,
-            jobs: int = 1, policies: Sequence[str] = (), tiers: Sequence[str] = ()
-            ) -> SimOptions:
+def options(
+    hands: int = DEFAULT_HANDS,
+    players: str = "4",
+    seed: str = DEFAULT_SEED,
+    jobs: int = 1,
+    policies: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+) -> SimOptions:
     """Options from the command line's words; UsageError (exit 2) for any bad value."""
     if not 1 <= hands <= MAX_HANDS:
         raise UsageError(f"--hands must be from 1 to {MAX_HANDS:,}, not {hands}")
@@ -57,8 +62,9 @@ def options(hands: int = DEFAULT_HANDS, players: str = "4", seed: str = DEFAULT_
     names = tuple(name.strip() for text in policies for name in text.split(",") if name.strip())
     for name in names:
         policy_named(name)  # UsageError naming the valid policies
-    return SimOptions(hands, parse_players(players), seed, jobs, names or DEFAULT_POLICIES,
-                      tuple(tiers))
+    return SimOptions(
+        hands, parse_players(players), seed, jobs, names or DEFAULT_POLICIES, tuple(tiers)
+    )
 
 
 def parse_players(text: str) -> tuple[int, int]:
@@ -69,8 +75,9 @@ def parse_players(text: str) -> tuple[int, int]:
     low = int(match.group(1))
     high = int(match.group(2) or low)
     if not 2 <= low <= high:
-        raise UsageError(f"--players {text}: a hand needs 2 players or more, and a range "
-                         "goes from low to high")
+        raise UsageError(
+            f"--players {text}: a hand needs 2 players or more, and a range goes from low to high"
+        )
     return low, high
 
 
@@ -125,18 +132,22 @@ def chosen_tiers(profiles: Sequence[Profile], requested: Sequence[str]) -> list[
     if requested:
         unknown = [tier for tier in requested if tier not in known]
         if unknown:
-            raise UsageError(f"no tier {', '.join(map(repr, unknown))} in "
-                             f"{' or '.join(p.path for p in profiles)} (tiers: {', '.join(known)})")
+            raise UsageError(
+                f"no tier {', '.join(map(repr, unknown))} in "
+                f"{' or '.join(p.path for p in profiles)} (tiers: {', '.join(known)})"
+            )
         return list(dict.fromkeys(requested))
     enabled = []
     for profile in profiles:
-        enabled += [tier["id"] for tier in profile.compiled["tiers"]
-                    if tier.get("enabled", True) and tier["id"] not in enabled]
+        enabled += [
+            tier["id"]
+            for tier in profile.compiled["tiers"]
+            if tier.get("enabled", True) and tier["id"] not in enabled
+        ]
     return enabled
 
 
-def plan_for(profile: Profile, tier_id: str, opts: SimOptions, requested: bool
-             ) -> TierPlan | None:
+def plan_for(profile: Profile, tier_id: str, opts: SimOptions, requested: bool) -> TierPlan | None:
     """The plan of one tier of one profile; None when the profile has no such tier, or
     has it closed and it was not asked for by name."""
     tier = next((t for t in profile.compiled["tiers"] if t["id"] == tier_id), None)
@@ -145,26 +156,42 @@ def plan_for(profile: Profile, tier_id: str, opts: SimOptions, requested: bool
     compiled = profile.compiled
     forced = not tier.get("enabled", True)
     if forced:  # an operator's what-if on a room not open yet: play it as if open
-        compiled = {**compiled, "config_id": None,
-                    "tiers": [{**t, "enabled": True} if t["id"] == tier_id else t
-                              for t in compiled["tiers"]]}
+        compiled = {
+            **compiled,
+            "config_id": None,
+            "tiers": [
+                {**t, "enabled": True} if t["id"] == tier_id else t for t in compiled["tiers"]
+            ],
+        }
     spec = EngineConfig.of(compiled)
     seats = spec.table.seats
     low, high = opts.players
     if high > seats:
-        raise UsageError(f"--players {low}-{high}: a table of {profile.path} seats at most "
-                         f"{seats} ({game_of(spec).seat_rule})")
+        raise UsageError(
+            f"--players {low}-{high}: a table of {profile.path} seats at most "
+            f"{seats} ({game_of(spec).seat_rule})"
+        )
     game = game_of(spec)
     ante = spec.owner_ante.chips[0] if game.owner_table(spec) else None
     typed_tier = spec.tier(tier_id)
     need = coins_to_sit(spec, tier_id, ante)
     return TierPlan(
-        profile=profile.label, tier=tier_id, title=tier.get("title", tier_id),
-        compiled=compiled, forced_open=forced, players=(low, high),
+        profile=profile.label,
+        tier=tier_id,
+        title=tier.get("title", tier_id),
+        compiled=compiled,
+        forced_open=forced,
+        players=(low, high),
         policies=tuple(opts.policies[k % len(opts.policies)] for k in range(high)),
-        seed=opts.seed, hands=opts.hands, bust_runs=bust_runs(opts.hands, not typed_tier.coins),
-        holding=game.scenario_coins(spec, typed_tier, ante), need=need, ante=ante,
-        training=not typed_tier.coins, action_s=spec.timeouts.action_s)
+        seed=opts.seed,
+        hands=opts.hands,
+        bust_runs=bust_runs(opts.hands, not typed_tier.coins),
+        holding=game.scenario_coins(spec, typed_tier, ante),
+        need=need,
+        ante=ante,
+        training=not typed_tier.coins,
+        action_s=spec.timeouts.action_s,
+    )
 
 
 def bust_runs(hands: int, training: bool) -> int:

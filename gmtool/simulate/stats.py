@@ -19,9 +19,27 @@ from typing import Callable, Sequence
 
 SECTIONS = 20
 MIN_SECTION = 25  # values a section holds at least
-T_975 = {19: 2.093, 18: 2.101, 17: 2.110, 16: 2.120, 15: 2.131, 14: 2.145, 13: 2.160,
-         12: 2.179, 11: 2.201, 10: 2.228, 9: 2.262, 8: 2.306, 7: 2.365, 6: 2.447,
-         5: 2.571, 4: 2.776, 3: 3.182, 2: 4.303, 1: 12.706}
+T_975 = {
+    19: 2.093,
+    18: 2.101,
+    17: 2.110,
+    16: 2.120,
+    15: 2.131,
+    14: 2.145,
+    13: 2.160,
+    12: 2.179,
+    11: 2.201,
+    10: 2.228,
+    9: 2.262,
+    8: 2.306,
+    7: 2.365,
+    6: 2.447,
+    5: 2.571,
+    4: 2.776,
+    3: 3.182,
+    2: 4.303,
+    1: 12.706,
+}
 HISTOGRAM_BINS = 12
 
 Number = float | int
@@ -71,15 +89,22 @@ def sections(column: Sequence[Number | None], count: int = SECTIONS) -> list[lis
     return [present(column[s::count]) for s in range(count)]
 
 
-def paired_change(name: str, base: Sequence[Number | None], other: Sequence[Number | None],
-                  relative: bool = True) -> dict:
+def paired_change(
+    name: str, base: Sequence[Number | None], other: Sequence[Number | None], relative: bool = True
+) -> dict:
     """The change of statistic `name` from `base` to `other` (aligned by hand), with its
     95% interval by sectioning and whether the interval excludes zero; `change_pct` only
     for a `relative` measure whose base value is above zero."""
     compute = STATISTICS[name]
     old, new = compute(present(base)), compute(present(other))
-    out = {"old": old, "new": new, "change": None, "change_pct": None, "ci": None,
-           "significant": False}
+    out = {
+        "old": old,
+        "new": new,
+        "change": None,
+        "change_pct": None,
+        "ci": None,
+        "significant": False,
+    }
     if old is None or new is None:
         return out
     change = new - old
@@ -102,8 +127,12 @@ def _variance(values: Sequence[float]) -> float:
     return fsum((value - centre) ** 2 for value in values) / (len(values) - 1)
 
 
-def histogram(values: Sequence[Number], low: Number | None = None, high: Number | None = None,
-              bins: int = HISTOGRAM_BINS) -> dict:
+def histogram(
+    values: Sequence[Number],
+    low: Number | None = None,
+    high: Number | None = None,
+    bins: int = HISTOGRAM_BINS,
+) -> dict:
     """Counts in `bins` equal bins from `low` to `high` (default: the least value to the
     99th percentile, so a long tail does not squash the rest; values above `high` count
     in the last bin and "clipped" says so). Integer values get integer-wide bins when

@@ -45,10 +45,19 @@ class Outcome:
         return 1 if self.broken else 0
 
 
-def what_if(profile: str | Path, other: str | Path | None = None, *, tiers: Sequence[str] = (),
-            hands: int = 10_000, players: str = "4", seed: str = "0", jobs: int = 1,
-            policies: Sequence[str] = (), fail_if: Sequence[str] = (),
-            advance: Callable[[int], None] | None = None) -> Outcome:
+def what_if(
+    profile: str | Path,
+    other: str | Path | None = None,
+    *,
+    tiers: Sequence[str] = (),
+    hands: int = 10_000,
+    players: str = "4",
+    seed: str = "0",
+    jobs: int = 1,
+    policies: Sequence[str] = (),
+    fail_if: Sequence[str] = (),
+    advance: Callable[[int], None] | None = None,
+) -> Outcome:
     """Simulate `profile` (and `other` on the same seeds) tier by tier; see the package."""
     opts = options(hands, players, seed, jobs, policies, tiers)
     bounds = [gates.parse(text, other is not None) for text in fail_if]
@@ -63,12 +72,16 @@ def what_if(profile: str | Path, other: str | Path | None = None, *, tiers: Sequ
             if plan is not None:
                 plans[label][tier] = plan
     if not any(plans.values()):
-        raise UsageError(f"no tier to simulate: every tier of {profiles[0].path} is closed; "
-                         "name one with --tier to play it as if open")
+        raise UsageError(
+            f"no tier to simulate: every tier of {profiles[0].path} is closed; "
+            "name one with --tier to play it as if open"
+        )
     checked = plans[labels[-1]]  # bounds read the other profile when comparing
     if bounds:
-        names = {tier: measure_names(TierResult(plan, Table(plan).verbs, [], []))
-                 for tier, plan in checked.items()}
+        names = {
+            tier: measure_names(TierResult(plan, Table(plan).verbs, [], []))
+            for tier, plan in checked.items()
+        }
         gates.check_names(bounds, names)
     flat = [(label, tier, plan) for label in labels for tier, plan in plans[label].items()]
     records = simulate([plan for _, _, plan in flat], opts.jobs, advance)
@@ -78,8 +91,9 @@ def what_if(profile: str | Path, other: str | Path | None = None, *, tiers: Sequ
     if other is None:
         body = report.single(profiles[0], opts, list(results[labels[0]].values()))
     else:
-        body = report.compared(profiles[0], profiles[1], opts, chosen, results[labels[0]],
-                               results[labels[1]], labels)
+        body = report.compared(
+            profiles[0], profiles[1], opts, chosen, results[labels[0]], results[labels[1]], labels
+        )
     verdicts = []
     if bounds:
         names = {tier: measure_names(result) for tier, result in results[labels[-1]].items()}

@@ -22,36 +22,62 @@ def save_config(store: Store, compiled: dict, profile_text: str) -> None:
     cursor = store.conn.execute(
         "INSERT OR IGNORE INTO configs (config_id, profile_id, version, title, game, compiled,"
         " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (compiled["config_id"], compiled["profile"]["id"], compiled["profile"]["version"],
-         compiled["profile"]["title"], compiled["game"], canonical_json(compiled),
-         profile_text, at))
+        (
+            compiled["config_id"],
+            compiled["profile"]["id"],
+            compiled["profile"]["version"],
+            compiled["profile"]["title"],
+            compiled["game"],
+            canonical_json(compiled),
+            profile_text,
+            at,
+        ),
+    )
     if cursor.rowcount == 1:
-        log_append.append(store, records.config_body({
-            "config_id": compiled["config_id"], "profile_text": profile_text,
-            "created_at": at}))
+        log_append.append(
+            store,
+            records.config_body(
+                {"config_id": compiled["config_id"], "profile_text": profile_text, "created_at": at}
+            ),
+        )
 
 
 Logged = Callable[[int], object]  # logs the GM action that made a deployment, given its id
 
 
-def deploy(store: Store, compiled: dict, profile_text: str, rooms: list[str] | None,
-           by: str, note: str = "", logged: Logged | None = None) -> int:
+def deploy(
+    store: Store,
+    compiled: dict,
+    profile_text: str,
+    rooms: list[str] | None,
+    by: str,
+    note: str = "",
+    logged: Logged | None = None,
+) -> int:
     """Store and activate `compiled` for `rooms` (None = every room of the profile);
     `logged(deployment id)` logs the GM action that asked for it in the same transaction,
     so no deployment is ever made without one (audit checks it)."""
     unknown = sorted(set(rooms or ()) - {t["id"] for t in compiled["tiers"]})
     if unknown:
-        raise NoSuchRecord(f"no room {', '.join(unknown)} in {compiled['profile']['id']} "
-                         f"(rooms: {', '.join(t['id'] for t in compiled['tiers'])})")
+        raise NoSuchRecord(
+            f"no room {', '.join(unknown)} in {compiled['profile']['id']} "
+            f"(rooms: {', '.join(t['id'] for t in compiled['tiers'])})"
+        )
     with store.write(durable=True):
         save_config(store, compiled, profile_text)
         cursor = store.conn.execute(
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at,"
             " active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
-            (compiled["profile"]["id"], json.dumps(sorted(rooms)) if rooms else None,
-             compiled["config_id"], by, store.now(), note))
-        log_append.append_row(store, records.deployment_body, "deployments", "id",
-                            cursor.lastrowid)
+            (
+                compiled["profile"]["id"],
+                json.dumps(sorted(rooms)) if rooms else None,
+                compiled["config_id"],
+                by,
+                store.now(),
+                note,
+            ),
+        )
+        log_append.append_row(store, records.deployment_body, "deployments", "id", cursor.lastrowid)
         if logged is not None:
             logged(cursor.lastrowid)
         return cursor.lastrowid
@@ -63,8 +89,11 @@ def _covers(row, tier: str) -> bool:
 
 def active_config_id(store: Store, profile_id: str, tier: str) -> str | None:
     """The config a room of `profile_id` plays now: the newest active deployment covering it."""
-    for row in store.all("SELECT rooms, config_id FROM deployments WHERE profile_id = ? AND "
-                         "active = 1 ORDER BY id DESC", (profile_id,)):
+    for row in store.all(
+        "SELECT rooms, config_id FROM deployments WHERE profile_id = ? AND "
+        "active = 1 ORDER BY id DESC",
+        (profile_id,),
+    ):
         if _covers(row, tier):
             return row["config_id"]
     return None
@@ -72,16 +101,21 @@ def active_config_id(store: Store, profile_id: str, tier: str) -> str | None:
 
 def config_of_version(store: Store, profile_id: str, version: int) -> str | None:
     """The config id a profile's `version` was deployed with (None if never deployed)."""
-    row = store.one("SELECT c.config_id FROM configs c JOIN deployments d USING (config_id) "
-                    "WHERE c.profile_id = ? AND c.version = ? ORDER BY d.id DESC LIMIT 1",
-                    (profile_id, version))
+    row = store.one(
+        "SELECT c.config_id FROM configs c JOIN deployments d USING (config_id) "
+        "WHERE c.profile_id = ? AND c.version = ? ORDER BY d.id DESC LIMIT 1",
+        (profile_id, version),
+    )
     return row["config_id"] if row else None
 
 
 def latest_config_id(store: Store, profile_id: str) -> str | None:
     """The config of a profile's newest active deployment (whatever rooms it covers)."""
-    row = store.one("SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
-                    "ORDER BY id DESC LIMIT 1", (profile_id,))
+    row = store.one(
+        "SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
+        "ORDER BY id DESC LIMIT 1",
+        (profile_id,),
+    )
     return row["config_id"] if row else None
 
 
@@ -92,28 +126,39 @@ def load_config(store: Store, config_id: str) -> dict:
     try:
         return json.loads(row["compiled"])
     except (TypeError, ValueError):
-        raise StoreError(f"config {config_id[:12]} is damaged: its compiled rules are not "
-                         "JSON (edited)") from None
+        raise StoreError(
+            f"config {config_id[:12]} is damaged: its compiled rules are not JSON (edited)"
+        ) from None
 
 
 def stored_configs(store: Store):
     """Every stored config row (config_id, profile_id, version, title, game, compiled)."""
-    return store.conn.execute("SELECT config_id, profile_id, version, title, game, compiled "
-                              "FROM configs ORDER BY rowid")
+    return store.conn.execute(
+        "SELECT config_id, profile_id, version, title, game, compiled FROM configs ORDER BY rowid"
+    )
 
 
 def deployed_profiles(store: Store) -> list[str]:
-    return [r["profile_id"] for r in store.all(
-        "SELECT DISTINCT profile_id FROM deployments WHERE active = 1 ORDER BY profile_id")]
+    return [
+        r["profile_id"]
+        for r in store.all(
+            "SELECT DISTINCT profile_id FROM deployments WHERE active = 1 ORDER BY profile_id"
+        )
+    ]
 
 
 def history(store: Store, profile_id: str | None = None) -> list[dict]:
-    sql = ("SELECT d.id, d.profile_id, d.rooms, d.config_id, d.deployed_by, d.deployed_at, "
-           "d.active, d.note, c.version FROM deployments d JOIN configs c USING (config_id)")
-    rows = store.all(sql + (" WHERE d.profile_id = ?" if profile_id else "") + " ORDER BY d.id",
-                     (profile_id,) if profile_id else ())
-    out = [dict(row) | {"rooms": json.loads(row["rooms"]) if row["rooms"] else None}
-           for row in rows]
+    sql = (
+        "SELECT d.id, d.profile_id, d.rooms, d.config_id, d.deployed_by, d.deployed_at, "
+        "d.active, d.note, c.version FROM deployments d JOIN configs c USING (config_id)"
+    )
+    rows = store.all(
+        sql + (" WHERE d.profile_id = ?" if profile_id else "") + " ORDER BY d.id",
+        (profile_id,) if profile_id else (),
+    )
+    out = [
+        dict(row) | {"rooms": json.loads(row["rooms"]) if row["rooms"] else None} for row in rows
+    ]
     _mark_in_effect(out)
     return out
 
@@ -133,8 +178,9 @@ def _mark_in_effect(rows: list[dict]) -> None:
         covered[row["profile_id"]] = None if rooms is None else taken | set(rooms)
 
 
-def rollback(store: Store, profile_id: str, by: str,
-             logged: Callable[[dict], object] | None = None) -> dict:
+def rollback(
+    store: Store, profile_id: str, by: str, logged: Callable[[dict], object] | None = None
+) -> dict:
     """Undo the newest deployment of a profile: the one before it applies again.
 
     Deployments are history, never edited except for their `active` flag: the newest
@@ -144,25 +190,38 @@ def rollback(store: Store, profile_id: str, by: str,
     action that asked for it in the same transaction.
     """
     with store.write(durable=True):
-        rows = store.all("SELECT * FROM deployments WHERE profile_id = ? AND active = 1 "
-                         "ORDER BY id DESC", (profile_id,))
+        rows = store.all(
+            "SELECT * FROM deployments WHERE profile_id = ? AND active = 1 ORDER BY id DESC",
+            (profile_id,),
+        )
         if len(rows) < 2:
-            raise StoreError(f"{profile_id}: nothing to roll back to (active deployments: "
-                             f"{len(rows)}); see `gmtool deploy history`")
+            raise StoreError(
+                f"{profile_id}: nothing to roll back to (active deployments: "
+                f"{len(rows)}); see `gmtool deploy history`"
+            )
         latest, previous = rows[0], rows[1]
-        store.conn.execute("UPDATE deployments SET active = 0 WHERE id IN (?, ?)",
-                           (latest["id"], previous["id"]))
-        log_append.append(store, records.retire_body([latest["id"], previous["id"]],
-                                                    store.now()))
+        store.conn.execute(
+            "UPDATE deployments SET active = 0 WHERE id IN (?, ?)", (latest["id"], previous["id"])
+        )
+        log_append.append(store, records.retire_body([latest["id"], previous["id"]], store.now()))
         cursor = store.conn.execute(
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
             "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
-            (profile_id, previous["rooms"], previous["config_id"], by, store.now(),
-             f"rollback of deployment {latest['id']} to {previous['id']}"))
-        log_append.append_row(store, records.deployment_body, "deployments", "id",
-                            cursor.lastrowid)
-        result = {"rolled_back": latest["config_id"], "active": previous["config_id"],
-                  "deployment": cursor.lastrowid}
+            (
+                profile_id,
+                previous["rooms"],
+                previous["config_id"],
+                by,
+                store.now(),
+                f"rollback of deployment {latest['id']} to {previous['id']}",
+            ),
+        )
+        log_append.append_row(store, records.deployment_body, "deployments", "id", cursor.lastrowid)
+        result = {
+            "rolled_back": latest["config_id"],
+            "active": previous["config_id"],
+            "deployment": cursor.lastrowid,
+        }
         if logged is not None:
             logged(result)
     return result
@@ -170,5 +229,9 @@ def rollback(store: Store, profile_id: str, by: str,
 
 def deployment_rows(store: Store) -> list[dict]:
     """Every deployment row as stored, in id order (what audit matches to GM actions)."""
-    return [dict(row) for row in store.all(
-        "SELECT id, profile_id, config_id, deployed_by, note FROM deployments ORDER BY id")]
+    return [
+        dict(row)
+        for row in store.all(
+            "SELECT id, profile_id, config_id, deployed_by, note FROM deployments ORDER BY id"
+        )
+    ]

@@ -32,9 +32,11 @@ from gmtool.store.schema import migrate, schema_state
 
 DEFAULT_DB = "gmtool.db"
 BUSY_TIMEOUT_MS = 10_000  # $GMTOOL_BUSY_TIMEOUT_MS overrides it
-DAMAGED = ("the file is damaged: restore it from a backup (or, if the host was killed "
-           "while writing, from the copy a backup tool took), and keep the damaged file for "
-           "the investigation")
+DAMAGED = (
+    "the file is damaged: restore it from a backup (or, if the host was killed "
+    "while writing, from the copy a backup tool took), and keep the damaged file for "
+    "the investigation"
+)
 
 
 def resolve_path(db: str | None) -> Path:
@@ -48,8 +50,9 @@ def resolve_path(db: str | None) -> Path:
 class Store:
     """One connection to the store, with the repository methods mixed in by `open_store`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM,
-                 read_only: bool = False) -> None:
+    def __init__(
+        self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM, read_only: bool = False
+    ) -> None:
         self.path = path
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
@@ -124,21 +127,23 @@ class Store:
 _lenient_text = functools.partial(str, encoding="utf-8", errors="surrogateescape")
 
 
-def connect(path: Path, create: bool = False, clock: Clock = SYSTEM,
-            write: bool = True) -> Store:
+def connect(path: Path, create: bool = False, clock: Clock = SYSTEM, write: bool = True) -> Store:
     """Open the store at `path` (with `create`, create it first): writers check the file and
     bring its schema up to date; readers (`write=False`) open it read-only and change
     nothing. Rows a writer adds are stamped by `clock`."""
     if not create and not path.exists():
-        raise StoreError(f"no database at {path}: run `gmtool db init` (or pass --db, or set "
-                         "GMTOOL_DB)")
+        raise StoreError(
+            f"no database at {path}: run `gmtool db init` (or pass --db, or set GMTOOL_DB)"
+        )
     if path.exists() and path.is_dir():
         raise StoreError(f"{path} is a folder, not a database file")
     if create and not path.exists():
         _create_private(path)
     elif not create and write and path.is_file() and path.stat().st_size == 0:
-        raise StoreError(f"{path} is an empty file, not a gmtool database: run `gmtool db "
-                         "init` to make it one (nothing was written)")
+        raise StoreError(
+            f"{path} is an empty file, not a gmtool database: run `gmtool db "
+            "init` to make it one (nothing was written)"
+        )
     try:
         store = _open_for_writing(path, clock) if write else _open_for_reading(path, clock)
     except sqlite3.DatabaseError as error:
@@ -162,8 +167,7 @@ def _create_private(path: Path) -> None:
     except FileExistsError:
         pass  # made meanwhile by another process: theirs
     except OSError as error:
-        raise StoreError(f"{path}: cannot create the store: {error.strerror or error}") \
-            from None
+        raise StoreError(f"{path}: cannot create the store: {error.strerror or error}") from None
 
 
 MAX_BUSY_TIMEOUT_MS = 3_600_000
@@ -176,8 +180,10 @@ def _busy_timeout_ms() -> int:
         return BUSY_TIMEOUT_MS
     value = text.strip()
     if not value.isascii() or not value.isdigit() or int(value) > MAX_BUSY_TIMEOUT_MS:
-        raise UsageError(f"GMTOOL_BUSY_TIMEOUT_MS={text[:40]!r}: give whole milliseconds from "
-                         f"0 to {MAX_BUSY_TIMEOUT_MS}")
+        raise UsageError(
+            f"GMTOOL_BUSY_TIMEOUT_MS={text[:40]!r}: give whole milliseconds from "
+            f"0 to {MAX_BUSY_TIMEOUT_MS}"
+        )
     return int(value)
 
 
@@ -208,8 +214,9 @@ def _open_for_reading(path: Path, clock: Clock) -> Store:
     the file is read as immutable: nobody can be writing a store in such a folder."""
     uri = "file:" + quote(str(path.resolve()))
     for mode in ("?mode=ro", "?mode=ro&immutable=1"):
-        conn = sqlite3.connect(uri + mode, uri=True, timeout=_busy_timeout_ms() / 1000,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            uri + mode, uri=True, timeout=_busy_timeout_ms() / 1000, check_same_thread=False
+        )
         conn.row_factory = sqlite3.Row
         try:
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
@@ -217,15 +224,18 @@ def _open_for_reading(path: Path, clock: Clock) -> Store:
             conn.close()
             # without write access to the folder SQLite cannot share the WAL: it says
             # "unable to open", or "attempt to write a readonly database"
-            if ("unable to open" in str(error) or "readonly" in str(error)) \
-                    and "immutable" not in mode:
+            if (
+                "unable to open" in str(error) or "readonly" in str(error)
+            ) and "immutable" not in mode:
                 wal = path.with_name(path.name + "-wal")
                 if wal.exists() and wal.stat().st_size > 0:  # immutable would not read it
-                    raise StoreError(f"{path}: its newest writes are in {wal.name}, which "
-                                     "this user cannot share (no write access to the folder "
-                                     "or its -shm file); ask its owner to run `gmtool db "
-                                     "init` (it checkpoints the store) or copy all three "
-                                     "files") from None
+                    raise StoreError(
+                        f"{path}: its newest writes are in {wal.name}, which "
+                        "this user cannot share (no write access to the folder "
+                        "or its -shm file); ask its owner to run `gmtool db "
+                        "init` (it checkpoints the store) or copy all three "
+                        "files"
+                    ) from None
                 continue
             raise
         return Store(path, conn, clock, read_only=True)
@@ -236,21 +246,28 @@ def _check_schema(store: Store, create: bool) -> None:
     path = store.path
     state = schema_state(store.db)
     if state == "newer":
-        raise StoreError(f"{path} was written by a newer gmtool (schema newer than this "
-                         "version knows); upgrade gmtool")
+        raise StoreError(
+            f"{path} was written by a newer gmtool (schema newer than this "
+            "version knows); upgrade gmtool"
+        )
     if state == "foreign":
-        raise StoreError(f"{path} is not a gmtool database: it belongs to another "
-                         "application (it has tables, none of them gmtool's); gmtool will "
-                         "not write into it: choose another --db path")
+        raise StoreError(
+            f"{path} is not a gmtool database: it belongs to another "
+            "application (it has tables, none of them gmtool's); gmtool will "
+            "not write into it: choose another --db path"
+        )
     if state == "current":
         return
     if not create and state == "empty":
-        raise StoreError(f"{path} is not a gmtool database (no gmtool tables): "
-                         "run `gmtool db init`")
+        raise StoreError(
+            f"{path} is not a gmtool database (no gmtool tables): run `gmtool db init`"
+        )
     if store.read_only:
-        raise StoreError(f"{path} was written by an older gmtool: run `gmtool db init --db "
-                         f"{path}` (as a user who may write it) to upgrade it; reading "
-                         "commands never change a store")
+        raise StoreError(
+            f"{path} was written by an older gmtool: run `gmtool db init --db "
+            f"{path}` (as a user who may write it) to upgrade it; reading "
+            "commands never change a store"
+        )
     migrate(store.db)
 
 
@@ -259,8 +276,10 @@ def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
     if "not a database" in text or "malformed" in text or "corrupt" in text:
         return f"{path}: {DAMAGED} (SQLite: {text})"
     if "readonly" in text or "read-only" in text:
-        return (f"{path}: this user may not write the store or its folder (SQLite: {text}); "
-                "reading commands still work")
+        return (
+            f"{path}: this user may not write the store or its folder (SQLite: {text}); "
+            "reading commands still work"
+        )
     if "locked" in text or "busy" in text:
         return _write_failed(path, error)
     return f"{path}: cannot use this database: {text}"
@@ -269,11 +288,16 @@ def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
 def _write_failed(path: Path, error: sqlite3.OperationalError) -> str:
     text = str(error)
     if "locked" not in text and "busy" not in text:
-        return _cannot_use(path, error) if "readonly" in text or "malformed" in text \
+        return (
+            _cannot_use(path, error)
+            if "readonly" in text or "malformed" in text
             else f"{path}: the write failed: {text}"
-    return (f"{path} is locked by {lock_holder(path)}; waited "
-            f"{_busy_timeout_ms() / 1000:g} s. Try again once it is done (a host holds the "
-            "store only for moments at a time; a hold this long means a stuck process)")
+        )
+    return (
+        f"{path} is locked by {lock_holder(path)}; waited "
+        f"{_busy_timeout_ms() / 1000:g} s. Try again once it is done (a host holds the "
+        "store only for moments at a time; a hold this long means a stuck process)"
+    )
 
 
 DEMO_MARK = 0x444D4F31  # "DMO1" in the file header's user_version: a store the demo made
@@ -298,16 +322,26 @@ def demo_store_problem(path: Path) -> str | None:
                 added = conn.execute(  # beyond the demo's own operator and deployments
                     "SELECT (SELECT COUNT(*) FROM gm_users WHERE name != 'demo') + (SELECT "
                     "COUNT(*) FROM gm_actions WHERE action != 'deploy' AND NOT (id = 1 AND "
-                    "action = 'users_add' AND actor = 'demo'))").fetchone()[0]
-                return None if not added else ("is a demo store that GM users have since "
-                                               "worked in (users, adjustments, commands)")
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE "
-                                                 "type = 'table'")}
+                    "action = 'users_add' AND actor = 'demo'))"
+                ).fetchone()[0]
+                return (
+                    None
+                    if not added
+                    else (
+                        "is a demo store that GM users have since "
+                        "worked in (users, adjustments, commands)"
+                    )
+                )
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
             if not {"deployments", "gm_users", "hands"} <= tables:
                 return "is not a gmtool store (another application's database)"
-            others = conn.execute("SELECT (SELECT COUNT(*) FROM deployments WHERE "
-                                  "deployed_by != 'demo') + (SELECT COUNT(*) FROM gm_users) + "
-                                  "(SELECT COUNT(*) = 0 FROM deployments)").fetchone()[0]
+            others = conn.execute(
+                "SELECT (SELECT COUNT(*) FROM deployments WHERE "
+                "deployed_by != 'demo') + (SELECT COUNT(*) FROM gm_users) + "
+                "(SELECT COUNT(*) = 0 FROM deployments)"
+            ).fetchone()[0]
             hands = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
         finally:
             conn.close()
@@ -319,8 +353,9 @@ def demo_store_problem(path: Path) -> str | None:
 def ensure_unused(path: Path) -> None:
     """Raise StoreError, saying who, if another process is writing the store at `path`
     (waits the busy timeout for it first); a store about to be replaced must be idle."""
-    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True,
-                           timeout=_busy_timeout_ms() / 1000)
+    conn = sqlite3.connect(
+        f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=_busy_timeout_ms() / 1000
+    )
     try:
         conn.execute("BEGIN EXCLUSIVE")
         conn.execute("ROLLBACK")

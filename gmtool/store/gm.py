@@ -33,26 +33,51 @@ def failure(error: GmtoolError) -> dict:
 def gm_record(row: dict) -> dict:
     """What a GM action's hash covers (the request only where there is one, so actions
     logged before requests were signed keep their hashes)."""
-    record = {k: row[k] for k in ("id", "actor", "action", "target", "reason", "outcome",
-                                  "at")}
+    record = {k: row[k] for k in ("id", "actor", "action", "target", "reason", "outcome", "at")}
     if row.get("request") is not None:
         record["request"] = row["request"]
     return record
 
 
-def log_action(store: Store, actor: str | None, action: str, target: str | None,
-               reason: str | None, outcome: Any, request: str | None = None) -> int:
+def log_action(
+    store: Store,
+    actor: str | None,
+    action: str,
+    target: str | None,
+    reason: str | None,
+    outcome: Any,
+    request: str | None = None,
+) -> int:
     """Append one GM action to the chain (inside the caller's write transaction)."""
     head = store.one("SELECT id, hash FROM gm_actions ORDER BY id DESC LIMIT 1")
     prev = head["hash"] if head else ZERO_HASH
-    row = {"id": (head["id"] if head else 0) + 1, "actor": actor, "action": action,
-           "target": target, "reason": reason, "outcome": canonical_json(outcome),
-           "at": store.now(), "request": request}
+    row = {
+        "id": (head["id"] if head else 0) + 1,
+        "actor": actor,
+        "action": action,
+        "target": target,
+        "reason": reason,
+        "outcome": canonical_json(outcome),
+        "at": store.now(),
+        "request": request,
+    }
     digest = chain_hash(prev, gm_record(row))
-    store.conn.execute("INSERT INTO gm_actions (id, actor, action, target, reason, outcome, at,"
-                       " request, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (row["id"], actor, action, target, reason, row["outcome"], row["at"],
-                        request, prev, digest))
+    store.conn.execute(
+        "INSERT INTO gm_actions (id, actor, action, target, reason, outcome, at,"
+        " request, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            row["id"],
+            actor,
+            action,
+            target,
+            reason,
+            row["outcome"],
+            row["at"],
+            request,
+            prev,
+            digest,
+        ),
+    )
     set_head(store, "gm_actions", row["id"], digest)
     log_append.append(store, records.gm_action_body({"id": row["id"], "hash": digest}))
     return row["id"]
@@ -67,13 +92,22 @@ def add_user(store: Store, name: str, role: str, key: str | None = None) -> bool
     before = store.one("SELECT role, key FROM gm_users WHERE name = ?", (name,))
     if before is not None and before["role"] == role and key in (None, before["key"]):
         return False
-    if before is not None and before["role"] == "operator" and role != "operator" and \
-            store.one("SELECT COUNT(*) FROM gm_users WHERE role = 'operator'")[0] == 1:
-        raise Refused(f"{name} is the last operator: make another GM an operator first "
-                      "(without one, nobody could act)")
-    store.conn.execute("INSERT INTO gm_users (name, role, created_at, key) VALUES (?, ?, ?, ?) "
-                       "ON CONFLICT(name) DO UPDATE SET role = excluded.role, "
-                       "key = COALESCE(excluded.key, key)", (name, role, store.now(), key))
+    if (
+        before is not None
+        and before["role"] == "operator"
+        and role != "operator"
+        and store.one("SELECT COUNT(*) FROM gm_users WHERE role = 'operator'")[0] == 1
+    ):
+        raise Refused(
+            f"{name} is the last operator: make another GM an operator first "
+            "(without one, nobody could act)"
+        )
+    store.conn.execute(
+        "INSERT INTO gm_users (name, role, created_at, key) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET role = excluded.role, "
+        "key = COALESCE(excluded.key, key)",
+        (name, role, store.now(), key),
+    )
     log_append.append_row(store, records.gm_user_body, "gm_users", "name", name)
     return True
 
@@ -95,8 +129,9 @@ def registered_key(store: Store, name: str | None) -> str | None:
 
 
 def users(store: Store) -> list[dict]:
-    return [dict(r) for r in store.all("SELECT name, role, key, created_at FROM gm_users "
-                                       "ORDER BY name")]
+    return [
+        dict(r) for r in store.all("SELECT name, role, key, created_at FROM gm_users ORDER BY name")
+    ]
 
 
 def role_of(store: Store, name: str | None) -> str | None:
@@ -106,42 +141,58 @@ def role_of(store: Store, name: str | None) -> str | None:
     return row["role"] if row else None
 
 
-def enqueue(store: Store, kind: str, table_id: str, player: str | None, reason: str | None,
-            issued_by: str | None, request: str | None) -> int:
+def enqueue(
+    store: Store,
+    kind: str,
+    table_id: str,
+    player: str | None,
+    reason: str | None,
+    issued_by: str | None,
+    request: str | None,
+) -> int:
     """Queue a command for the host with the GM's signed request, logged as evidence in
     the same transaction."""
     with store.write():
         cursor = store.conn.execute(
             "INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, issued_at, "
             "status, request) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
-            (kind, table_id, player, reason, issued_by, store.now(), request))
-        log_append.append_row(store, records.gm_request_body, "gm_commands", "id",
-                            cursor.lastrowid)
+            (kind, table_id, player, reason, issued_by, store.now(), request),
+        )
+        log_append.append_row(store, records.gm_request_body, "gm_commands", "id", cursor.lastrowid)
         return cursor.lastrowid
 
 
 def pending_commands(store: Store) -> list[dict]:
-    return [dict(r) for r in store.all("SELECT * FROM gm_commands WHERE status = 'pending' "
-                                       "ORDER BY id")]
+    return [
+        dict(r) for r in store.all("SELECT * FROM gm_commands WHERE status = 'pending' ORDER BY id")
+    ]
 
 
 def command_target(command: dict) -> str:
     """A command's target as its request and its GM action name it: table/player or table."""
-    return f"{command['table_id']}/{command['player']}" if command["player"] else \
-        command["table_id"]
+    return (
+        f"{command['table_id']}/{command['player']}" if command["player"] else command["table_id"]
+    )
 
 
 def _conclude(store: Store, command: dict, status: str, outcome: dict) -> None:
     """Record a command's fate and log it as a GM action (inside the caller's transaction).
     The command row's status, outcome and time are copies of what the action logs (the
     fate by name: done, failed, expired, interrupted), so audit can hold them to it."""
-    action = log_action(store, command["issued_by"], command["kind"],
-                        command_target(command), command["reason"],
-                        {**outcome, "command": command["id"], "fate": status})
+    action = log_action(
+        store,
+        command["issued_by"],
+        command["kind"],
+        command_target(command),
+        command["reason"],
+        {**outcome, "command": command["id"], "fate": status},
+    )
     at = store.one("SELECT at FROM gm_actions WHERE id = ?", (action,))[0]
-    store.conn.execute("UPDATE gm_commands SET status = ?, acked_at = ?, outcome = ?, "
-                       "gm_action_id = ? WHERE id = ?", (status, at, canonical_json(outcome),
-                                                         action, command["id"]))
+    store.conn.execute(
+        "UPDATE gm_commands SET status = ?, acked_at = ?, outcome = ?, "
+        "gm_action_id = ? WHERE id = ?",
+        (status, at, canonical_json(outcome), action, command["id"]),
+    )
 
 
 def claim(store: Store, command_id: int, refusal: Callable[[dict], dict | None]) -> bool:
@@ -149,16 +200,16 @@ def claim(store: Store, command_id: int, refusal: Callable[[dict], dict | None])
     withdrew it first (then it must never be carried out), or if `refusal(command)` gives
     an outcome (a request whose signature does not hold): that is then its logged fate."""
     with store.write():
-        row = store.one("SELECT * FROM gm_commands WHERE id = ? AND status = 'pending'",
-                        (command_id,))
+        row = store.one(
+            "SELECT * FROM gm_commands WHERE id = ? AND status = 'pending'", (command_id,)
+        )
         if row is None or fate_logged(store, command_id):
             return False  # withdrawn or done, or made 'pending' again by hand: never redone
         refused = refusal(dict(row))
         if refused is not None:
             _conclude(store, dict(row), "failed", refused)
             return False
-        store.conn.execute("UPDATE gm_commands SET status = 'taken' WHERE id = ?",
-                           (command_id,))
+        store.conn.execute("UPDATE gm_commands SET status = 'taken' WHERE id = ?", (command_id,))
         return True
 
 
@@ -166,8 +217,10 @@ def acknowledge(store: Store, command_id: int, ok: bool, outcome: dict) -> bool:
     """The host's outcome of a command it took (or could not take): logged as its fate;
     False if the command already has one."""
     with store.write():
-        row = store.one("SELECT * FROM gm_commands WHERE id = ? AND status IN ('pending', "
-                        "'taken')", (command_id,))
+        row = store.one(
+            "SELECT * FROM gm_commands WHERE id = ? AND status IN ('pending', 'taken')",
+            (command_id,),
+        )
         if row is None or fate_logged(store, command_id):
             return False
         _conclude(store, dict(row), "done" if ok else "failed", outcome)
@@ -179,8 +232,9 @@ def expire(store: Store, command_id: int, outcome: dict) -> bool:
     True if no host had taken it (it never will); False if a host took it (its outcome is
     coming)."""
     with store.write():
-        row = store.one("SELECT * FROM gm_commands WHERE id = ? AND status = 'pending'",
-                        (command_id,))
+        row = store.one(
+            "SELECT * FROM gm_commands WHERE id = ? AND status = 'pending'", (command_id,)
+        )
         if row is None or fate_logged(store, command_id):
             return False
         _conclude(store, dict(row), "expired", outcome)
@@ -191,8 +245,10 @@ def interrupt_taken(store: Store, outcome: dict) -> list[int]:
     """Commands a host took and never answered (it was killed): their fate is `outcome`,
     logged. Only a host holding the store's lock calls this, before it takes any."""
     with store.write():
-        rows = [dict(r) for r in store.all("SELECT * FROM gm_commands WHERE status = 'taken' "
-                                           "ORDER BY id")]
+        rows = [
+            dict(r)
+            for r in store.all("SELECT * FROM gm_commands WHERE status = 'taken' ORDER BY id")
+        ]
         for row in rows:
             _conclude(store, row, "interrupted", outcome)
     return [row["id"] for row in rows]
@@ -207,12 +263,28 @@ def command(store: Store, command_id: int) -> dict:
     return out
 
 
-def request_problem(store: Store, note: str | None, by: str | None, action: str,
-                    target: str | None, reason: str | None, args: dict | None = None) -> str | None:
+def request_problem(
+    store: Store,
+    note: str | None,
+    by: str | None,
+    action: str,
+    target: str | None,
+    reason: str | None,
+    args: dict | None = None,
+) -> str | None:
     """Why `note` is not a request that `by`, an operator now, signed with their registered
     key for exactly this action on this store; None when it is one."""
-    return request.problem(note, by, role_of(store, by), registered_key(store, by),
-                           log_append.store_id(store), action, target, reason, args)
+    return request.problem(
+        note,
+        by,
+        role_of(store, by),
+        registered_key(store, by),
+        log_append.store_id(store),
+        action,
+        target,
+        reason,
+        args,
+    )
 
 
 def actions_by_id(store: Store) -> dict[int, dict]:
@@ -222,9 +294,14 @@ def actions_by_id(store: Store) -> dict[int, dict]:
 
 def fate_logged(store: Store, command_id: int) -> bool:
     """Whether a GM action already logs the fate of command `command_id`."""
-    return store.one("SELECT 1 FROM gm_actions WHERE action IN ('kick', 'close') AND CASE WHEN "
-                     "json_valid(outcome) THEN json_extract(outcome, '$.command') END = ? LIMIT 1",
-                     (command_id,)) is not None
+    return (
+        store.one(
+            "SELECT 1 FROM gm_actions WHERE action IN ('kick', 'close') AND CASE WHEN "
+            "json_valid(outcome) THEN json_extract(outcome, '$.command') END = ? LIMIT 1",
+            (command_id,),
+        )
+        is not None
+    )
 
 
 FATES = ("done", "failed", "expired", "interrupted")  # a command's status once decided
@@ -233,5 +310,9 @@ IN_FLIGHT = ("pending", "taken")  # its status before
 
 def command_states(store: Store) -> list[dict]:
     """Every command's live state (status, acked_at, outcome, gm_action_id), in id order."""
-    return [dict(r) for r in store.all(
-        "SELECT id, status, acked_at, outcome, gm_action_id FROM gm_commands ORDER BY id")]
+    return [
+        dict(r)
+        for r in store.all(
+            "SELECT id, status, acked_at, outcome, gm_action_id FROM gm_commands ORDER BY id"
+        )
+    ]

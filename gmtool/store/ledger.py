@@ -12,34 +12,60 @@ from gmtool.evidence import records
 from gmtool.store import log_append, scan
 from gmtool.store.db import NoSuchRecord, Store
 
-TALLY_COLUMNS = {"win": "wins", "loss": "losses", "draw": "draws", "escape": "escapes",
-                 "disconnect": "disconnects"}
+TALLY_COLUMNS = {
+    "win": "wins",
+    "loss": "losses",
+    "draw": "draws",
+    "escape": "escapes",
+    "disconnect": "disconnects",
+}
 
 
 def ensure_player(store: Store, name: str, kind: str = "human") -> None:
     """Create the player if new (with zero coins: coins arrive through the ledger)."""
-    cursor = store.conn.execute("INSERT OR IGNORE INTO players (name, coins, score, kind, "
-                                "created_at) VALUES (?, 0, 0, ?, ?)", (name, kind, store.now()))
+    cursor = store.conn.execute(
+        "INSERT OR IGNORE INTO players (name, coins, score, kind, "
+        "created_at) VALUES (?, 0, 0, ?, ?)",
+        (name, kind, store.now()),
+    )
     if cursor.rowcount == 1:
         log_append.append_row(store, records.player_body, "players", "name", name)
 
 
-def post(store: Store, rows: Iterable[tuple[str, int, str]], hand_id: int | None = None,
-         gm_action_id: int | None = None) -> list[int]:
+def post(
+    store: Store,
+    rows: Iterable[tuple[str, int, str]],
+    hand_id: int | None = None,
+    gm_action_id: int | None = None,
+) -> list[int]:
     """Ledger rows (player, delta, reason) and the balances they change; call inside write().
     Returns the new rows' ids."""
     at, ids = store.now(), []
     for player, delta, reason in rows:
-        cursor = store.conn.execute("UPDATE players SET coins = coins + ? WHERE name = ?",
-                                    (delta, player))
+        cursor = store.conn.execute(
+            "UPDATE players SET coins = coins + ? WHERE name = ?", (delta, player)
+        )
         if cursor.rowcount != 1:
             raise NoSuchRecord(f"no player {player!r}")
-        cursor = store.conn.execute("INSERT INTO ledger (hand_id, gm_action_id, player, delta, "
-                                    "reason, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                                    (hand_id, gm_action_id, player, delta, reason, at))
-        log_append.append(store, records.ledger_body({
-            "id": cursor.lastrowid, "hand_id": hand_id, "gm_action_id": gm_action_id,
-            "player": player, "delta": delta, "reason": reason, "created_at": at}))
+        cursor = store.conn.execute(
+            "INSERT INTO ledger (hand_id, gm_action_id, player, delta, "
+            "reason, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (hand_id, gm_action_id, player, delta, reason, at),
+        )
+        log_append.append(
+            store,
+            records.ledger_body(
+                {
+                    "id": cursor.lastrowid,
+                    "hand_id": hand_id,
+                    "gm_action_id": gm_action_id,
+                    "player": player,
+                    "delta": delta,
+                    "reason": reason,
+                    "created_at": at,
+                }
+            ),
+        )
         ids.append(cursor.lastrowid)
     return ids
 
@@ -49,16 +75,24 @@ def record_results(store: Store, results: dict[str, str], score: dict[str, int])
     for player, result in results.items():
         column = TALLY_COLUMNS.get(result)
         if column:
-            store.conn.execute(f"UPDATE players SET {column} = {column} + 1 WHERE name = ?",
-                               (player,))
+            store.conn.execute(
+                f"UPDATE players SET {column} = {column} + 1 WHERE name = ?", (player,)
+            )
     for player, delta in score.items():
         if delta:
-            store.conn.execute("UPDATE players SET score = score + ? WHERE name = ?",
-                               (delta, player))
+            store.conn.execute(
+                "UPDATE players SET score = score + ? WHERE name = ?", (delta, player)
+            )
 
 
-def grant(store: Store, player: str, amount: int, reason: str, kind: str = "human",
-          gm_action_id: int | None = None) -> None:
+def grant(
+    store: Store,
+    player: str,
+    amount: int,
+    reason: str,
+    kind: str = "human",
+    gm_action_id: int | None = None,
+) -> None:
     """Give a player coins through one ledger row, with no signature: an opening balance
     given so is one of a store from before the host signed them (`open_account`), and
     audit reports it once the store holds a signed one."""
@@ -67,16 +101,18 @@ def grant(store: Store, player: str, amount: int, reason: str, kind: str = "huma
         post(store, [(player, amount, reason)], gm_action_id=gm_action_id)
 
 
-def open_account(store: Store, player: str, amount: int, kind: str,
-                 vouch: Callable[[int, str, int], str]) -> None:
+def open_account(
+    store: Store, player: str, amount: int, kind: str, vouch: Callable[[int, str, int], str]
+) -> None:
     """A new player with an opening balance, in one transaction: the player, the ledger row
     and the host's signature over it, `vouch(ledger id, player, amount)`, logged beside it
     (audit takes no opening balance without it: gmtool.evidence.opening)."""
     with store.write(durable=True):
         ensure_player(store, player, kind)
         (ledger_id,) = post(store, [(player, amount, "opening_balance")])
-        log_append.append(store, records.opening_body(ledger_id, player, amount,
-                                                     vouch(ledger_id, player, amount)))
+        log_append.append(
+            store, records.opening_body(ledger_id, player, amount, vouch(ledger_id, player, amount))
+        )
 
 
 def vouch_for_older_openings(store: Store, vouch: Callable[[int, str, int], str]) -> int:
@@ -86,20 +122,32 @@ def vouch_for_older_openings(store: Store, vouch: Callable[[int, str, int], str]
     if scan.first_signed_opening(store) is not None:  # (no write lock at every start)
         return 0
     with store.write(durable=True):
-        rows = store.all("SELECT id, player, delta FROM ledger WHERE reason = "
-                         "'opening_balance' ORDER BY id")
+        rows = store.all(
+            "SELECT id, player, delta FROM ledger WHERE reason = 'opening_balance' ORDER BY id"
+        )
         if rows and scan.first_signed_opening(store) is None:  # (another writer was first)
-            log_append.append_many(store.conn, [records.opening_body(
-                row["id"], row["player"], row["delta"],
-                vouch(row["id"], row["player"], row["delta"])) for row in rows])
+            log_append.append_many(
+                store.conn,
+                [
+                    records.opening_body(
+                        row["id"],
+                        row["player"],
+                        row["delta"],
+                        vouch(row["id"], row["player"], row["delta"]),
+                    )
+                    for row in rows
+                ],
+            )
             return len(rows)
     return 0
 
 
 def bot_balances(store: Store) -> dict[str, int]:
     """Every bot player's coins."""
-    return {r["name"]: r["coins"] for r in store.all("SELECT name, coins FROM players WHERE "
-                                                     "kind = 'bot'")}
+    return {
+        r["name"]: r["coins"]
+        for r in store.all("SELECT name, coins FROM players WHERE kind = 'bot'")
+    }
 
 
 def coins_or_none(store: Store, player: str) -> int | None:

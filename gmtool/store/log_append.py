@@ -30,16 +30,18 @@ class Store(Protocol):
 
     conn: sqlite3.Connection
 
+
 def _load(conn: sqlite3.Connection) -> Frontier:
     row = conn.execute("SELECT size, nodes FROM log_state WHERE id = 1").fetchone()
     if row is None:
         return Frontier()
     try:
         nodes = bytes(row[1])
-        return Frontier(row[0], [nodes[i:i + 32] for i in range(0, len(nodes), 32)])
+        return Frontier(row[0], [nodes[i : i + 32] for i in range(0, len(nodes), 32)])
     except (TypeError, ValueError) as error:  # edited by hand: no write may build on it
-        raise StoreError(f"the evidence log's recorded state is damaged ({error}): run "
-                         "`gmtool audit`") from None
+        raise StoreError(
+            f"the evidence log's recorded state is damaged ({error}): run `gmtool audit`"
+        ) from None
 
 
 def append(store: Store, body: dict) -> int:
@@ -58,18 +60,22 @@ def append_many(conn: sqlite3.Connection, bodies: list[dict]) -> int:
         tkey, nkey = index_key(body)
         rows.append((frontier.size, body["kind"], tkey, nkey, text, leaf))
         nodes += frontier.append(leaf)
-    conn.executemany("INSERT INTO log (idx, kind, tkey, nkey, body, leaf) VALUES (?, ?, ?, ?, "
-                     "?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO log (idx, kind, tkey, nkey, body, leaf) VALUES (?, ?, ?, ?, ?, ?)", rows
+    )
     if nodes:
         conn.executemany("INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)", nodes)
-    conn.execute("INSERT INTO log_state (id, size, nodes) VALUES (1, ?, ?) ON CONFLICT(id) DO "
-                 "UPDATE SET size = excluded.size, nodes = excluded.nodes",
-                 (frontier.size, b"".join(frontier.nodes)))
+    conn.execute(
+        "INSERT INTO log_state (id, size, nodes) VALUES (1, ?, ?) ON CONFLICT(id) DO "
+        "UPDATE SET size = excluded.size, nodes = excluded.nodes",
+        (frontier.size, b"".join(frontier.nodes)),
+    )
     return frontier.size - 1
 
 
-def append_row(store: Store, body_of: Callable[[Mapping], dict], table: str, key: str,
-               value: Any) -> None:
+def append_row(
+    store: Store, body_of: Callable[[Mapping], dict], table: str, key: str, value: Any
+) -> None:
     """Append the record of one row as it now is (read back inside the transaction)."""
     cursor = store.conn.execute(f"SELECT * FROM {table} WHERE {key} = ?", (value,))
     names = [c[0] for c in cursor.description]

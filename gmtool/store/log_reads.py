@@ -34,8 +34,11 @@ if TYPE_CHECKING:
     from gmtool.store.db import Store
 
 # The kinds whose rows have growing integer ids, and the table and body of each.
-RANGED = {"hand": ("hands", hand_body), "ledger": ("ledger", ledger_body),
-          "gm_action": ("gm_actions", gm_action_body)}
+RANGED = {
+    "hand": ("hands", hand_body),
+    "ledger": ("ledger", ledger_body),
+    "gm_action": ("gm_actions", gm_action_body),
+}
 
 
 def size(store: Store) -> int:
@@ -51,14 +54,29 @@ def node_levels(store: Store, start: int, top: int = 62) -> list[tuple]:
     outside them (text sorts above numbers), not a pass over every node: a level stored
     as a fraction within them is then seen only from the start."""
     if not start:
-        return store.conn.execute("SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes "
-                                  "GROUP BY level ORDER BY level").fetchall()
-    found = [(level, *store.conn.execute(
-        "SELECT COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE level = ? AND idx >= ?",
-        (level, start >> level)).fetchone()) for level in range(1, top + 1)]
-    outside = [row for where in ("level < 1", "level > ?") for row in store.conn.execute(
-        f"SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE {where} GROUP BY "
-        "level", (top,) if "?" in where else ())]  # (two seeks: an OR would read them all)
+        return store.conn.execute(
+            "SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes "
+            "GROUP BY level ORDER BY level"
+        ).fetchall()
+    found = [
+        (
+            level,
+            *store.conn.execute(
+                "SELECT COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE level = ? AND idx >= ?",
+                (level, start >> level),
+            ).fetchone(),
+        )
+        for level in range(1, top + 1)
+    ]
+    outside = [
+        row
+        for where in ("level < 1", "level > ?")
+        for row in store.conn.execute(
+            f"SELECT level, COUNT(*), MIN(idx), MAX(idx) FROM log_nodes WHERE {where} GROUP BY "
+            "level",
+            (top,) if "?" in where else (),
+        )
+    ]  # (two seeks: an OR would read them all)
     return [row for row in found if row[1]] + outside
 
 
@@ -66,8 +84,9 @@ def node_hashes(store: Store, level: int, first: int) -> Iterator[tuple]:
     """(hash,) of the stored tree nodes of `level` from idx `first` on, in idx order."""
     cursor = store.conn.cursor()
     cursor.row_factory = None
-    return cursor.execute("SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? ORDER BY "
-                          "idx", (level, first))
+    return cursor.execute(
+        "SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? ORDER BY idx", (level, first)
+    )
 
 
 def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
@@ -75,8 +94,11 @@ def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
     (`frontier_positions`), each None where the store has none."""
     nodes = []
     for level, index in frontier_positions(tree_size):
-        row = store.one("SELECT leaf FROM log WHERE idx = ?", (index,)) if level == 0 else \
-            store.one("SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index))
+        row = (
+            store.one("SELECT leaf FROM log WHERE idx = ?", (index,))
+            if level == 0
+            else store.one("SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index))
+        )
         nodes.append(bytes(row[0]) if row is not None and isinstance(row[0], bytes) else None)
     return nodes
 
@@ -84,9 +106,12 @@ def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
 def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] | None:
     """(last seq, logged head) of the table's last batch of events logged before record
     `lo`, or None."""
-    row = store.one("SELECT json_extract(CASE WHEN json_valid(body) THEN body END, '$.last'), json_extract(CASE WHEN json_valid(body) THEN body END, '$.head') FROM "
-                    "log WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY nkey DESC "
-                    "LIMIT 1", (table_id, lo))
+    row = store.one(
+        "SELECT json_extract(CASE WHEN json_valid(body) THEN body END, '$.last'), json_extract(CASE WHEN json_valid(body) THEN body END, '$.head') FROM "
+        "log WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY nkey DESC "
+        "LIMIT 1",
+        (table_id, lo),
+    )
     return (row[0], row[1]) if row is not None else None
 
 
@@ -97,14 +122,19 @@ def batch_heads_from(store: Store, lo: int) -> Iterator[tuple]:
         "SELECT l.idx, l.tkey, l.nkey, json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last'), json_extract(CASE WHEN json_valid(l.body) THEN l.body END, "
         "'$.head'), e.hash FROM log l LEFT JOIN events e ON e.table_id = l.tkey AND e.seq = "
         "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') WHERE l.idx >= ? AND l.kind = 'events' ORDER BY "
-        "l.idx", (lo,))
+        "l.idx",
+        (lo,),
+    )
 
 
 def batch_hand(store: Store, table_id: str, first: int, last: int) -> int | None:
     """The hand of a batch's events (or of the event after it), to name in a finding."""
-    row = store.one("SELECT COALESCE((SELECT MAX(hand_id) FROM events WHERE table_id = ? AND "
-                    "seq BETWEEN ? AND ?), (SELECT hand_id FROM events WHERE table_id = ? AND "
-                    "seq > ? ORDER BY seq LIMIT 1))", (table_id, first, last, table_id, last))
+    row = store.one(
+        "SELECT COALESCE((SELECT MAX(hand_id) FROM events WHERE table_id = ? AND "
+        "seq BETWEEN ? AND ?), (SELECT hand_id FROM events WHERE table_id = ? AND "
+        "seq > ? ORDER BY seq LIMIT 1))",
+        (table_id, first, last, table_id, last),
+    )
     return row[0]
 
 
@@ -134,8 +164,11 @@ def last_seqs(store: Store) -> dict[str, int]:
 
 def hand_before(store: Store, table_id: str, seq: int) -> int | None:
     """The hand of the table's last event before `seq` that belongs to a hand."""
-    row = store.one("SELECT hand_id FROM events WHERE table_id = ? AND seq < ? AND hand_id IS "
-                    "NOT NULL ORDER BY seq DESC LIMIT 1", (table_id, seq))
+    row = store.one(
+        "SELECT hand_id FROM events WHERE table_id = ? AND seq < ? AND hand_id IS "
+        "NOT NULL ORDER BY seq DESC LIMIT 1",
+        (table_id, seq),
+    )
     return row[0] if row else None
 
 
@@ -148,28 +181,33 @@ def hand_seqs(store: Store, hand_id: int) -> tuple[int | None, int | None]:
 def last_hand_before(store: Store, table_id: str, hand_id: int) -> int | None:
     """The table's last hand with an id below `hand_id` (the one that may have been running
     when the hands from `hand_id` on began)."""
-    row = store.one("SELECT id FROM hands WHERE table_id = ? AND id < ? ORDER BY number DESC "
-                    "LIMIT 1", (table_id, hand_id))
+    row = store.one(
+        "SELECT id FROM hands WHERE table_id = ? AND id < ? ORDER BY number DESC LIMIT 1",
+        (table_id, hand_id),
+    )
     return row[0] if row else None
 
 
 def max_logged_id(store: Store, kind: str) -> int:
     """The largest row id any record of `kind` names (0 if none)."""
-    return store.one("SELECT MAX(nkey) FROM log WHERE kind = ? AND tkey IS NULL",
-                     (kind,))[0] or 0
+    return store.one("SELECT MAX(nkey) FROM log WHERE kind = ? AND tkey IS NULL", (kind,))[0] or 0
 
 
 def record_index(store: Store, kind: str, key: int) -> int | None:
     """The index of the last record of `kind` naming row `key`, or None."""
-    row = store.one("SELECT MAX(idx) FROM log WHERE kind = ? AND tkey IS NULL AND nkey = ?",
-                    (kind, key))
+    row = store.one(
+        "SELECT MAX(idx) FROM log WHERE kind = ? AND tkey IS NULL AND nkey = ?", (kind, key)
+    )
     return row[0] if row else None
 
 
 def logged_body(store: Store, kind: str, key: int) -> str | None:
     """The body of the last record of `kind` naming row `key`, or None."""
-    row = store.one("SELECT body FROM log WHERE kind = ? AND tkey IS NULL AND nkey = ? ORDER "
-                    "BY idx DESC LIMIT 1", (kind, key))
+    row = store.one(
+        "SELECT body FROM log WHERE kind = ? AND tkey IS NULL AND nkey = ? ORDER "
+        "BY idx DESC LIMIT 1",
+        (kind, key),
+    )
     return row[0] if row else None
 
 
@@ -177,8 +215,11 @@ def records_of_kinds(store: Store, kinds: Iterable[str]) -> Iterator[tuple[int, 
     """(idx, kind, body) of every record of these kinds, in log order (through the index
     on kind: for the small tables an incremental audit still checks whole)."""
     kinds = list(kinds)
-    return store.conn.execute(f"SELECT idx, kind, body FROM log WHERE kind IN "
-                              f"({', '.join('?' * len(kinds))}) ORDER BY idx", kinds)
+    return store.conn.execute(
+        f"SELECT idx, kind, body FROM log WHERE kind IN "
+        f"({', '.join('?' * len(kinds))}) ORDER BY idx",
+        kinds,
+    )
 
 
 def rows_from(store: Store, kind: str, first_id: int) -> Iterator[dict]:
@@ -195,7 +236,9 @@ def ended_hands(store: Store, first_id: int, ids: Iterable[int]) -> Iterator[dic
     cursor = store.conn.execute(
         "SELECT * FROM hands WHERE id IN (SELECT value FROM json_each(?)) AND id < ? AND "
         "outcome != 'running' UNION ALL SELECT * FROM hands WHERE id >= ? AND outcome != "
-        "'running' ORDER BY id", (json.dumps(sorted(set(ids))), first_id, first_id))
+        "'running' ORDER BY id",
+        (json.dumps(sorted(set(ids))), first_id, first_id),
+    )
     names = [c[0] for c in cursor.description]
     for row in cursor:
         yield hand_end_body(dict(zip(names, row)))
@@ -203,11 +246,15 @@ def ended_hands(store: Store, first_id: int, ids: Iterable[int]) -> Iterator[dic
 
 def hands_after(store: Store, lo: int) -> int:
     """How many hands began from log record `lo` on (for a progress bar)."""
-    return store.one("SELECT COUNT(*) FROM hands WHERE id >= (SELECT MIN(nkey) FROM log WHERE "
-                     "idx >= ? AND kind = 'hand')", (lo,))[0]
+    return store.one(
+        "SELECT COUNT(*) FROM hands WHERE id >= (SELECT MIN(nkey) FROM log WHERE "
+        "idx >= ? AND kind = 'hand')",
+        (lo,),
+    )[0]
 
 
 # ---- the whole log, proofs and guards ------------------------------------------------
+
 
 def records(store: Store, lo: int = 0, hi: int | None = None) -> Iterator:
     """Log rows (idx, kind, tkey, nkey, body, leaf) in order, from `lo` up to `hi`."""
@@ -220,15 +267,19 @@ def records(store: Store, lo: int = 0, hi: int | None = None) -> Iterator:
 
 
 def leaves(store: Store, lo: int, hi: int) -> list[bytes]:
-    return [bytes(r[0]) for r in store.conn.execute(
-        "SELECT leaf FROM log WHERE idx >= ? AND idx < ? ORDER BY idx", (lo, hi))]
+    return [
+        bytes(r[0])
+        for r in store.conn.execute(
+            "SELECT leaf FROM log WHERE idx >= ? AND idx < ? ORDER BY idx", (lo, hi)
+        )
+    ]
 
 
 def tree(store: Store) -> Tree:
     """Proofs over the stored log, from its stored nodes."""
+
     def node(level: int, index: int) -> bytes | None:
-        row = store.one("SELECT hash FROM log_nodes WHERE level = ? AND idx = ?",
-                        (level, index))
+        row = store.one("SELECT hash FROM log_nodes WHERE level = ? AND idx = ?", (level, index))
         return bytes(row[0]) if row else None
 
     return Tree(lambda lo, hi: leaves(store, lo, hi), node)
@@ -243,9 +294,9 @@ def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
         "nkey IS NOT NULL AND ((kind != 'ledger' AND nkey = ?) OR (kind = 'ledger' AND "
         "json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = ?))) OR (kind = 'events' AND tkey = ? AND nkey <= ? "
         "AND json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) ORDER BY idx",
-        (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0))
-    return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()}
-            for r in rows]
+        (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0),
+    )
+    return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()} for r in rows]
 
 
 # Each logged table, the body function of its rows, and how a row is named in findings.
@@ -254,8 +305,10 @@ LOGGED_ROWS = {  # in the order of their records' keys (name or id), as SQLite o
     "hand_end": ("SELECT * FROM hands WHERE outcome != 'running' ORDER BY id", hand_end_body),
     "ledger": ("SELECT * FROM ledger ORDER BY id", ledger_body),
     "gm_action": ("SELECT id, hash FROM gm_actions ORDER BY id", gm_action_body),
-    "config": ("SELECT config_id, profile_text, created_at FROM configs ORDER BY config_id",
-               config_body),
+    "config": (
+        "SELECT config_id, profile_text, created_at FROM configs ORDER BY config_id",
+        config_body,
+    ),
     "deployment": ("SELECT * FROM deployments ORDER BY id", deployment_body),
     "gm_user": ("SELECT * FROM gm_users ORDER BY name", gm_user_body),
     "gm_request": ("SELECT * FROM gm_commands ORDER BY id", gm_request_body),
@@ -269,27 +322,44 @@ NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the other
 # `r`: the text `gmtool.evidence.records` makes (keys sorted; tests/test_record_format.py
 # holds the two equal on the golden rows).
 STREAMED = {
-    "hand": ("SELECT * FROM hands", "id",
-             "json_object('algorithm', r.algorithm, 'ante', r.ante, 'at', r.started_at, "
-             "'banker', r.banker, 'commitment', r.commitment, 'config', r.config_id, 'id', "
-             "r.id, 'kind', 'hand', 'number', r.number, 'seats', r.seats, 'table', "
-             "r.table_id, 'tier', r.tier)"),
-    "hand_end": ("SELECT * FROM hands WHERE outcome != 'running'", "id",
-                 "json_object('at', r.ended_at, 'id', r.id, 'kind', 'hand_end', 'outcome', "
-                 "r.outcome, 'seed', r.seed, 'winners', r.winners)"),
-    "ledger": ("SELECT * FROM ledger", "id",
-               "json_object('at', r.created_at, 'delta', r.delta, 'gm_action', "
-               "r.gm_action_id, 'hand', r.hand_id, 'id', r.id, 'kind', 'ledger', 'player', "
-               "r.player, 'reason', r.reason)"),
-    "gm_action": ("SELECT id, hash FROM gm_actions", "id",
-                  "json_object('hash', r.hash, 'id', r.id, 'kind', 'gm_action')"),
-    "gm_request": ("SELECT * FROM gm_commands", "id",
-                   "json_object('at', r.issued_at, 'by', r.issued_by, 'command', r.kind, "
-                   "'id', r.id, 'kind', 'gm_request', 'player', r.player, 'reason', "
-                   "r.reason, 'request', r.request, 'table', r.table_id)"),
-    "player": ("SELECT * FROM players", "name",
-               "json_object('at', r.created_at, 'kind', 'player', 'name', r.name, 'type', "
-               "r.kind)"),
+    "hand": (
+        "SELECT * FROM hands",
+        "id",
+        "json_object('algorithm', r.algorithm, 'ante', r.ante, 'at', r.started_at, "
+        "'banker', r.banker, 'commitment', r.commitment, 'config', r.config_id, 'id', "
+        "r.id, 'kind', 'hand', 'number', r.number, 'seats', r.seats, 'table', "
+        "r.table_id, 'tier', r.tier)",
+    ),
+    "hand_end": (
+        "SELECT * FROM hands WHERE outcome != 'running'",
+        "id",
+        "json_object('at', r.ended_at, 'id', r.id, 'kind', 'hand_end', 'outcome', "
+        "r.outcome, 'seed', r.seed, 'winners', r.winners)",
+    ),
+    "ledger": (
+        "SELECT * FROM ledger",
+        "id",
+        "json_object('at', r.created_at, 'delta', r.delta, 'gm_action', "
+        "r.gm_action_id, 'hand', r.hand_id, 'id', r.id, 'kind', 'ledger', 'player', "
+        "r.player, 'reason', r.reason)",
+    ),
+    "gm_action": (
+        "SELECT id, hash FROM gm_actions",
+        "id",
+        "json_object('hash', r.hash, 'id', r.id, 'kind', 'gm_action')",
+    ),
+    "gm_request": (
+        "SELECT * FROM gm_commands",
+        "id",
+        "json_object('at', r.issued_at, 'by', r.issued_by, 'command', r.kind, "
+        "'id', r.id, 'kind', 'gm_request', 'player', r.player, 'reason', "
+        "r.reason, 'request', r.request, 'table', r.table_id)",
+    ),
+    "player": (
+        "SELECT * FROM players",
+        "name",
+        "json_object('at', r.created_at, 'kind', 'player', 'name', r.name, 'type', r.kind)",
+    ),
 }
 NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the others by id
 
@@ -307,27 +377,35 @@ def index_suspects(store: Store, kinds: Iterable[str], start: int = 0) -> list[i
     kinds = list(kinds)
     if not kinds:
         return []
-    return [row[0] for row in store.conn.execute(
-        "SELECT idx FROM log WHERE idx >= ? AND kind IN (SELECT value FROM json_each(?)) AND "
-        "NOT coalesce(json_valid(body) AND json_type(body) = 'object' AND typeof(kind) = "
-        "'text' AND kind IS json_extract(body, '$.kind') AND CASE WHEN kind IN (SELECT value "
-        "FROM json_each(?)) THEN nkey IS NULL AND tkey IS json_extract(body, CASE kind WHEN "
-        "'config' THEN '$.id' ELSE '$.name' END) AND typeof(tkey) = json_type(body, CASE "
-        "kind WHEN 'config' THEN '$.id' ELSE '$.name' END) ELSE tkey IS NULL AND nkey IS "
-        "json_extract(body, '$.id') AND typeof(nkey) = json_type(body, '$.id') END, 0) "
-        "ORDER BY idx", (start, json.dumps(kinds), json.dumps(NAMED_KINDS)))]
+    return [
+        row[0]
+        for row in store.conn.execute(
+            "SELECT idx FROM log WHERE idx >= ? AND kind IN (SELECT value FROM json_each(?)) AND "
+            "NOT coalesce(json_valid(body) AND json_type(body) = 'object' AND typeof(kind) = "
+            "'text' AND kind IS json_extract(body, '$.kind') AND CASE WHEN kind IN (SELECT value "
+            "FROM json_each(?)) THEN nkey IS NULL AND tkey IS json_extract(body, CASE kind WHEN "
+            "'config' THEN '$.id' ELSE '$.name' END) AND typeof(tkey) = json_type(body, CASE "
+            "kind WHEN 'config' THEN '$.id' ELSE '$.name' END) ELSE tkey IS NULL AND nkey IS "
+            "json_extract(body, '$.id') AND typeof(nkey) = json_type(body, '$.id') END, 0) "
+            "ORDER BY idx",
+            (start, json.dumps(kinds), json.dumps(NAMED_KINDS)),
+        )
+    ]
 
 
 def _proper(kind: str) -> str:
     """The records of `kind` whose index says so, from `?` (start) on, without those of
     the JSON list `?` (suspects): the text of a WHERE clause."""
     key, other = _key_columns(kind)
-    return (f"kind = '{kind}' AND {other} IS NULL AND idx >= ? AND idx NOT IN (SELECT value "
-            "FROM json_each(?))")
+    return (
+        f"kind = '{kind}' AND {other} IS NULL AND idx >= ? AND idx NOT IN (SELECT value "
+        "FROM json_each(?))"
+    )
 
 
-def rows_unlike_records(store: Store, kind: str, start: int, suspects: str,
-                        keys: str) -> Iterator[tuple[dict, str | None]]:
+def rows_unlike_records(
+    store: Store, kind: str, start: int, suspects: str, keys: str
+) -> Iterator[tuple[dict, str | None]]:
     """(row, the body of its last record or None) of every row of a streamed `kind` whose
     last record (by index) is missing or is not, byte for byte, the record SQLite rebuilds
     from it; rows keyed in the JSON list `keys` are left to the caller. In key order."""
@@ -338,15 +416,17 @@ def rows_unlike_records(store: Store, kind: str, start: int, suspects: str,
         f"AS idx FROM log WHERE {_proper(kind)} GROUP BY {key}) last ON last.k = r.{column} "
         f"LEFT JOIN log l ON l.idx = last.idx WHERE r.{column} NOT IN (SELECT value FROM "
         f"json_each(?)) AND (l.idx IS NULL OR l.body IS NOT {rebuilt}) ORDER BY r.{column}",
-        (start, suspects, keys))
+        (start, suspects, keys),
+    )
     names = [c[0] for c in cursor.description]
     for values in cursor:
         row = dict(zip(names, values))
         yield row, row.pop("_body")
 
 
-def records_without_rows(store: Store, kind: str, start: int, suspects: str,
-                         keys: str) -> Iterator[tuple[object, int, str]]:
+def records_without_rows(
+    store: Store, kind: str, start: int, suspects: str, keys: str
+) -> Iterator[tuple[object, int, str]]:
     """(key, index, body) of the last record of every key of a streamed `kind` that no
     row has (keys in the JSON list `keys` left to the caller), in key order."""
     rows, column, _ = STREAMED[kind]
@@ -355,11 +435,14 @@ def records_without_rows(store: Store, kind: str, start: int, suspects: str,
         f"SELECT last.k, l.idx, l.body FROM (SELECT {key} AS k, MAX(idx) AS idx FROM log "
         f"WHERE {_proper(kind)} GROUP BY {key}) last JOIN log l ON l.idx = last.idx WHERE "
         f"last.k NOT IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM "
-        f"({rows}) r WHERE r.{column} = last.k) ORDER BY last.k", (start, suspects, keys))
+        f"({rows}) r WHERE r.{column} = last.k) ORDER BY last.k",
+        (start, suspects, keys),
+    )
 
 
-def records_logged_twice(store: Store, kind: str, start: int, suspects: str,
-                         keys: str) -> Iterator[tuple[object, int, str]]:
+def records_logged_twice(
+    store: Store, kind: str, start: int, suspects: str, keys: str
+) -> Iterator[tuple[object, int, str]]:
     """(key, index, body) of every record of a key of `kind` logged more than once (keys
     in the JSON list `keys` left to the caller), in key order, then index order."""
     key, _ = _key_columns(kind)
@@ -367,15 +450,19 @@ def records_logged_twice(store: Store, kind: str, start: int, suspects: str,
         f"SELECT {key}, idx, body FROM log WHERE {_proper(kind)} AND {key} IN (SELECT {key} "
         f"FROM log WHERE {_proper(kind)} GROUP BY {key} HAVING COUNT(*) > 1) AND {key} NOT "
         f"IN (SELECT value FROM json_each(?)) ORDER BY {key}, idx",
-        (start, suspects, start, suspects, keys))
+        (start, suspects, start, suspects, keys),
+    )
 
 
-def records_of_key(store: Store, kind: str, value: object, start: int,
-                   suspects: str) -> list[tuple[int, str]]:
+def records_of_key(
+    store: Store, kind: str, value: object, start: int, suspects: str
+) -> list[tuple[int, str]]:
     """(index, body) of the records of `kind` keyed `value`, in index order."""
     key, _ = _key_columns(kind)
-    return store.conn.execute(f"SELECT idx, body FROM log WHERE {_proper(kind)} AND {key} IS ? "
-                              "ORDER BY idx", (start, suspects, value)).fetchall()
+    return store.conn.execute(
+        f"SELECT idx, body FROM log WHERE {_proper(kind)} AND {key} IS ? ORDER BY idx",
+        (start, suspects, value),
+    ).fetchall()
 
 
 def row_of_key(store: Store, kind: str, value: object) -> dict | None:
@@ -405,12 +492,17 @@ GUARDED = ("events", "ledger", "gm_actions", "log", "log_nodes", "meta")
 def missing_guards(store: Store) -> list[str]:
     """The append-only triggers the schema made that are gone (dropped by hand) or no
     longer refuse the change (replaced by a trigger of the same name that does nothing)."""
-    present = dict(store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = "
-                                      "'trigger'"))
-    names = [(f"{table}_no_{change}", table, change) for table in GUARDED
-             for change in ("update", "delete")]
-    return [name for name, table, change in names
-            if not _refuses(present.get(name), name, table, change)]
+    present = dict(store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"))
+    names = [
+        (f"{table}_no_{change}", table, change)
+        for table in GUARDED
+        for change in ("update", "delete")
+    ]
+    return [
+        name
+        for name, table, change in names
+        if not _refuses(present.get(name), name, table, change)
+    ]
 
 
 def _refuses(sql: str | None, name: str, table: str, change: str) -> bool:
@@ -420,20 +512,27 @@ def _refuses(sql: str | None, name: str, table: str, change: str) -> bool:
         return False
     words = " ".join(sql.split())
     head = f"CREATE TRIGGER {name} BEFORE {change.upper()} ON {table} BEGIN SELECT RAISE(ABORT, '"
-    return words.startswith(head) and words.endswith("'); END") and \
-        "'" not in words[len(head):-len("'); END")]
+    return (
+        words.startswith(head)
+        and words.endswith("'); END")
+        and "'" not in words[len(head) : -len("'); END")]
+    )
 
 
 def events_between(store: Store, table_id: str, first: int, last: int) -> list[dict]:
     """A table's stored events `first` to `last`, every column but the row id."""
     cursor = store.conn.execute(
         "SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, hash FROM events "
-        "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq", (table_id, first, last))
+        "WHERE table_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+        (table_id, first, last),
+    )
     names = [c[0] for c in cursor.description]
     return [dict(zip(names, row)) for row in cursor]
 
 
 def gm_records(store: Store) -> Iterator:
     """(idx, kind, body) of the GM records (users, actions, command requests) in log order."""
-    return store.conn.execute("SELECT idx, kind, body FROM log WHERE kind IN ('gm_user', "
-                              "'gm_action', 'gm_request') ORDER BY idx")
+    return store.conn.execute(
+        "SELECT idx, kind, body FROM log WHERE kind IN ('gm_user', "
+        "'gm_action', 'gm_request') ORDER BY idx"
+    )

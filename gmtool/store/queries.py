@@ -7,17 +7,26 @@ import json
 from gmtool.store.db import NoSuchRecord, Store
 
 
-def hand_filter(since: str | None = None, until: str | None = None, table: str | None = None,
-                player: str | None = None) -> tuple[str, list]:
+def hand_filter(
+    since: str | None = None,
+    until: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+) -> tuple[str, list]:
     clauses, params = [], []
-    for clause, value in (("started_at >= ?", since), ("started_at < ?", until),
-                          ("table_id = ?", table)):
+    for clause, value in (
+        ("started_at >= ?", since),
+        ("started_at < ?", until),
+        ("table_id = ?", table),
+    ):
         if value:
             clauses.append(clause)
             params.append(value)
     if player:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(hands.seats) THEN hands.seats ELSE '[]' END) WHERE "
-                       "json_extract(value, '$.player') = ?)")
+        clauses.append(
+            "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(hands.seats) THEN hands.seats ELSE '[]' END) WHERE "
+            "json_extract(value, '$.player') = ?)"
+        )
         params.append(player)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
@@ -25,29 +34,47 @@ def hand_filter(since: str | None = None, until: str | None = None, table: str |
 def check_names(store: Store, table: str | None = None, player: str | None = None) -> None:
     """NoSuchRecord for a filter naming a table or player the store has never seen: an
     unknown name is a mistake to report, not an empty result."""
-    if table and store.one("SELECT 1 FROM tables WHERE id = ? UNION ALL SELECT 1 FROM hands "
-                           "WHERE table_id = ? LIMIT 1", (table, table)) is None:
+    if (
+        table
+        and store.one(
+            "SELECT 1 FROM tables WHERE id = ? UNION ALL SELECT 1 FROM hands "
+            "WHERE table_id = ? LIMIT 1",
+            (table, table),
+        )
+        is None
+    ):
         raise NoSuchRecord(f"no table {table!r} (see `gmtool tables list --closed`)")
     if player and store.one("SELECT 1 FROM players WHERE name = ?", (player,)) is None:
         raise NoSuchRecord(f"no player {player!r} (see `gmtool players list`)")
 
 
-def list_hands(store: Store, since=None, until=None, table=None, player=None,
-               limit: int = 50) -> list[dict]:
+def list_hands(
+    store: Store, since=None, until=None, table=None, player=None, limit: int = 50
+) -> list[dict]:
     """Hands matching the filter, newest first; at most `limit` of them (0 = all)."""
     check_names(store, table, player)
     where, params = hand_filter(since, until, table, player)
-    rows = store.all(f"SELECT id, table_id, number, config_id, tier, banker, seats, started_at, "
-                     f"ended_at, outcome, winners FROM hands{where} ORDER BY id DESC LIMIT ?",
-                     [*params, limit or -1])
-    return [dict(r) | {"seats": json.loads(r["seats"]),
-                       "winners": json.loads(r["winners"]) if r["winners"] else []}
-            for r in rows]
+    rows = store.all(
+        f"SELECT id, table_id, number, config_id, tier, banker, seats, started_at, "
+        f"ended_at, outcome, winners FROM hands{where} ORDER BY id DESC LIMIT ?",
+        [*params, limit or -1],
+    )
+    return [
+        dict(r)
+        | {
+            "seats": json.loads(r["seats"]),
+            "winners": json.loads(r["winners"]) if r["winners"] else [],
+        }
+        for r in rows
+    ]
 
 
 def hand(store: Store, hand_id: int) -> dict:
-    row = store.one("SELECT h.*, c.profile_id, c.version, c.title FROM hands h JOIN configs c "
-                    "USING (config_id) WHERE h.id = ?", (hand_id,))
+    row = store.one(
+        "SELECT h.*, c.profile_id, c.version, c.title FROM hands h JOIN configs c "
+        "USING (config_id) WHERE h.id = ?",
+        (hand_id,),
+    )
     if row is None:
         raise NoSuchRecord(f"no hand {hand_id} (see `gmtool hands list`)")
     out = dict(row)
@@ -57,9 +84,12 @@ def hand(store: Store, hand_id: int) -> dict:
 
 
 def hand_events(store: Store, hand_id: int) -> list[dict]:
-    return [{"seq": r["seq"], "type": r["type"], **json.loads(r["payload"])}
-            for r in store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? "
-                               "ORDER BY seq", (hand_id,))]
+    return [
+        {"seq": r["seq"], "type": r["type"], **json.loads(r["payload"])}
+        for r in store.all(
+            "SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
+        )
+    ]
 
 
 def player(store: Store, name: str, recent: int = 10) -> dict:
@@ -71,11 +101,20 @@ def player(store: Store, name: str, recent: int = 10) -> dict:
         "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) AS delta "
         "FROM hands h LEFT JOIN ledger l ON l.hand_id = h.id AND l.player = ? WHERE EXISTS "
         "(SELECT 1 FROM json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) WHERE json_extract(value, '$.player') = ?) "
-        "GROUP BY h.id ORDER BY h.id DESC LIMIT ?", (name, name, recent))
-    rows = store.all("SELECT id, hand_id, gm_action_id, delta, reason, created_at FROM ledger "
-                     "WHERE player = ? ORDER BY id DESC LIMIT ?", (name, recent * 2))
-    return {**dict(row), "table": dict(seat) if seat else None,
-            "recent_hands": [dict(h) for h in hands], "ledger": [dict(r) for r in rows]}
+        "GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
+        (name, name, recent),
+    )
+    rows = store.all(
+        "SELECT id, hand_id, gm_action_id, delta, reason, created_at FROM ledger "
+        "WHERE player = ? ORDER BY id DESC LIMIT ?",
+        (name, recent * 2),
+    )
+    return {
+        **dict(row),
+        "table": dict(seat) if seat else None,
+        "recent_hands": [dict(h) for h in hands],
+        "ledger": [dict(r) for r in rows],
+    }
 
 
 def player_with_titles(store: Store, name: str, recent: int = 10) -> dict:
@@ -83,8 +122,10 @@ def player_with_titles(store: Store, name: str, recent: int = 10) -> dict:
     from gmtool.engine.settlement import player_title
 
     found = player(store, name, recent)
-    found["titles"] = {profile: player_title(found["coins"], found["score"], ladder)
-                       for profile, ladder in ladders(store).items()}
+    found["titles"] = {
+        profile: player_title(found["coins"], found["score"], ladder)
+        for profile, ladder in ladders(store).items()
+    }
     return found
 
 
@@ -94,13 +135,25 @@ def players_with_titles(store: Store, limit: int = 50) -> dict:
     from gmtool.engine.settlement import player_title
 
     active = ladders(store)
-    rows = store.all("SELECT p.name, p.kind, p.coins, p.score, s.table_id FROM players p LEFT "
-                     "JOIN seats s ON s.player = p.name ORDER BY p.coins DESC, p.name LIMIT ?",
-                     (limit or -1,))
-    players = [{"name": r["name"], "kind": r["kind"], "coins": r["coins"], "score": r["score"],
-                "table": r["table_id"],
-                "titles": {profile: player_title(r["coins"], r["score"], ladder)
-                           for profile, ladder in active.items()}} for r in rows]
+    rows = store.all(
+        "SELECT p.name, p.kind, p.coins, p.score, s.table_id FROM players p LEFT "
+        "JOIN seats s ON s.player = p.name ORDER BY p.coins DESC, p.name LIMIT ?",
+        (limit or -1,),
+    )
+    players = [
+        {
+            "name": r["name"],
+            "kind": r["kind"],
+            "coins": r["coins"],
+            "score": r["score"],
+            "table": r["table_id"],
+            "titles": {
+                profile: player_title(r["coins"], r["score"], ladder)
+                for profile, ladder in active.items()
+            },
+        }
+        for r in rows
+    ]
     total = store.one("SELECT COUNT(*) FROM players")[0]
     return {"players": players, "total": total}
 
@@ -116,8 +169,10 @@ def gm_log(store: Store, limit: int = 0) -> list[dict]:
 def ladders(store: Store) -> dict[str, dict]:
     """Active title ladders by profile (RULES S23)."""
     out = {}
-    for row in store.all("SELECT DISTINCT d.profile_id, c.compiled FROM deployments d JOIN "
-                         "configs c USING (config_id) WHERE d.active = 1 ORDER BY d.id"):
+    for row in store.all(
+        "SELECT DISTINCT d.profile_id, c.compiled FROM deployments d JOIN "
+        "configs c USING (config_id) WHERE d.active = 1 ORDER BY d.id"
+    ):
         ladder = json.loads(row["compiled"]).get("ladder")
         if ladder:
             out[row["profile_id"]] = ladder
@@ -126,23 +181,34 @@ def ladders(store: Store) -> dict[str, dict]:
 
 def summary(store: Store) -> dict:
     """Hands settled and voided, and the coins all players hold (the demo's last words)."""
-    hands = store.one("SELECT COUNT(*) AS n, SUM(outcome = 'settled') AS settled, "
-                      "SUM(outcome = 'voided') AS voided FROM hands")
+    hands = store.one(
+        "SELECT COUNT(*) AS n, SUM(outcome = 'settled') AS settled, "
+        "SUM(outcome = 'voided') AS voided FROM hands"
+    )
     coins = store.one("SELECT SUM(coins) AS c, COUNT(*) AS n FROM players")
-    return {"hands": hands["n"], "settled": hands["settled"] or 0, "voided": hands["voided"] or 0,
-            "coins": coins["c"] or 0, "players": coins["n"]}
+    return {
+        "hands": hands["n"],
+        "settled": hands["settled"] or 0,
+        "voided": hands["voided"] or 0,
+        "coins": coins["c"] or 0,
+        "players": coins["n"],
+    }
 
 
 def showcase_hand(store: Store) -> int | None:
     """A settled hand worth showing: one played for coins that reached the showdown, else
     any showdown, else any settled hand."""
-    row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
-                    "e.type = 'showdown' JOIN events s ON s.hand_id = h.id AND s.type = "
-                    "'hand_started' AND s.payload LIKE '%\"training\":false%' WHERE "
-                    "h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+    row = store.one(
+        "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
+        "e.type = 'showdown' JOIN events s ON s.hand_id = h.id AND s.type = "
+        "'hand_started' AND s.payload LIKE '%\"training\":false%' WHERE "
+        "h.outcome = 'settled' ORDER BY h.id LIMIT 1"
+    )
     if row is None:
-        row = store.one("SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
-                        "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1")
+        row = store.one(
+            "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND "
+            "e.type = 'showdown' WHERE h.outcome = 'settled' ORDER BY h.id LIMIT 1"
+        )
     if row is None:
         row = store.one("SELECT id FROM hands WHERE outcome = 'settled' ORDER BY id LIMIT 1")
     return row[0] if row else None

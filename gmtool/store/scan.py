@@ -15,8 +15,19 @@ from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.queries import check_names, hand_filter
 
 BATCH = 5000
-HAND_COLUMNS = ("id", "table_id", "number", "config_id", "tier", "banker", "ante", "seats",
-                "commitment", "seed", "outcome")
+HAND_COLUMNS = (
+    "id",
+    "table_id",
+    "number",
+    "config_id",
+    "tier",
+    "banker",
+    "ante",
+    "seats",
+    "commitment",
+    "seed",
+    "outcome",
+)
 
 
 def _tuples(store: Store, sql: str, params: list | tuple = ()) -> sqlite3.Cursor:
@@ -35,8 +46,12 @@ def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator[sqlite3.Row]:
 
 def chain_heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
     """The recorded last link of every chain named `prefix...`: name (prefix cut) -> (seq, hash)."""
-    return {row["name"][len(prefix):]: (row["seq"], row["hash"]) for row in store.all(
-        "SELECT name, seq, hash FROM chain_heads WHERE name LIKE ?", (prefix + "%",))}
+    return {
+        row["name"][len(prefix) :]: (row["seq"], row["hash"])
+        for row in store.all(
+            "SELECT name, seq, hash FROM chain_heads WHERE name LIKE ?", (prefix + "%",)
+        )
+    }
 
 
 def count_hands(store: Store, since=None, until=None, table=None, player=None) -> int:
@@ -53,36 +68,54 @@ def audit_tables(store: Store, since=None, until=None, table=None, player=None) 
         return [table]
     where, params = hand_filter(since, until, table, player)
     if where:
-        return [r[0] for r in store.all(f"SELECT DISTINCT table_id FROM hands{where} ORDER BY "
-                                        "table_id", params)]
-    return sorted({r[0] for r in store.all("SELECT id FROM tables WHERE typeof(id) = 'text'")}
-                  | set(chain_heads(store, "events:")))  # (a table row's id is live state)
+        return [
+            r[0]
+            for r in store.all(
+                f"SELECT DISTINCT table_id FROM hands{where} ORDER BY table_id", params
+            )
+        ]
+    return sorted(
+        {r[0] for r in store.all("SELECT id FROM tables WHERE typeof(id) = 'text'")}
+        | set(chain_heads(store, "events:"))
+    )  # (a table row's id is live state)
 
 
-def table_hands(store: Store, table_id: str, since=None, until=None, table=None,
-                player=None, from_hand: int = 0) -> sqlite3.Cursor:
+def table_hands(
+    store: Store, table_id: str, since=None, until=None, table=None, player=None, from_hand: int = 0
+) -> sqlite3.Cursor:
     """A table's hand rows in id order (from id `from_hand` on): `HAND_COLUMNS` plus whether
     the filter selects it."""
     where, params = hand_filter(since, until, table, player)
     selected = f"({where[7:]})" if where else "1"
-    return _tuples(store, f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
-                   "table_id = ? AND id >= ? ORDER BY id", [*params, table_id, from_hand])
+    return _tuples(
+        store,
+        f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
+        "table_id = ? AND id >= ? ORDER BY id",
+        [*params, table_id, from_hand],
+    )
 
 
 def table_ledger(store: Store, table_id: str, from_hand: int = 0) -> sqlite3.Cursor:
     """(hand_id, player, delta, reason) of a table's hands (from id `from_hand` on), in hand
     order."""
-    return _tuples(store, "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
-                   "ledger l ON l.hand_id = h.id WHERE h.table_id = ? AND h.id >= ? ORDER BY "
-                   "h.id", [table_id, from_hand])
+    return _tuples(
+        store,
+        "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
+        "ledger l ON l.hand_id = h.id WHERE h.table_id = ? AND h.id >= ? ORDER BY "
+        "h.id",
+        [table_id, from_hand],
+    )
 
 
 def table_events(store: Store, table_id: str, from_seq: int = 1) -> sqlite3.Cursor:
     """(hand_id, seq, type, payload, created_at, hash, prev_hash, id) of a table's chain
     from `from_seq` on, in chain order."""
-    return _tuples(store, "SELECT hand_id, seq, type, payload, created_at, hash, prev_hash, id "
-                   "FROM events WHERE table_id = ? AND seq >= ? ORDER BY seq",
-                   [table_id, from_seq])
+    return _tuples(
+        store,
+        "SELECT hand_id, seq, type, payload, created_at, hash, prev_hash, id "
+        "FROM events WHERE table_id = ? AND seq >= ? ORDER BY seq",
+        [table_id, from_seq],
+    )
 
 
 def event_ids(store: Store) -> tuple[int, int | None, int | None]:
@@ -105,9 +138,12 @@ def table_sizes(store: Store) -> dict[str, int]:
 def all_events(store: Store, table_id: str | None = None) -> Iterator[sqlite3.Row]:
     """Every event row with its links, by table and sequence (or of one table)."""
     where = " WHERE table_id = ?" if table_id else ""
-    return _rows(store, "SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, "
-                 f"hash FROM events{where} ORDER BY table_id, seq",
-                 (table_id,) if table_id else ())
+    return _rows(
+        store,
+        "SELECT table_id, hand_id, seq, type, payload, created_at, prev_hash, "
+        f"hash FROM events{where} ORDER BY table_id, seq",
+        (table_id,) if table_id else (),
+    )
 
 
 def balances(store: Store, player: str | None = None) -> Iterator[dict]:
@@ -117,41 +153,62 @@ def balances(store: Store, player: str | None = None) -> Iterator[dict]:
     store holds one) is added up in Python instead."""
     where, params = (" WHERE player = ?", (player,)) if player else ("", ())
     try:
-        sums = dict(store.conn.execute(f"SELECT player, SUM(delta) FROM ledger NOT INDEXED"
-                                       f"{where} GROUP BY player", params))
+        sums = dict(
+            store.conn.execute(
+                f"SELECT player, SUM(delta) FROM ledger NOT INDEXED{where} GROUP BY player", params
+            )
+        )
     except sqlite3.OperationalError:  # integer overflow
         sums = {}
-        for name, delta in _tuples(store, f"SELECT player, delta FROM ledger NOT INDEXED"
-                                   f"{where}", params):
+        for name, delta in _tuples(
+            store, f"SELECT player, delta FROM ledger NOT INDEXED{where}", params
+        ):
             sums[name] = sums.get(name, 0) + (delta if type(delta) is int else 0)
     where = " WHERE name = ?" if player else ""
-    return iter([{"name": name, "coins": coins, "ledger": sums.get(name, 0)} for name, coins
-                 in _tuples(store, f"SELECT name, coins FROM players{where} ORDER BY name",
-                            params)])
+    return iter(
+        [
+            {"name": name, "coins": coins, "ledger": sums.get(name, 0)}
+            for name, coins in _tuples(
+                store, f"SELECT name, coins FROM players{where} ORDER BY name", params
+            )
+        ]
+    )
 
 
 # The ledger and GM log checks below read rows from an id on (1: all of them; an audit
 # from a checkpoint: those written after it).
 
+
 def ledger_without_gm_action(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows naming a GM action that is not in the GM log."""
-    return _rows(store, "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE l.id >= ? "
-                 "AND l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g "
-                 "WHERE g.id = l.gm_action_id) ORDER BY l.id", (from_id,))
+    return _rows(
+        store,
+        "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE l.id >= ? "
+        "AND l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g "
+        "WHERE g.id = l.gm_action_id) ORDER BY l.id",
+        (from_id,),
+    )
 
 
 def ledger_without_hand(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows naming a hand that does not exist."""
-    return _rows(store, "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.id >= ? AND "
-                 "l.hand_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = "
-                 "l.hand_id) ORDER BY l.id", (from_id,))
+    return _rows(
+        store,
+        "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.id >= ? AND "
+        "l.hand_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = "
+        "l.hand_id) ORDER BY l.id",
+        (from_id,),
+    )
 
 
 def ledger_without_cause(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows with neither a hand nor a GM action, other than opening balances."""
-    return _rows(store, "SELECT id, player FROM ledger WHERE id >= ? AND hand_id IS NULL AND "
-                 "gm_action_id IS NULL AND reason NOT IN ('opening_balance') ORDER BY id",
-                 (from_id,))
+    return _rows(
+        store,
+        "SELECT id, player FROM ledger WHERE id >= ? AND hand_id IS NULL AND "
+        "gm_action_id IS NULL AND reason NOT IN ('opening_balance') ORDER BY id",
+        (from_id,),
+    )
 
 
 def gm_actions(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
@@ -169,30 +226,37 @@ def hand_row(store: Store, hand_id: int) -> dict:
 
 def hand_event_rows(store: Store, hand_id: int) -> list[tuple[int, str, str]]:
     """(seq, type, payload) of a hand's events in chain order, the payload as stored."""
-    return store.all("SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq",
-                     (hand_id,))
+    return store.all(
+        "SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
+    )
 
 
 def grants(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Ledger rows that no hand made (opening balances, GM adjustments, anything else), with
     the player's first ledger row and the GM action each names."""
-    return _rows(store, "SELECT l.id, l.player, l.delta, l.reason, l.gm_action_id, (SELECT "
-                 "MIN(f.id) FROM ledger f WHERE f.player = l.player) AS first_id, g.action, "
-                 "g.target, g.outcome FROM ledger l LEFT JOIN gm_actions g ON g.id = "
-                 "l.gm_action_id WHERE l.hand_id IS NULL AND l.id >= ? ORDER BY l.id",
-                 (from_id,))
+    return _rows(
+        store,
+        "SELECT l.id, l.player, l.delta, l.reason, l.gm_action_id, (SELECT "
+        "MIN(f.id) FROM ledger f WHERE f.player = l.player) AS first_id, g.action, "
+        "g.target, g.outcome FROM ledger l LEFT JOIN gm_actions g ON g.id = "
+        "l.gm_action_id WHERE l.hand_id IS NULL AND l.id >= ? ORDER BY l.id",
+        (from_id,),
+    )
 
 
 def last_settled_hands(store: Store) -> dict[str, int]:
     """Each table's last settled hand (a table's hands end in the order they began)."""
-    return dict(store.all("SELECT table_id, MAX(id) FROM hands WHERE outcome = 'settled' "
-                          "GROUP BY table_id"))
+    return dict(
+        store.all("SELECT table_id, MAX(id) FROM hands WHERE outcome = 'settled' GROUP BY table_id")
+    )
 
 
 def tallies(store: Store) -> Iterator[sqlite3.Row]:
     """Every player's name, result tallies and score (RULES S22)."""
-    return _rows(store, "SELECT name, wins, losses, draws, escapes, disconnects, score FROM "
-                 "players ORDER BY name")
+    return _rows(
+        store,
+        "SELECT name, wins, losses, draws, escapes, disconnects, score FROM players ORDER BY name",
+    )
 
 
 def chain_names(store: Store) -> list:
@@ -203,11 +267,15 @@ def chain_names(store: Store) -> list:
 def openings(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """Opening balances (ledger rows from id `from_id` on) with the log index of their
     ledger record and the body of each `opening` record naming them (NULL: none)."""
-    return _rows(store, "SELECT l.id, l.player, l.delta, g.idx AS logged_at, o.body AS "
-                 "signed FROM ledger l LEFT JOIN log g ON g.kind = 'ledger' AND g.tkey IS "
-                 "NULL AND g.nkey = l.id LEFT JOIN log o ON o.kind = 'opening' AND o.tkey IS "
-                 "NULL AND o.nkey = l.id WHERE l.reason = 'opening_balance' AND l.id >= ? "
-                 "ORDER BY l.id", (from_id,))
+    return _rows(
+        store,
+        "SELECT l.id, l.player, l.delta, g.idx AS logged_at, o.body AS "
+        "signed FROM ledger l LEFT JOIN log g ON g.kind = 'ledger' AND g.tkey IS "
+        "NULL AND g.nkey = l.id LEFT JOIN log o ON o.kind = 'opening' AND o.tkey IS "
+        "NULL AND o.nkey = l.id WHERE l.reason = 'opening_balance' AND l.id >= ? "
+        "ORDER BY l.id",
+        (from_id,),
+    )
 
 
 def first_signed_opening(store: Store) -> int | None:
@@ -215,15 +283,20 @@ def first_signed_opening(store: Store) -> int | None:
     return store.conn.execute("SELECT MIN(idx) FROM log WHERE kind = 'opening'").fetchone()[0]
 
 
-def adjustments_without_row(store: Store, from_id: int = 1,
-                            from_ledger: int = 1) -> Iterator[sqlite3.Row]:
+def adjustments_without_row(
+    store: Store, from_id: int = 1, from_ledger: int = 1
+) -> Iterator[sqlite3.Row]:
     """GM adjustments (from id `from_id` on) the log says were made whose ledger row (from
     id `from_ledger` on: an adjustment's row is written with it) is missing."""
     # (the ledger's GM actions as one set, built in one pass: the ledger has no index on them)
-    return _rows(store, "SELECT g.id, g.target FROM gm_actions g WHERE g.id >= ? AND g.action "
-                 "= 'adjust' AND json_valid(g.outcome) AND json_extract(g.outcome, '$.ok') = 1 "
-                 "AND g.id NOT IN (SELECT gm_action_id FROM ledger WHERE id >= ? AND "
-                 "gm_action_id >= ?) ORDER BY g.id", (from_id, from_ledger, from_id))
+    return _rows(
+        store,
+        "SELECT g.id, g.target FROM gm_actions g WHERE g.id >= ? AND g.action "
+        "= 'adjust' AND json_valid(g.outcome) AND json_extract(g.outcome, '$.ok') = 1 "
+        "AND g.id NOT IN (SELECT gm_action_id FROM ledger WHERE id >= ? AND "
+        "gm_action_id >= ?) ORDER BY g.id",
+        (from_id, from_ledger, from_id),
+    )
 
 
 def hand_seeds(store: Store) -> Iterator[sqlite3.Row]:
@@ -234,37 +307,51 @@ def hand_seeds(store: Store) -> Iterator[sqlite3.Row]:
 def shared_slots(store: Store) -> Iterator[sqlite3.Row]:
     """Hands that share a (table, number) with an earlier hand: id, table, number and that
     first hand's id, in id order (SQLite groups them: no set of slots in memory)."""
-    return _rows(store, "SELECT h.id, h.table_id, h.number, f.first FROM hands h JOIN (SELECT "
-                 "table_id, number, MIN(id) AS first FROM hands GROUP BY table_id, number "
-                 "HAVING COUNT(*) > 1) f ON h.table_id IS f.table_id AND h.number IS f.number "
-                 "AND h.id > f.first ORDER BY h.id")
+    return _rows(
+        store,
+        "SELECT h.id, h.table_id, h.number, f.first FROM hands h JOIN (SELECT "
+        "table_id, number, MIN(id) AS first FROM hands GROUP BY table_id, number "
+        "HAVING COUNT(*) > 1) f ON h.table_id IS f.table_id AND h.number IS f.number "
+        "AND h.id > f.first ORDER BY h.id",
+    )
 
 
 def shared_seeds(store: Store) -> Iterator[sqlite3.Row]:
     """Hands dealt from the seed of an earlier hand: id and that first hand's id."""
-    return _rows(store, "SELECT h.id, f.first FROM hands h JOIN (SELECT seed, MIN(id) AS "
-                 "first FROM hands WHERE seed IS NOT NULL GROUP BY seed HAVING COUNT(*) > 1) "
-                 "f ON h.seed = f.seed AND h.id > f.first ORDER BY h.id")
+    return _rows(
+        store,
+        "SELECT h.id, f.first FROM hands h JOIN (SELECT seed, MIN(id) AS "
+        "first FROM hands WHERE seed IS NOT NULL GROUP BY seed HAVING COUNT(*) > 1) "
+        "f ON h.seed = f.seed AND h.id > f.first ORDER BY h.id",
+    )
 
 
-def hand_seeds_around(store: Store, from_id: int, ids: list[int],
-                      by_seed: bool = True) -> list[sqlite3.Row]:
+def hand_seeds_around(
+    store: Store, from_id: int, ids: list[int], by_seed: bool = True
+) -> list[sqlite3.Row]:
     """id, table, number and seed of the hands from `from_id` on and of `ids`, and of every
     other hand that shares a (table, number) with one of them (through its index) or, with
     `by_seed`, a seed (one pass over the hands before `from_id`), in id order."""
-    rows = store.all("SELECT id, table_id, number, seed FROM hands WHERE id >= ? UNION ALL "
-                     "SELECT id, table_id, number, seed FROM hands WHERE id IN (SELECT value "
-                     "FROM json_each(?)) AND id < ?",
-                     (from_id, json.dumps(sorted(set(ids))), from_id))
+    rows = store.all(
+        "SELECT id, table_id, number, seed FROM hands WHERE id >= ? UNION ALL "
+        "SELECT id, table_id, number, seed FROM hands WHERE id IN (SELECT value "
+        "FROM json_each(?)) AND id < ?",
+        (from_id, json.dumps(sorted(set(ids))), from_id),
+    )
     found = {r["id"]: r for r in rows}
     if rows and by_seed:
         seeds = json.dumps([r["seed"] for r in rows if isinstance(r["seed"], str)])
-        for row in store.all("SELECT id, table_id, number, seed FROM hands WHERE id < ? AND "
-                             "seed IN (SELECT value FROM json_each(?))", (from_id, seeds)):
+        for row in store.all(
+            "SELECT id, table_id, number, seed FROM hands WHERE id < ? AND "
+            "seed IN (SELECT value FROM json_each(?))",
+            (from_id, seeds),
+        ):
             found.setdefault(row["id"], row)
     for row in rows:
-        for other in store.all("SELECT id, table_id, number, seed FROM hands WHERE table_id = "
-                               "? AND number = ? AND id != ?", (row["table_id"], row["number"],
-                                                                 row["id"])):
+        for other in store.all(
+            "SELECT id, table_id, number, seed FROM hands WHERE table_id = "
+            "? AND number = ? AND id != ?",
+            (row["table_id"], row["number"], row["id"]),
+        ):
             found.setdefault(other["id"], other)
     return sorted(found.values(), key=lambda r: r["id"])

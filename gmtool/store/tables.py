@@ -17,29 +17,35 @@ def exists(store: Store, table_id: str) -> bool:
     return store.one("SELECT 1 FROM tables WHERE id = ?", (table_id,)) is not None
 
 
-def open_table(store: Store, table_id: str, profile_id: str, tier: str, game: str,
-               host_pid: int) -> None:
+def open_table(
+    store: Store, table_id: str, profile_id: str, tier: str, game: str, host_pid: int
+) -> None:
     with store.write():
         store.conn.execute(
             "INSERT INTO tables (id, profile_id, tier, game, status, host_pid, created_at) "
             "VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT(id) DO UPDATE SET status = 'open', "
             "host_pid = excluded.host_pid, closed_at = NULL",
-            (table_id, profile_id, tier, game, host_pid, store.now()))
+            (table_id, profile_id, tier, game, host_pid, store.now()),
+        )
 
 
 def set_seats(store: Store, table_id: str, players: list[str]) -> None:
     """Replace the table's seating (inside the caller's write transaction)."""
     store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
     at = store.now()
-    store.conn.executemany("INSERT INTO seats (table_id, seat, player, joined_at) VALUES "
-                           "(?, ?, ?, ?)", [(table_id, i, p, at) for i, p in enumerate(players)])
+    store.conn.executemany(
+        "INSERT INTO seats (table_id, seat, player, joined_at) VALUES (?, ?, ?, ?)",
+        [(table_id, i, p, at) for i, p in enumerate(players)],
+    )
 
 
 def publish(store: Store, table_id: str, live: Mapping, players: list[str] | None = None) -> None:
     """Write the public snapshot (and, if given, the seating) of a table."""
     with store.write():
-        store.conn.execute("UPDATE tables SET live = ?, updated_at = ? WHERE id = ?",
-                           (canonical_json(live), store.now(), table_id))
+        store.conn.execute(
+            "UPDATE tables SET live = ?, updated_at = ? WHERE id = ?",
+            (canonical_json(live), store.now(), table_id),
+        )
         if players is not None:
             set_seats(store, table_id, players)
 
@@ -49,22 +55,29 @@ def heartbeat(store: Store, table_ids: list[str]) -> None:
     whose host stopped saying so as gone)."""
     if table_ids:
         with store.write():
-            store.conn.executemany("UPDATE tables SET updated_at = ? WHERE id = ? AND "
-                                   "status = 'open'", [(store.now(), t) for t in table_ids])
+            store.conn.executemany(
+                "UPDATE tables SET updated_at = ? WHERE id = ? AND status = 'open'",
+                [(store.now(), t) for t in table_ids],
+            )
 
 
 def close_table(store: Store, table_id: str) -> None:
     with store.write():
-        store.conn.execute("UPDATE tables SET status = 'closed', closed_at = ?, live = NULL "
-                           "WHERE id = ?", (store.now(), table_id))
+        store.conn.execute(
+            "UPDATE tables SET status = 'closed', closed_at = ?, live = NULL WHERE id = ?",
+            (store.now(), table_id),
+        )
         store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
 
 
 def stop_table(store: Store, table_id: str) -> None:
     """The host stopped: the table is no longer live (a later host opens it again)."""
     with store.write():
-        store.conn.execute("UPDATE tables SET status = 'stopped', live = NULL, updated_at = ? "
-                           "WHERE id = ? AND status = 'open'", (store.now(), table_id))
+        store.conn.execute(
+            "UPDATE tables SET status = 'stopped', live = NULL, updated_at = ? "
+            "WHERE id = ? AND status = 'open'",
+            (store.now(), table_id),
+        )
         store.conn.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
 
 
