@@ -10,7 +10,8 @@ Sections are functions returning one ``Result`` or a list of them and are listed
 and only chooses inputs; the engine itself never draws random numbers.
 
 - ranking: 5-card hands ranked per second vs treys (``pip install treys``), a
-  well-known pure-Python Cactus Kev evaluator; the budget ("Budgets" in benchmarks/README.md) is >= 1x.
+  well-known pure-Python Cactus Kev evaluator; the budget ("Budgets" in
+  benchmarks/README.md) is >= 1x.
 - hands: complete random stud5 hands played per second, no database (QQ junior tier,
   lequ owner-ante table), vs pokerkit's fixed-limit seven-card stud (``pip install
   pokerkit``), the nearest public peer; issue 3 asks for >= 10,000 stud5 hands/s on one

@@ -1,10 +1,10 @@
 """The errors gmtool reports to its users: one hierarchy, each error carrying its exit code.
 
-The command line's contract (docs/architecture.md): exit 0 = fine, 1 = a finding (an invalid profile, a refused action, an
-audit problem), 2 = usage or environment (a bad value, an unknown name, a store that
-cannot be used). Every layer raises these (the module is pure: no I/O, importable by the
-engine); the command line turns them into one message and the exit code in exactly one
-place (`gmtool/cli/errors.py`).
+The command line's contract (docs/architecture.md): exit 0 = fine, 1 = a finding (an
+invalid profile, a refused action, an audit problem), 2 = usage or environment (a bad
+value, an unknown name, a store that cannot be used). Every layer raises these (the
+module is pure: no I/O, importable by the engine); the command line turns them into one
+message and the exit code in exactly one place (`gmtool/cli/errors.py`).
 """
 
 from __future__ import annotations

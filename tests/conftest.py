@@ -204,7 +204,7 @@ class LiveHost:
             left = deadline - time.monotonic()
             with self._said:
                 if left <= 0 or not self._said.wait_for(
-                    lambda: len(self.lines) > seen or self._ended, timeout=left
+                    lambda seen=seen: len(self.lines) > seen or self._ended, timeout=left
                 ):
                     raise AssertionError(
                         f"timed out after {timeout} s waiting on the host:\n{self.output}"

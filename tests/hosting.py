@@ -12,14 +12,15 @@ slower.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from helpers import gm_identity
 
+from gmtool.house.host import HostOptions, HostReport, prepare_host
 from gmtool.house.virtual_time import Stepper
 from gmtool.ops.gm import send_command_async
-from gmtool.house.host import HostOptions, HostReport, prepare_host
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, connect
 

@@ -100,7 +100,7 @@ def test_audit_of_a_store_a_live_host_is_writing_finds_nothing(
         jobs = ["--jobs", "2"] if round_ % 2 else []
         audit = _gmtool("audit", "--db", deployed_db, "--json", *jobs)
         assert audit.returncode == 0, (round_, audit.stdout[-2000:], audit.stderr)
-        host.wait_until(lambda: len(host.lines) > seen)  # the host wrote on meanwhile
+        host.wait_until(lambda seen=seen: len(host.lines) > seen)  # the host wrote on meanwhile
     assert host.stop() == 0
 
 

@@ -18,7 +18,8 @@ EVENTS = st.tuples(
 
 
 def test_fast_event_hash_equals_the_canonical_definition() -> None:
-    """docs/architecture.md: hash = sha256(prev_hash + canonical_json(event)); the fast path must agree."""
+    """docs/architecture.md: hash = sha256(prev_hash + canonical_json(event)); the fast
+    path must agree."""
     payload = canonical_json(
         {"player": "安", "amount": 100, "cards": [{"card": "AS"}], "note": 'quote " and \\ slash'}
     )

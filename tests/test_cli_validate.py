@@ -1,4 +1,5 @@
-"""`gmtool rules validate` as a user and a CI job see it (docs/architecture.md, "The command line's contract").
+"""`gmtool rules validate` as a user and a CI job see it (docs/architecture.md, "The
+command line's contract").
 
 Exit codes: 0 = fine, 1 = a finding, 2 = usage or environment error; no Python traceback
 ever reaches a user. Most cases run in-process through typer's CliRunner; a few run the

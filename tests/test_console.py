@@ -24,9 +24,9 @@ from hosting import VirtualHost
 
 from gmtool.cli.render_tables import command_lines
 from gmtool.engine.view import public_view
+from gmtool.house.host import COMMAND_POLL_S, HostOptions
 from gmtool.ops.demo import SHIPPED as PROFILES
 from gmtool.ops.gm import CommandFailed
-from gmtool.house.host import COMMAND_POLL_S, HostOptions
 from gmtool.store import tables as table_store
 
 OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures

@@ -161,7 +161,8 @@ def test_decks_are_values() -> None:
 
 @pytest.mark.parametrize("module", ENGINE_MODULES)
 def test_engine_imports_only_the_standard_library(module: str) -> None:
-    """docs/architecture.md: the engine is pure; it imports no I/O library (no random, time, typer ...)."""
+    """docs/architecture.md: the engine is pure; it imports no I/O library (no random,
+    time, typer ...)."""
     tree = ast.parse((ENGINE / module).read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):

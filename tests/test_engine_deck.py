@@ -1,4 +1,5 @@
-"""The committed shuffle (docs/architecture.md, "The engine's contract"): deterministic, verifiable, unbiased."""
+"""The committed shuffle (docs/architecture.md, "The engine's contract"): deterministic,
+verifiable, unbiased."""
 
 from __future__ import annotations
 

@@ -485,7 +485,8 @@ def test_s6_explain_names_the_rule_and_the_policy() -> None:
     assert kts.explain(b, a).startswith("pair of kings with the king of hearts loses to")
     assert rts.explain(a, b) == (
         "pair of kings, jack, nine and eight kickers, with the king of spades loses to pair of "
-        "kings, ace, queen and jack kickers, with the king of hearts: RULES S6, all_ranks_then_suit "
+        "kings, ace, queen and jack kickers, with the king of hearts: RULES S6, "
+        "all_ranks_then_suit "
         "(top kicker: jack against ace)"
     )
     assert kts.explain(hand("AS KS JS 9S 8S"), hand("KH KD KC 9H 9D")) == (

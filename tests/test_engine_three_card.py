@@ -549,7 +549,7 @@ def test_g2_a_kick_is_an_escape() -> None:
     assert hand.to_act == "ann"
 
 
-# -- coins, training rooms, errors, replay ----------------------------------------------------------
+# -- coins, training rooms, errors, replay ---------------------------------------------------------
 
 
 def test_nobody_puts_in_more_than_they_hold() -> None:

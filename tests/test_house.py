@@ -807,7 +807,7 @@ def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: i
             said_finished = {x.strip() for x in line.split(":", 1)[1].split(",")}
     assert said_voided == voided, output
     assert voided or said_finished, output
-    for hand_id, table_id in running.items():  # each hand running at the stop is accounted for
+    for hand_id in running:  # each hand running at the stop is accounted for
         outcome = query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]["outcome"]
         assert outcome in ("settled", "voided")
         if outcome == "voided":

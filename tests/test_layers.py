@@ -86,7 +86,8 @@ def _layer_modules():
     "layer, path", list(_layer_modules()), ids=lambda v: v if isinstance(v, str) else v.name
 )
 def test_layer_imports_only_what_design_allows(layer: str, path: Path) -> None:
-    """docs/architecture.md: the layering may not be refined; a lower layer never imports a higher one."""
+    """docs/architecture.md: the layering may not be refined; a lower layer never imports a
+    higher one."""
     own, third_party = ALLOWED[layer]
     for line, module in _imports(path):
         top = module.split(".")[0]
@@ -125,8 +126,8 @@ def _strings(tree: ast.AST):
     ids=lambda p: str(p.relative_to(PACKAGE)),
 )
 def test_sql_is_written_only_in_the_store(path: Path) -> None:
-    """docs/architecture.md: gmtool/store is the only place SQL is written (the seam a second backend,
-    PostgreSQL, plugs into); no other module holds SQL text or calls a connection."""
+    """docs/architecture.md: gmtool/store is the only place SQL is written (the seam a second
+    backend, PostgreSQL, plugs into); no other module holds SQL text or calls a connection."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     where = path.relative_to(PACKAGE.parent)
     for line, text in _strings(tree):

@@ -12,10 +12,10 @@ import pytest
 from gmtool.audit.run import run_audit
 from gmtool.evidence import opening
 from gmtool.evidence.note import Signer
-from gmtool.store.log_append import origin_of
 from gmtool.house.pool import BotPool
 from gmtool.store import ledger
 from gmtool.store.db import connect
+from gmtool.store.log_append import origin_of
 
 
 def _openings(store) -> list[dict]:

@@ -77,7 +77,7 @@ def test_the_recorded_hands_differ_under_todays_rules(engine_2_store, kind, wher
         events[0] = events[0]._replace(payload=json.dumps(started))
         config = dict(load_config(store, row["config_id"]))
         config["schema_version"] = 2  # what the same profile compiles to today
-        result = replay_loaded(row, events, lambda _id: ReplaySetup.of(config))
+        result = replay_loaded(row, events, lambda _id, config=config: ReplaySetup.of(config))
         mismatches += not result.ok
     assert mismatches, f"{kind}: every hand replays alike under today's rules"
 
@@ -150,7 +150,7 @@ def test_engine_3_hands_differ_under_todays_rules(engine_3_store, kind, table, t
         config = json.loads(json.dumps(load_config(store, row["config_id"])))
         if today is not None:
             today(config)
-        result = replay_loaded(row, events, lambda _id: ReplaySetup.of(config))
+        result = replay_loaded(row, events, lambda _id, config=config: ReplaySetup.of(config))
         assert not result.ok, f"{kind}: hand {hand_id} replays alike under today's rules"
 
 

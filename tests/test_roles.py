@@ -1,10 +1,11 @@
 """Roles (issue 6): operators act, support reads; every attempt is in the GM log.
 
 `db init` registers the first operator with their key, afterwards only operators add
-users, each request signed by the GM's own key. Support may read, replay and audit, but not kick, close, adjust or deploy: each
-refusal exits 1 and is itself logged (who, what, target, outcome). The acting user comes
-from `--as`, else $GMTOOL_USER. An adjustment is one ledger row tied to its GM action and
-never makes a balance negative. The GM log is hash-chained and audit verifies it.
+users, each request signed by the GM's own key. Support may read, replay and audit, but
+not kick, close, adjust or deploy: each refusal exits 1 and is itself logged (who, what,
+target, outcome). The acting user comes from `--as`, else $GMTOOL_USER. An adjustment is
+one ledger row tied to its GM action and never makes a balance negative. The GM log is
+hash-chained and audit verifies it.
 """
 
 from __future__ import annotations

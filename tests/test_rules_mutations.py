@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import pytest
 from typer.testing import CliRunner
@@ -225,7 +226,8 @@ def test_misspelt_key_names_the_right_one(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_shipped_profiles_give_no_finding_in_any_format(output_format: str) -> None:
-    """docs/profile-reference.md: the shipped profiles of the seed systems validate with no warning at all."""
+    """docs/profile-reference.md: the shipped profiles of the seed systems validate with no
+    warning at all."""
     code, out = validate(str(RULES), "--strict", "--format", output_format)
     assert code == 0, out
     if output_format == "json":
@@ -268,7 +270,8 @@ def test_strict_turns_warnings_into_exit_1(
 
 
 def test_a_folder_with_a_scenario_file_skips_the_scenario(tmp_path: Path) -> None:
-    """rules/scenarios/README.md: a scenario names its profile with a top-level string `profile = "..."`."""
+    """rules/scenarios/README.md: a scenario names its profile with a top-level string
+    `profile = "..."`."""
     for path in SHIPPED.values():
         shutil.copy(path, tmp_path / path.name)
     scenarios = tmp_path / "hands"

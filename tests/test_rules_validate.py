@@ -78,7 +78,8 @@ def test_golden_files_come_in_pairs() -> None:
 
 
 def test_every_finding_code_has_a_golden_file() -> None:
-    """docs/profile-reference.md: every kind of finding, errors and both warnings, is shown by an example."""
+    """docs/profile-reference.md: every kind of finding, errors and both warnings, is shown
+    by an example."""
     seen = {row["code"] for path in INVALID for row in _expected(path)}
     # `unreadable` cannot be a committed file (it is one that cannot be read): a test makes
     # a broken link instead (tests/test_operator_safety.py)

@@ -5,7 +5,7 @@ false`) moves no coins, and a hand is the same whatever order or process plays i
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -37,12 +37,12 @@ POLICY_NAMES = [*POLICIES, "escaper:0.1", "escaper:0.5"]
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled(profile: str) -> dict:
     return compile_file(RULES / f"{profile}.toml")
 
 
-@lru_cache(maxsize=None)
+@cache
 def table(
     profile: str,
     tier: str,

@@ -1,5 +1,5 @@
-"""The SQLite store (docs/architecture.md, "The store"): schema, append-only tables, hash chains, atomic
-settlement, deployments, and how the CLI reports a database it cannot use.
+"""The SQLite store (docs/architecture.md, "The store"): schema, append-only tables, hash
+chains, atomic settlement, deployments, and how the CLI reports a database it cannot use.
 
 Everything runs against real SQLite files in `tmp_path`; CLI cases run the installed
 console script in a real subprocess (exit code always asserted, never a traceback).

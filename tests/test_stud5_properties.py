@@ -1,5 +1,6 @@
 """Stud5 hands under random legal play: the invariants of RULES S10, S15, S20, Q1-Q4, D-7
-and the engine's contract (docs/architecture.md), for every shipped stud5 profile and every open tier.
+and the engine's contract (docs/architecture.md), for every shipped stud5 profile and
+every open tier.
 
 Each example seats 2 to 4 players holding at least the room's minimum holding (the
 owner-ante table: an ante made of chip clicks, coins >= 200 x ante), deals from a seeded
@@ -363,7 +364,7 @@ def test_d7_no_hand_total_passes_the_smallest_stack(table, data, steps) -> None:
             assert total <= min(stacks[p] for p in live), e.as_json()
 
 
-# ---- replay and determinism (docs/architecture.md, "The engine's contract") -----------------------------------
+# ---- replay and determinism (docs/architecture.md, "The engine's contract") -------------
 
 
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
@@ -409,8 +410,9 @@ def test_same_seed_same_deck_different_seed_different_deck(table, data, other_se
 @PROPERTY
 @given(data=st.data(), steps=STEPS, other_seed=st.binary(min_size=1, max_size=32))
 def test_revealed_seed_verifies_against_the_commitment(table, data, steps, other_seed) -> None:
-    """docs/architecture.md: commitment = sha256(seed) is stored at the start, the seed revealed at the
-    end; the cards that left the deck re-derive from it, and another seed does not verify."""
+    """docs/architecture.md: commitment = sha256(seed) is stored at the start, the seed
+    revealed at the end; the cards that left the deck re-derive from it, and another seed
+    does not verify."""
     setup = data.draw(setups(table))
     hand, source = setup.start_recording()
     play(setup, steps, hand=hand)
@@ -531,8 +533,8 @@ def snapshot(hand: Hand) -> tuple:
 @PROPERTY
 @given(data=st.data(), steps=STEPS, finish=st.booleans())
 def test_illegal_action_raises_with_a_rule_and_changes_nothing(table, data, steps, finish) -> None:
-    """docs/architecture.md: an illegal action raises a typed error naming the rule id (S13, Q4, L9 ...)
-    and leaves the state unchanged: same events, same legal actions, same player to act.
+    """docs/architecture.md: an illegal action raises a typed error naming the rule id (S13,
+    Q4, L9 ...) and leaves the state unchanged: same events, same legal actions, same player to act.
     Every illegal candidate (each verb for each seated player and an outsider, amounts
     around the bounds) is tried at the point the random play stopped."""
     setup = data.draw(setups(table))

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from test_tamper import _rechain
@@ -68,7 +68,7 @@ def move_winnings(conn: sqlite3.Connection) -> dict:
     ).fetchone()
     seated = {s["player"] for s in json.loads(hand["seats"])}
     outsider = conn.execute(
-        "SELECT name FROM players WHERE name NOT IN (%s) LIMIT 1" % ",".join("?" * len(seated)),
+        f"SELECT name FROM players WHERE name NOT IN ({','.join('?' * len(seated))}) LIMIT 1",
         sorted(seated),
     ).fetchone()[0]
     conn.execute("UPDATE ledger SET player = ? WHERE id = ?", (outsider, row["id"]))

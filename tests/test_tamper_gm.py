@@ -9,8 +9,8 @@ it carried), and each is reported as `gm_signature` or `gm_command` now.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from helpers import gm_identity, public_key

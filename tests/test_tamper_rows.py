@@ -20,10 +20,10 @@ from test_audit_incremental import _sql
 
 from gmtool.evidence import opening, records
 from gmtool.evidence.note import Signer
-from gmtool.store.log_append import origin_of
 from gmtool.store import ledger, log_append
 from gmtool.store.clock import iso
 from gmtool.store.db import connect
+from gmtool.store.log_append import origin_of
 
 
 def _carried_out(conn: sqlite3.Connection) -> sqlite3.Row:

@@ -8,7 +8,7 @@ audit/coins.py's, seeds audit/seeds.py's.
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.canonical import ZERO_HASH, chain_hash
 from gmtool.findings import Finding

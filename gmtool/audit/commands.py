@@ -18,7 +18,7 @@ ok), and their time is not compared.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.audit.chain import json_or_none
 from gmtool.audit.signatures import COMMANDS, outcome_of

@@ -9,7 +9,7 @@ to the id the log, the deployments and the hands name.
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.findings import Finding
 from gmtool.rules.compile import config_id_of

@@ -12,7 +12,7 @@ profile noted as rollbacks.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.audit.signatures import outcome_of
 from gmtool.findings import Finding

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 from gmtool.audit.tables import TableAudit, TableResult
 from gmtool.bounds import MAX_JOBS

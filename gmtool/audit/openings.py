@@ -13,7 +13,7 @@ signatures cannot be checked; each signed record must still be there and match i
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.audit.chain import json_or_none
 from gmtool.evidence import opening

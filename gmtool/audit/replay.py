@@ -9,8 +9,9 @@ event the engine produces must equal the stored one, and so must the settlement.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, NamedTuple
+from typing import NamedTuple
 
 import orjson
 

@@ -19,8 +19,8 @@ previous clean audit covered) only what the log recorded after it is checked
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from gmtool.audit.chain import verify_chain_names, verify_event_ids, verify_gm_log
 from gmtool.audit.coins import verify_balances, verify_grants, verify_ledger_links

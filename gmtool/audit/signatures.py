@@ -20,7 +20,7 @@ actions were not signed: they are accepted as they were.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import orjson
 
@@ -39,7 +39,7 @@ def verify_signatures(store) -> Iterator[Finding]:
     good_requests: set[int] = set()  # commands whose request held
     seen: set[str] = set()  # request notes used
     change = None  # a GM user change waiting for the users_add that made it
-    for idx, kind, body in log_reads.gm_records(store):
+    for _idx, kind, body in log_reads.gm_records(store):
         try:
             record = orjson.loads(body)
         except ValueError:

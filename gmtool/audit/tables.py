@@ -16,10 +16,10 @@ hand is replayed whole.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
-from typing import Callable, Iterator
 
 from gmtool.audit.chain import check_head
 from gmtool.audit.replay import (

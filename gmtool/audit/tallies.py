@@ -12,7 +12,7 @@ that miss it: the hand is reported, and naming every player at it would add noth
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.findings import Finding
 from gmtool.store import scan

@@ -20,9 +20,10 @@ else fold or pass. A blind three-card player plays as if its strength were 0.5.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from math import log
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from gmtool.engine.events import Action
 from gmtool.engine.hand import Legal

@@ -19,9 +19,9 @@ decision) and monotone in what matters (better cards, weaker boards, fewer oppon
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import combinations, islice
 from math import comb
-from typing import Sequence
 
 from gmtool.engine.cards import Card
 from gmtool.engine.hand import Hand

@@ -102,7 +102,8 @@ def _render_hands(rows: list[dict], total: int) -> None:
     shown = (
         f"{len(rows)} hand(s)"
         if len(rows) == total
-        else f"showing the newest {len(rows)} of {total} hands (use --limit N, or --limit 0 for all)"
+        else f"showing the newest {len(rows)} of {total} hands "
+        "(use --limit N, or --limit 0 for all)"
     )
     console.table(
         shown,

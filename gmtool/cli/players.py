@@ -42,7 +42,8 @@ def _render_players(listing: dict) -> None:
     shown = (
         f"{total} player(s)"
         if len(rows) == total
-        else f"showing the richest {len(rows)} of {total} players (use --limit N, or --limit 0 for all)"
+        else f"showing the richest {len(rows)} of {total} players "
+        "(use --limit N, or --limit 0 for all)"
     )
     console.table(
         shown,
@@ -81,7 +82,8 @@ def _render_player(player: dict) -> None:
     titles = ", ".join(f"{t or 'no title'} ({p})" for p, t in player["titles"].items())
     console.lines(
         [
-            f"{player['name']} ({player['kind']}): {player['coins']:,} coins, score {player['score']}",
+            f"{player['name']} ({player['kind']}): {player['coins']:,} coins, "
+            f"score {player['score']}",
             f"title: {titles or '-'}",
             f"tallies: {player['wins']} won, {player['losses']} lost, {player['draws']} drawn, "
             f"{player['escapes']} escaped, {player['disconnects']} disconnected",

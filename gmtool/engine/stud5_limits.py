@@ -242,7 +242,7 @@ class CappedLimits(Limits):
         unit: int = tier.bet_unit  # type: ignore[assignment]
         caps: tuple[int, ...] = tier.street_caps  # type: ignore[assignment]
         super().__init__(
-            tier.ante,
+            tier.ante,  # type: ignore[arg-type]
             unit,
             betting.allin_from_street,  # type: ignore[arg-type]
             betting.allin_amount == "hand_cap",

@@ -12,8 +12,8 @@ import asyncio
 import os
 import random
 import signal
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of, ranking_for
@@ -23,12 +23,12 @@ from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
 from gmtool.house.table import Closed, HandSlot, HostedTable, Room
-from gmtool.store.gm import failure
 from gmtool.store import configs, gm
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.clock import Clock
 from gmtool.store.db import Store, StoreError
+from gmtool.store.gm import failure
 
 COMMAND_POLL_S = 0.2
 HEARTBEAT_S = 2.0  # how often the host says its tables are alive (tables.updated_at)

@@ -14,8 +14,8 @@ from pathlib import Path
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
 from gmtool.store import log_append, log_reads
-from gmtool.store.log_append import origin_of
 from gmtool.store.db import Store, StoreError
+from gmtool.store.log_append import origin_of
 
 
 class Notary:

@@ -7,7 +7,7 @@ table between hands (G5): the table is rebuilt with its players and the new rule
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from gmtool.engine.events import Action
 from gmtool.engine.owner_table import OwnerTable

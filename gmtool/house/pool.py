@@ -8,7 +8,7 @@ adjustment may have changed them) whenever a table is about to seat or deal to a
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from gmtool.evidence import opening as signed_opening
 from gmtool.evidence.note import Signer

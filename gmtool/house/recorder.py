@@ -10,7 +10,7 @@ closes the hand in one durable transaction with its ledger rows.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from gmtool.engine.deck import ALGORITHM, commitment
 from gmtool.engine.events import Event

@@ -14,20 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Callable, NamedTuple, Protocol
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 from gmtool.engine.config import EngineConfig
 from gmtool.engine.events import Action
 from gmtool.engine.view import public_view
 from gmtool.errors import GmtoolError, NotFound
 from gmtool.house.bots import choose, plan_turn
-from gmtool.store.gm import failure
 from gmtool.house.options import HostOptions
 from gmtool.house.pool import BotPool
 from gmtool.house.recorder import Recorder
 from gmtool.store import tables as table_store
 from gmtool.store.clock import Clock
 from gmtool.store.db import Store
+from gmtool.store.gm import failure
 
 
 class Room(NamedTuple):
@@ -124,7 +125,7 @@ class HostedTable:
             self.wake.clear()
             try:
                 await asyncio.wait_for(self.wake.wait(), timeout=left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     # -- engine input and recording ---------------------------------------------------------

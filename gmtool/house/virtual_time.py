@@ -19,7 +19,8 @@ import asyncio
 import math
 import selectors
 import time
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 TICK_S = 1e-9  # virtual time a loop cycle with work to do costs

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from gmtool.errors import UsageError
 

@@ -9,8 +9,8 @@ their looks, buys and opens, stud5 rooms their all-ins.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from gmtool.simulate.play import SEAT_NAMES
 from gmtool.simulate.run import TierResult

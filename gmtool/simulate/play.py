@@ -24,10 +24,11 @@ from __future__ import annotations
 import hashlib
 import sys
 from array import array
+from collections.abc import Sequence
 from itertools import repeat
 from math import expm1, log1p
 from operator import attrgetter, mul
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from gmtool.bots.policies import Policy, decide, policy_named
 from gmtool.bots.strength import Sight

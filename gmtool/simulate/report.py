@@ -11,7 +11,8 @@ the clock or the number of processes.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from gmtool.bots.policies import policy_named
 from gmtool.simulate.measures import (

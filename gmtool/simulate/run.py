@@ -8,9 +8,9 @@ So one process or several give the same records, and the same report byte for by
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from gmtool.simulate.play import HandRecord, Table, bust_runs, play_hands
 from gmtool.simulate.setup import TierPlan

@@ -15,18 +15,18 @@ Decisions where the issue is silent (docs/simulate.md says why):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from gmtool.bots.policies import POLICIES, policy_named
+from gmtool.bounds import MAX_JOBS
 from gmtool.engine.config import EngineConfig
 from gmtool.engine.games import game_of
 from gmtool.engine.seating import coins_to_sit
 from gmtool.errors import UsageError
 
 MAX_HANDS = 1_000_000  # hands of one tier (bounds.MAX_COUNT)
-from gmtool.bounds import MAX_JOBS
 
 MAX_BUST_HANDS = 500  # a run still seated after this many hands is counted at it (censored)
 DEFAULT_HANDS = 10_000

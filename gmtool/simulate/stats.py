@@ -14,8 +14,8 @@ the base and the same section of the other profile are the same decks and seats.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from math import floor, fsum, sqrt
-from typing import Callable, Sequence
 
 SECTIONS = 20
 MIN_SECTION = 25  # values a section holds at least

@@ -6,9 +6,9 @@ checked before the first hand is played, and raised as a UsageError (exit 2).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from gmtool.errors import UsageError
 from gmtool.rules.compile import compile_file

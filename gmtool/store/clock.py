@@ -11,7 +11,7 @@ The engine never sees a clock at all: time reaches it as `wait N` inputs.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -38,7 +38,7 @@ SYSTEM = SystemClock()
 
 def iso(seconds: float) -> str:
     """Epoch seconds as ISO 8601 UTC with microseconds: sorts as text, parses back exactly."""
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="microseconds")
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="microseconds")
 
 
 def now(clock: Clock = SYSTEM) -> str:

@@ -8,7 +8,7 @@ start of each hand, so a deployment reaches a table at its next hand, never mid-
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence import records

@@ -19,8 +19,8 @@ import contextlib
 import functools
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import quote
 
 import sqlite_utils

@@ -12,7 +12,8 @@ same transaction, so every command has exactly one logged fate.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import GmtoolError, Refused, UsageError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.evidence import records
@@ -269,7 +269,8 @@ def at_stake(store: Store, player: str) -> tuple[int, int] | None:
     hand can take from them (D-9)."""
     row = store.one(
         "SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
-        "json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) s WHERE h.outcome = 'running' AND "
+        "json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) s "
+        "WHERE h.outcome = 'running' AND "
         "json_extract(s.value, '$.player') = ? ORDER BY h.id DESC LIMIT 1",
         (player,),
     )

@@ -6,7 +6,7 @@ as the ledger row that changes it; audit checks that it equals the sum of the ro
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from gmtool.evidence import records
 from gmtool.store import log_append, scan

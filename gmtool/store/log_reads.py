@@ -107,9 +107,9 @@ def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] |
     """(last seq, logged head) of the table's last batch of events logged before record
     `lo`, or None."""
     row = store.one(
-        "SELECT json_extract(CASE WHEN json_valid(body) THEN body END, '$.last'), json_extract(CASE WHEN json_valid(body) THEN body END, '$.head') FROM "
-        "log WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY nkey DESC "
-        "LIMIT 1",
+        "SELECT json_extract(CASE WHEN json_valid(body) THEN body END, '$.last'), "
+        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.head') FROM log "
+        "WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY nkey DESC LIMIT 1",
         (table_id, lo),
     )
     return (row[0], row[1]) if row is not None else None
@@ -119,10 +119,12 @@ def batch_heads_from(store: Store, lo: int) -> Iterator[tuple]:
     """(log index, table, first seq, last seq, logged head, the hash event `last` has now
     (None if it is gone)) of every batch of events logged from record `lo` on."""
     return store.conn.execute(
-        "SELECT l.idx, l.tkey, l.nkey, json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last'), json_extract(CASE WHEN json_valid(l.body) THEN l.body END, "
-        "'$.head'), e.hash FROM log l LEFT JOIN events e ON e.table_id = l.tkey AND e.seq = "
-        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') WHERE l.idx >= ? AND l.kind = 'events' ORDER BY "
-        "l.idx",
+        "SELECT l.idx, l.tkey, l.nkey, "
+        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last'), "
+        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.head'), e.hash "
+        "FROM log l LEFT JOIN events e ON e.table_id = l.tkey AND e.seq = "
+        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') "
+        "WHERE l.idx >= ? AND l.kind = 'events' ORDER BY l.idx",
         (lo,),
     )
 
@@ -292,8 +294,9 @@ def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
     rows = store.all(
         "SELECT idx, body, leaf FROM log WHERE (kind IN ('hand', 'hand_end', 'ledger') AND "
         "nkey IS NOT NULL AND ((kind != 'ledger' AND nkey = ?) OR (kind = 'ledger' AND "
-        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = ?))) OR (kind = 'events' AND tkey = ? AND nkey <= ? "
-        "AND json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) ORDER BY idx",
+        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = ?))) OR "
+        "(kind = 'events' AND tkey = ? AND nkey <= ? AND "
+        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) ORDER BY idx",
         (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0),
     )
     return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()} for r in rows]

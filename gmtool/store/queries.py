@@ -24,7 +24,8 @@ def hand_filter(
             params.append(value)
     if player:
         clauses.append(
-            "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(hands.seats) THEN hands.seats ELSE '[]' END) WHERE "
+            "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(hands.seats) "
+            "THEN hands.seats ELSE '[]' END) WHERE "
             "json_extract(value, '$.player') = ?)"
         )
         params.append(player)
@@ -100,7 +101,8 @@ def player(store: Store, name: str, recent: int = 10) -> dict:
     hands = store.all(
         "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) AS delta "
         "FROM hands h LEFT JOIN ledger l ON l.hand_id = h.id AND l.player = ? WHERE EXISTS "
-        "(SELECT 1 FROM json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) WHERE json_extract(value, '$.player') = ?) "
+        "(SELECT 1 FROM json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) "
+        "WHERE json_extract(value, '$.player') = ?) "
         "GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
         (name, name, recent),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Iterator
+from collections.abc import Iterator
 
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.queries import check_names, hand_filter

@@ -7,7 +7,7 @@ pot, street, whose turn and the seconds left, face-up cards; never a hole card.
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from gmtool.canonical import canonical_json
 from gmtool.store.db import Store
