@@ -7,6 +7,10 @@ cost any typer CLI pays before doing anything:
 
     python benchmarks/startup.py            # 15 rounds
     python benchmarks/startup.py --runs 31 --check
+    python benchmarks/startup.py --baseline OTHER/bin/gmtool --baseline-rules OTHER_REPO/rules
+
+With --baseline, the two gmtool commands of another installation (a commit to compare
+with, installed in its own venv) run in the same interleaved rounds.
 
 Targets (benchmarks/README.md, "Budgets"): `gmtool --help` within 1.3x of `import typer`,
 `gmtool rules validate rules/` within 2x of it. With --check the script exits 1 when a
@@ -43,13 +47,24 @@ def find_gmtool(explicit: str | None) -> str:
     return found
 
 
-def commands(gmtool: str, rules: Path) -> dict[str, list[str]]:
-    return {
+def commands(
+    gmtool: str, rules: Path, baseline: str | None = None, baseline_rules: Path | None = None
+) -> dict[str, list[str]]:
+    argvs = {
         PASS: [sys.executable, "-c", "pass"],
         TYPER: [sys.executable, "-c", "import typer"],
         HELP: [gmtool, "--help"],
         VALIDATE: [gmtool, "rules", "validate", str(rules)],
     }
+    if baseline:
+        argvs[f"baseline: {HELP}"] = [baseline, "--help"]
+        argvs[f"baseline: {VALIDATE}"] = [
+            baseline,
+            "rules",
+            "validate",
+            str(baseline_rules or rules),
+        ]
+    return argvs
 
 
 def time_once(argv: list[str]) -> float:
@@ -80,15 +95,15 @@ def measure(argvs: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
 def report(times: dict[str, list[float]]) -> list[str]:
     """Lines of the result table; the last column says whether a target is met."""
     median = {name: statistics.median(values) for name, values in times.items()}
-    lines = [f"{'command':<32} {'median':>9} {'x pass':>7} {'x typer':>8}  target", "-" * 72]
+    lines = [f"{'command':<42} {'median':>9} {'x pass':>7} {'x typer':>8}  target", "-" * 82]
     for name, value in median.items():
         vs_pass = value / median[PASS]
-        vs_typer = f"{value / median[TYPER]:7.2f}x" if name in TARGETS else ""
+        vs_typer = f"{value / median[TYPER]:7.2f}x" if name not in (PASS, TYPER) else ""
         target = ""
         if name in TARGETS:
             met = value / median[TYPER] <= TARGETS[name]
             target = f"<= {TARGETS[name]}x typer: {'met' if met else 'MISSED'}"
-        lines.append(f"{name:<32} {value * 1000:7.1f}ms {vs_pass:6.2f}x {vs_typer:>8}  {target}")
+        lines.append(f"{name:<42} {value * 1000:7.1f}ms {vs_pass:6.2f}x {vs_typer:>8}  {target}")
     return lines
 
 
@@ -107,11 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         default=REPO / "rules",
         help="profile folder for validate (default: the repo's rules/)",
     )
+    parser.add_argument(
+        "--baseline", help="another installation's gmtool console script, timed alongside"
+    )
+    parser.add_argument(
+        "--baseline-rules", type=Path, help="profile folder for the baseline (default: --rules)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
 
     gmtool = find_gmtool(args.gmtool)
-    times = measure(commands(gmtool, args.rules), args.runs)
+    argvs = commands(gmtool, args.rules, args.baseline, args.baseline_rules)
+    times = measure(argvs, args.runs)
     print(
         f"{args.runs} interleaved rounds; python {sys.version.split()[0]} ({sys.executable}); "
         f"gmtool {gmtool}"

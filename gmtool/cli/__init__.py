@@ -1,8 +1,11 @@
-"""The gmtool command line: command groups registered in one readable block.
+"""The gmtool command line: the command groups, registered in one readable block.
 
-Each group lives in its own module with its own `typer.Typer()`. Those modules import
-only typer at load time; everything heavy (rich, tomlkit, sqlite_utils, the engine) is
-imported inside the command that uses it, so `gmtool --help` stays fast.
+Each group lives in its own module with its own `typer.Typer()`, and is loaded only when
+it is named: `gmtool rules validate` builds the `rules` group alone, and `gmtool --help`
+lists every group from its help text without building any (typer turns every parameter
+of every command into click objects as it builds a group, which costs more than the
+imports). Those modules import only typer at load time; everything heavy (rich, tomlkit,
+sqlite_utils, the engine) is imported inside the command that uses it.
 """
 
 from __future__ import annotations
@@ -10,25 +13,35 @@ from __future__ import annotations
 import typer
 
 from gmtool import __version__
-from gmtool.cli import (
-    audit,
-    checkpoint,
-    db,
-    demo,
-    deploy,
-    gm,
-    hands,
-    house,
-    players,
-    rules,
-    tables,
-    verify,
-)
-from gmtool.cli.errors import GmtoolGroup
+from gmtool.cli.lazy import LazyGroup
+
+# name -> (module, attribute: a typer.Typer group or a command function), in the order
+# `gmtool --help` lists them (the three single commands first, as typer listed them).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("gmtool.cli.demo", "demo"),
+    "audit": ("gmtool.cli.audit", "audit"),
+    "verify": ("gmtool.cli.verify", "verify"),
+    "rules": ("gmtool.cli.rules", "app"),
+    "hands": ("gmtool.cli.hands", "app"),
+    "db": ("gmtool.cli.db", "app"),
+    "deploy": ("gmtool.cli.deploy", "app"),
+    "house": ("gmtool.cli.house", "app"),
+    "tables": ("gmtool.cli.tables", "app"),
+    "players": ("gmtool.cli.players", "app"),
+    "gm": ("gmtool.cli.gm", "app"),
+    "checkpoint": ("gmtool.cli.checkpoint", "app"),
+}
+
+
+class RootGroup(LazyGroup):
+    """`gmtool`: its command groups are built when named (cli/lazy.py)."""
+
+    LAZY = COMMANDS
+
 
 app = typer.Typer(
     name="gmtool",
-    cls=GmtoolGroup,
+    cls=RootGroup,
     help="GM console and rule-configuration CLI for showhand card games.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -36,19 +49,6 @@ app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-app.add_typer(rules.app, name="rules")
-app.add_typer(hands.app, name="hands")
-app.add_typer(db.app, name="db")
-app.add_typer(deploy.app, name="deploy")
-app.add_typer(house.app, name="house")
-app.command("demo")(demo.demo)
-app.add_typer(tables.app, name="tables")
-app.add_typer(players.app, name="players")
-app.command("audit")(audit.audit)
-app.add_typer(gm.app, name="gm")
-app.add_typer(checkpoint.app, name="checkpoint")
-app.command("verify")(verify.verify)
 
 
 def _show_version(value: bool) -> None:

@@ -18,7 +18,6 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from gmtool.canonical import pretty_json
 from gmtool.errors import GmtoolError
 
 
@@ -54,6 +53,8 @@ class Console:
             self.line(text)
 
     def json(self, value: Any) -> None:
+        from gmtool.canonical import pretty_json  # (hashlib and json: not for --help)
+
         self.out.write(pretty_json(value))
 
     def raw(self, text: str) -> None:

@@ -11,10 +11,9 @@ from __future__ import annotations
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from gmtool.findings import Finding, Report, fails
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (imported where used: `--help` loads this module for its options)
     from gmtool.cli.console import Console
+    from gmtool.findings import Finding, Report
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -40,7 +39,7 @@ def _escape_property(text: str) -> str:
 def annotation(finding: Finding, strict: bool = False) -> str:
     """A GitHub workflow command for one finding: `::error` for what fails the run (with
     --strict a warning too), `::warning` for the rest."""
-    level = "error" if fails(finding, strict) else "warning"
+    level = "error" if _fails(finding, strict) else "warning"
     properties = [f"title={_escape_property(finding.code)}"]
     if finding.in_file:
         properties[:0] = [
@@ -108,7 +107,7 @@ def _result(finding: Finding, rule_index: int, report: Report, strict: bool) -> 
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
-        "level": "error" if fails(finding, strict) else "warning",
+        "level": "error" if _fails(finding, strict) else "warning",
         "message": {"text": finding.message},
     }
     if finding.in_file:
@@ -154,3 +153,10 @@ def report_with(
     name = "json" if as_json else getattr(output_format, "value", output_format)
     REPORTERS[name](report, console, strict)
     return report.exit_code(strict)
+
+
+def _fails(finding: Finding, strict: bool) -> bool:
+    """Whether the finding fails the run (gmtool.findings.fails, imported when used)."""
+    from gmtool.findings import fails
+
+    return fails(finding, strict)
