@@ -247,7 +247,8 @@ def test_github_annotation_for_a_finding_without_a_path() -> None:
     path = str(INVALID / "syntax-duplicate-key.toml")
     lines = validate(path, "--format", "github").out.splitlines()
     assert lines[0] == (
-        f"::error file={path},line=9,col=10,title=toml-syntax::Cannot overwrite a value"
+        f"::error file={path},line=9,col=10,title=toml-syntax::"
+        "duplicate key table.seats, first on line 7"
     )
 
 

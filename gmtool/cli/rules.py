@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from gmtool.cli.common import FORMAT_OPTION, JSON_OPTION, emit
+from gmtool.cli.common import FORMAT_OPTION, JSON_OPTION, emit, write_output
 from gmtool.cli.console import Abort, console
 from gmtool.cli.reporters import ReportFormat, report_with
 from gmtool.cli.simulate import simulate
@@ -45,7 +45,7 @@ def compile_(
     if output is None:
         console.raw(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, "-o", f"{profile.stem}.json")
         console.success(f"wrote {output}")
 
 

@@ -18,6 +18,7 @@ from gmtool.errors import UsageError
 from gmtool.rules import checks, schema
 from gmtool.rules.collector import Collector
 from gmtool.rules.findings import Finding, Report, profile_finding
+from gmtool.rules.redefinition import REDEFINED, redefinition
 from gmtool.rules.schema import Context, Field
 from gmtool.rules.source import Path, Position
 
@@ -50,12 +51,17 @@ def parse_toml(text: str) -> dict[str, Any]:
         raise tomllib.TOMLDecodeError(TOO_DEEP) from None
 
 
-def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
-    """A TOML syntax error as a finding at the line and column tomllib names."""
+def parse_error_finding(
+    file: str, error: tomllib.TOMLDecodeError, text: str | None = None
+) -> Finding:
+    """A TOML syntax error as a finding at the line and column tomllib names; with the
+    `text`, a key or table defined twice names both places (rules/redefinition.py)."""
     message = str(error)
     match = _TOML_ERROR_AT.search(message)
     line, column = (int(match.group(1)), int(match.group(2))) if match else (1, 1)
     message = _TOML_ERROR_AT.sub("", message).strip()
+    if text is not None and message.startswith(REDEFINED):
+        message = redefinition(text, line, column) or message
     return profile_finding(file, line, column, "", "toml-syntax", message)
 
 
@@ -67,7 +73,7 @@ def validate_text(
         try:
             data = parse_toml(text)
         except tomllib.TOMLDecodeError as error:
-            return [parse_error_finding(file, error)]
+            return [parse_error_finding(file, error, text)]
     collector = Collector(file, data, text)
     ctx = context_of(data)
     check_structure(collector, schema.ROOT, data, (), ctx)
