@@ -29,7 +29,10 @@ def validate(
     """Check profiles and report every finding with file, line, column and key path."""
     from gmtool.rules.validate import validate_paths
 
-    raise typer.Exit(report_with(output_format, False, validate_paths(paths), console, strict))
+    report = validate_paths(paths)
+    for problem in report.unusable:  # (the others are still checked: exit 2 at the end)
+        console.error(problem)
+    raise typer.Exit(report_with(output_format, False, report, console, strict))
 
 
 @app.command("compile")

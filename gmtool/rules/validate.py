@@ -303,22 +303,40 @@ def validate_paths(paths: list[str]) -> Report:
     Scenario files (executable rule tests, run by `gmtool rules test`) are skipped, also
     when named directly, so a pre-commit hook may pass every changed .toml file. Every
     file gets its own findings: one that cannot be read, or is nested too deeply to read,
-    is a finding of its own and the run goes on. Raises ProfileFileError only for a path
-    named on the command line that does not exist or is neither a file nor a folder.
+    is a finding of its own and the run goes on. A named path that cannot be checked at
+    all (missing, neither a file nor a folder, a folder with no profile in it) is a usage
+    problem (`Report.unusable`, exit 2) and the other paths are still checked; when no
+    named path can be, ProfileFileError says why.
     """
     findings: list[Finding] = []
+    unusable: list[str] = []
     checked = 0
-    for path in candidate_files(paths):
+    for name in paths:
         try:
-            found = _validate_file(path)
-        except RecursionError:  # parse_toml reports deep nesting; this guards what follows
-            found = [profile_finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
+            files = candidate_files([name])
         except ProfileFileError as error:
-            found = [profile_finding(str(path), 1, 1, "", "unreadable", str(error))]
-        if found is not None:
-            checked += 1
-            findings.extend(found)
-    return Report(checked, findings)
+            unusable.append(str(error))
+            continue
+        profiles = 0
+        for path in files:
+            try:
+                found = _validate_file(path)
+            except RecursionError:  # parse_toml reports deep nesting; this guards what follows
+                found = [profile_finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
+            except ProfileFileError as error:
+                found = [profile_finding(str(path), 1, 1, "", "unreadable", str(error))]
+            if found is not None:
+                profiles += 1
+                findings.extend(found)
+        if not profiles and FsPath(name).is_dir():
+            unusable.append(
+                f"{name}: no profile in this folder, only scenarios (`gmtool rules test` "
+                "runs them): nothing to check"
+            )
+        checked += profiles
+    if unusable and len(unusable) == len(paths):
+        raise ProfileFileError("; ".join(unusable))
+    return Report(checked, findings, unusable=unusable)
 
 
 def _validate_file(path: FsPath) -> list[Finding] | None:
