@@ -46,11 +46,20 @@ FORMAT_OPTION = typer.Option(
 )
 
 
-def _moment(flag: str) -> Callable[[str | None], str | None]:
-    def parse(value: str | None) -> str | None:
-        from gmtool.cli.when import parse_when
+def _moment(flag: str) -> Callable[..., str | None]:
+    def parse(ctx: typer.Context, value: str | None) -> str | None:
+        from gmtool.cli.when import check_window, parse_when
 
-        return parse_when(value, flag) if value is not None else None
+        if value is None:
+            return None
+        moment = parse_when(value, flag)
+        # whichever of --since and --until is read second sees the other (click reads them
+        # in the order they were typed)
+        if flag == "--since":
+            check_window(moment, ctx.params.get("until"))
+        else:
+            check_window(ctx.params.get("since"), moment)
+        return moment
 
     return parse
 
