@@ -45,6 +45,11 @@ def test_options_before_a_double_dash_stay_options(gm: Gmtool, deployed_db: Path
     assert "-5" in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
+def test_an_option_without_its_value_says_so(gm: Gmtool) -> None:
+    run = gm("--db", "hands", "list", expect=2)
+    assert "Option '--db' requires an argument" in run.stderr, run.stderr
+
+
 def test_a_command_without_the_option_says_so_once(gm: Gmtool, deployed_db: Path) -> None:
     run = gm("--db", deployed_db, "rules", "validate", "rules", expect=2)
     assert "No such option: --db" in run.stderr, run.stderr

@@ -47,7 +47,9 @@ def options_behind_the_command(args: list[str]) -> list[str]:
     index = 0
     while index < len(args) and args[index].startswith("-") and args[index] != "--":
         name, equals, _ = args[index].partition("=")
-        width = 2 if COMMAND_OPTIONS.get(name) and not equals else 1
+        value = args[index + 1] if index + 1 < len(args) else None
+        # (`--db hands list`: the value is missing, and the command says so)
+        width = 2 if COMMAND_OPTIONS.get(name) and not equals and value not in COMMANDS else 1
         (moved if name in COMMAND_OPTIONS else ahead).extend(args[index : index + width])
         index += width
     rest = args[index:]
