@@ -16,7 +16,7 @@ scripts already read: a finding in a file is `{"file", "line", "column", "path",
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -44,6 +44,9 @@ class Finding:
     column: int | None = None
     path: str | None = None  # the dotted key path in a profile
     severity: Severity = Severity.ERROR
+    # When the row it is about was written, where the check knows it (a ledger row, say):
+    # an audit of a time window keeps only what lies in it. Not part of the JSON.
+    at: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def kind(self) -> str:

@@ -39,6 +39,7 @@ def verify_ledger_links(store: Store, from_id: int = 1) -> Iterator[Finding]:
             f"GM action {row['gm_action_id']}, which is not in the GM log",
             player=row["player"],
             gm_action=row["gm_action_id"],
+            at=row["created_at"],
         )
     for row in scan.ledger_without_hand(store, from_id):
         yield Finding(
@@ -47,12 +48,14 @@ def verify_ledger_links(store: Store, from_id: int = 1) -> Iterator[Finding]:
             f"hand {row['hand_id']}, which does not exist",
             hand=row["hand_id"],
             player=row["player"],
+            at=row["created_at"],
         )
     for row in scan.ledger_without_cause(store, from_id):
         yield Finding(
             "ledger_orphan",
             f"ledger row {row['id']} ({row['player']}) has no cause (no hand, no GM action)",
             player=row["player"],
+            at=row["created_at"],
         )
 
 
@@ -63,7 +66,7 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1) -
     rows and GM actions from the ids given on)."""
     openings: set[str] = set()
     for row in scan.grants(store, from_ledger):
-        where = {"player": row["player"]}
+        where = {"player": row["player"], "at": row["created_at"]}
         if row["reason"] == "opening_balance":
             if (
                 row["player"] in openings

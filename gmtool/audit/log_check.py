@@ -45,18 +45,20 @@ _NAMED = {
 def _where(kind: str, key, body: dict) -> dict:
     if kind in ("hand", "hand_end"):
         return {"hand": key}
-    if kind == "ledger":
-        where = {"player": body.get("player")}
-        if body.get("hand") is not None:
-            where["hand"] = body["hand"]
-        if body.get("gm_action") is not None:
-            where["gm_action"] = body["gm_action"]
-        return where
     if kind == "gm_action":
         return {"gm_action": key}
-    if kind == "player":
-        return {"player": key}
-    return {}
+    where: dict[str, Any] = {"player": key} if kind == "player" else {}
+    if kind == "ledger":
+        where = {"player": body.get("player")}
+        where |= {name: body[name] for name in ("hand", "gm_action") if body.get(name) is not None}
+    if kind in TIMED and isinstance(body.get("at"), str):
+        where["at"] = body["at"]  # when it was written (an audit of a time window places it)
+    return where
+
+
+# Rows placed in time by their own `at`; a hand or GM action is placed by its row, and
+# configs and GM users are the ground everything stands on (audit/scope.py, Window).
+TIMED = frozenset({"ledger", "player", "deployment", "gm_request"})
 
 
 MAX_LEVEL = 62  # the tallest tree a log of 2**63 records makes

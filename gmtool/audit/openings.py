@@ -29,7 +29,7 @@ def verify_openings(
     first_signed = scan.first_signed_opening(store)
     for row in scan.openings(store, from_ledger):
         what = f"ledger row {row['id']}: an opening balance of {row['delta']} for {row['player']}"
-        where = {"player": row["player"]}
+        where = {"player": row["player"], "at": row["created_at"]}
         if row["signed"] is None:
             # (a row that is not logged at all is reported by the log's own check)
             if (

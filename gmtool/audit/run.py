@@ -31,7 +31,7 @@ from gmtool.audit.jobs import TablePasses
 from gmtool.audit.log_check import LogCheck, checkpoint_problems
 from gmtool.audit.log_from import LogFrom
 from gmtool.audit.openings import verify_openings
-from gmtool.audit.scope import Scope
+from gmtool.audit.scope import Scope, Window
 from gmtool.audit.seeds import verify_seeds
 from gmtool.audit.signatures import verify_signatures
 from gmtool.audit.tallies import verify_tallies
@@ -53,6 +53,7 @@ class AuditReport:
     problems: list[dict] = field(default_factory=list)
     checkpoint: dict | None = None  # the newest signed checkpoint the log was checked against
     incremental: dict | None = None  # an audit from a checkpoint: which, at what size
+    window: dict | None = None  # an audit of a time window: its --since and --until
     tool = "gmtool audit"
     artifact: str | None = None  # the store's file
 
@@ -77,6 +78,11 @@ class AuditReport:
             )
         after = self.incremental
         since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
+        if self.window:
+            since = (
+                f" in the window {self.window['since'] or 'from the first'} to "
+                f"{self.window['until'] or 'now'}"
+            )
         return f"{self.hands_checked} hand(s) checked{since}: {verdict}"
 
     def exit_code(self, strict: bool = False) -> int:
@@ -86,9 +92,18 @@ class AuditReport:
         out = {"hands_checked": self.hands_checked, "problems": self.problems}
         if self.incremental is not None:
             out["incremental"] = self.incremental
+        if self.window is not None:
+            out["window"] = self.window
         if self.checkpoint is not None:
             out["checkpoint"] = self.checkpoint
         return out
+
+
+def _within(store: Store, window: Window | None, problems: list) -> list:
+    """The problems (findings or their JSON) about what lies in `window` (all without one)."""
+    if window is None:
+        return problems
+    return [problem for problem in problems if window.covers(store, finding_of(problem))]
 
 
 # -- the global checks: each (store, scope) -> problems, run in this order ------------------
@@ -97,6 +112,8 @@ class AuditReport:
 
 
 def _balances(store: Store, scope: Scope) -> Iterable[Finding]:
+    if scope.window is not None:
+        return ()  # a balance is the sum of every ledger row ever: no window holds it
     return verify_balances(store, scope.player)  # one aggregate over the ledger: global
 
 
@@ -225,12 +242,13 @@ def run_audit(
             scan.table_sizes(store),
         )
         log_problems = log.run({c.size for _, c in checkpoints})
-        scope = Scope(player, seed_key, log.after, host_key)
+        window = Window(since, until) if since or until else None
+        scope = Scope(player, seed_key, log.after, host_key, window)
         global_problems = [problem for check in GLOBAL_CHECKS for problem in check(store, scope)]
         tallies: Counter = Counter()
         untallied: set[str] = set()
         for result in passes.results():
-            report.problems += result.problems
+            report.problems += _within(store, window, result.problems)
             report.hands_checked += result.hands_checked
             tallies.update(result.tallies)
             untallied |= result.untallied
@@ -239,11 +257,12 @@ def run_audit(
         if progress:
             progress(report.hands_checked)
         for problem in (
-            *global_problems,
-            *log_problems,
+            *_within(store, window, [*global_problems, *log_problems]),
             *checkpoint_problems(log, checkpoints, origin),
         ):
             report.add(problem)
+        if window is not None:
+            report.window = {"since": since, "until": until}
         if base is not None:
             report.incremental["records"] = log.frontier.size
             checkpoints = checkpoints or [base]

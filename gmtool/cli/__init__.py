@@ -33,10 +33,39 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# The options most commands take, accepted before the command too (`gmtool --db X hands
+# list`): moved behind it, where the command parses them. Option -> whether it takes a value.
+# (`--debug`, the root's own, is accepted after the command as well: cli/lazy.py.)
+COMMAND_OPTIONS = {"--db": True, "--as": True, "--json": False}
+
+
+def options_behind_the_command(args: list[str]) -> list[str]:
+    """`args` with the command options given before the command path moved behind it
+    (before a `--`, if there is one): `--db X hands list` -> `hands list --db X`."""
+    ahead: list[str] = []
+    moved: list[str] = []
+    index = 0
+    while index < len(args) and args[index].startswith("-") and args[index] != "--":
+        name, equals, _ = args[index].partition("=")
+        value = args[index + 1] if index + 1 < len(args) else None
+        # (`--db hands list`: the value is missing, and the command says so)
+        width = 2 if COMMAND_OPTIONS.get(name) and not equals and value not in COMMANDS else 1
+        (moved if name in COMMAND_OPTIONS else ahead).extend(args[index : index + width])
+        index += width
+    rest = args[index:]
+    if not moved or not rest:
+        return args  # no command named: the root says what is wrong, as it did
+    end = rest.index("--") if "--" in rest else len(rest)
+    return [*ahead, *rest[:end], *moved, *rest[end:]]
+
+
 class RootGroup(LazyGroup):
     """`gmtool`: its command groups are built when named (cli/lazy.py)."""
 
     LAZY = COMMANDS
+
+    def parse_args(self, ctx, args):  # noqa: ANN001 - click's signature
+        return super().parse_args(ctx, options_behind_the_command(args))
 
 
 app = typer.Typer(

@@ -11,6 +11,7 @@ import getpass
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -45,11 +46,20 @@ FORMAT_OPTION = typer.Option(
 )
 
 
-def _moment(flag: str) -> Callable[[str | None], str | None]:
-    def parse(value: str | None) -> str | None:
-        from gmtool.cli.when import parse_when
+def _moment(flag: str) -> Callable[..., str | None]:
+    def parse(ctx: typer.Context, value: str | None) -> str | None:
+        from gmtool.cli.when import check_window, parse_when
 
-        return parse_when(value, flag) if value is not None else None
+        if value is None:
+            return None
+        moment = parse_when(value, flag)
+        # whichever of --since and --until is read second sees the other (click reads them
+        # in the order they were typed)
+        if flag == "--since":
+            check_window(moment, ctx.params.get("until"))
+        else:
+            check_window(ctx.params.get("since"), moment)
+        return moment
 
     return parse
 
@@ -106,6 +116,45 @@ def writing(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any)
     """`with_store` for an action that writes (a GM command, an adjustment, a deployment)."""
     with open_store(db, write=True) as store:
         return action(store, *args, **kwargs)
+
+
+def write_output(path: Path, text: str, flag: str, example: str) -> None:
+    """`text` into the file a user named with `flag`, whole or not at all (a temporary file
+    beside it, then a rename; a device such as /dev/stdout is written as it is). A folder,
+    a missing folder or a file that cannot be written is one plain message (exit 2);
+    `example` is a file name to suggest inside a folder."""
+    import stat
+    import tempfile
+
+    from gmtool.errors import UsageError
+
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a folder: name the file to write ({path / example})")
+    try:
+        if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+            with open(path, "w", encoding="utf-8") as device:
+                device.write(text)
+            return
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            os.chmod(temporary, mode)  # (mkstemp makes it 0600)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except FileNotFoundError:
+        raise UsageError(f"{flag} {path}: there is no folder {path.parent}") from None
+    except OSError as error:
+        raise UsageError(f"{flag} {path}: cannot write it ({error.strerror or error})") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def emit(value: Any, as_json: bool, render: Callable[[Any], None]) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any, ClassVar
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from gmtool.cli.errors import GmtoolGroup
 
@@ -35,7 +35,30 @@ def build(name: str, target: Any) -> Any:
         holder.add_typer(target, name=name)
     else:
         holder.command(name)(target)
-    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    accept_debug(command)
+    return command
+
+
+def _root_debug(ctx: typer.Context, param: Any, value: bool) -> None:
+    if value:
+        ctx.find_root().params["debug"] = True  # read where errors become messages
+
+
+def accept_debug(command: Any) -> None:
+    """`--debug` after the command as before it (`gmtool hands list --debug`): a hidden
+    flag on `command` and every command under it that sets the root's (help unchanged)."""
+    command.params.append(
+        TyperOption(
+            param_decls=["--debug"],
+            is_flag=True,
+            hidden=True,
+            expose_value=False,
+            callback=_root_debug,
+        )
+    )
+    for sub in getattr(command, "commands", {}).values():
+        accept_debug(sub)
 
 
 def help_text(target: Any) -> str:

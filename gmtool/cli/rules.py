@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from gmtool.cli.common import FORMAT_OPTION, JSON_OPTION, emit
+from gmtool.cli.common import FORMAT_OPTION, JSON_OPTION, emit, write_output
 from gmtool.cli.console import Abort, console
 from gmtool.cli.reporters import ReportFormat, report_with
 from gmtool.cli.simulate import simulate
@@ -29,7 +29,10 @@ def validate(
     """Check profiles and report every finding with file, line, column and key path."""
     from gmtool.rules.validate import validate_paths
 
-    raise typer.Exit(report_with(output_format, False, validate_paths(paths), console, strict))
+    report = validate_paths(paths)
+    for problem in report.unusable:  # (the others are still checked: exit 2 at the end)
+        console.error(problem)
+    raise typer.Exit(report_with(output_format, False, report, console, strict))
 
 
 @app.command("compile")
@@ -45,7 +48,7 @@ def compile_(
     if output is None:
         console.raw(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, "-o", f"{profile.stem}.json")
         console.success(f"wrote {output}")
 
 

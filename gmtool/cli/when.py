@@ -36,6 +36,16 @@ def parse_when(text: str, flag: str, now: datetime | None = None) -> str:
     raise UsageError(f"{flag} {text!r} is not a time gmtool reads; use {FORMS}")
 
 
+def check_window(since: str | None, until: str | None) -> None:
+    """UsageError unless `until` is after `since` (both as `parse_when` returns them, so
+    comparing the text compares the moments): an empty window is a mistake, not a search."""
+    if since is not None and until is not None and until <= since:
+        raise UsageError(
+            f"--until {until} is not after --since {since}: nothing can lie between them "
+            "(--since is the first moment of the window, --until the first moment after it)"
+        )
+
+
 def _named(word: str, now: datetime) -> datetime | None:
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return {"now": now, "today": midnight, "yesterday": midnight - timedelta(days=1)}.get(word)

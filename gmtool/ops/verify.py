@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,14 +127,53 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
         text = witness.read_text(report)
     except OSError as error:
         raise UsageError(str(error)) from None
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise UsageError(
+            f"{report} is not a dispute report (not a JSON object): verify takes the report "
+            "`gmtool hands export HAND --format json` writes (a markdown report has no proof)"
+        )
     if key is not None:
-        try:
-            verifier = witness.load_verifier(key)
-        except OSError as error:
-            raise UsageError(str(error)) from None
+        verifier = _verifier_key(key)
     else:
         try:
-            verifier = Verifier.parse(json.loads(text)["proof"]["verifier_key"])
+            verifier = Verifier.parse(parsed["proof"]["verifier_key"])
         except (ValueError, KeyError, TypeError, NoteError, RecursionError):
             raise UsageError(f"{report}: no verifier key in the report: pass --key") from None
     return ReportCheck(report, verifier, key is None, check_report(text, verifier))
+
+
+KEY_WORDS = "one line of text, NAME+KEYID+KEY: the host's <db>.checkpoint.pub"
+
+
+def _verifier_key(key: Path) -> Verifier:
+    """The verifier key `--key` names; a file that is not one (the report itself, a store,
+    any file that is not text) is said to be so in plain words."""
+    try:
+        return witness.load_verifier(key)
+    except OSError as error:
+        head = _head(key)
+        if head is None:
+            raise UsageError(str(error)) from None
+        if head.lstrip().startswith(b"{"):
+            raise UsageError(
+                f"--key {key} is a JSON file, not a verifier key ({KEY_WORDS}); "
+                "the report goes first: gmtool verify REPORT.json --key HOST.pub"
+            ) from None
+        if not head.isascii():
+            raise UsageError(f"--key {key} is not a verifier key ({KEY_WORDS})") from None
+        raise UsageError(str(error)) from None
+
+
+def _head(path: Path) -> bytes | None:
+    """The first bytes of a regular file (None: not one, or unreadable)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        with open(path, "rb") as file:
+            return file.read(4096)
+    except OSError:
+        return None

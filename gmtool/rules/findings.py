@@ -4,7 +4,7 @@ gmtool/findings.py), each with its place in the file, and their stable codes."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gmtool.findings import Finding, Severity
@@ -64,6 +64,7 @@ class Report:
     findings: list[Finding]
     tool: str = "gmtool rules validate"
     artifact: str | None = None
+    unusable: list[str] = field(default_factory=list)  # named paths not checked (exit 2)
 
     @property
     def errors(self) -> list[Finding]:
@@ -79,17 +80,25 @@ class Report:
 
     def summary(self, strict: bool = False) -> str:
         errors, warnings = len(self.errors), len(self.warnings)
-        verdict = "invalid" if errors or (strict and warnings) else "ok"  # --strict: warnings fail
+        failed = errors or (strict and warnings)  # --strict: warnings fail
+        verdict = "invalid" if failed else "incomplete" if self.unusable else "ok"
+        unchecked = f", {len(self.unusable)} path(s) not checked" if self.unusable else ""
         return (
-            f"{self.files} profile(s) checked: {errors} error(s), {warnings} warning(s): {verdict}"
+            f"{self.files} profile(s) checked: {errors} error(s), {warnings} warning(s)"
+            f"{unchecked}: {verdict}"
         )
 
     def exit_code(self, strict: bool = False) -> int:
+        if self.unusable:
+            return 2  # a path named on the command line could not be checked: usage
         return 1 if self.errors or (strict and self.warnings) else 0
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "files": self.files,
             "errors": [f.as_json() for f in self.errors],
             "warnings": [f.as_json() for f in self.warnings],
         }
+        if self.unusable:
+            out["unusable"] = self.unusable
+        return out

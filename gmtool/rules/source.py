@@ -23,6 +23,15 @@ class Position(NamedTuple):
     column: int
 
 
+class Definition(NamedTuple):
+    """One place the text defines a path: a `value` (key = value), an `inline` table
+    (key = {...}), a `table` header, or a table a `dotted` key makes (a.b = 1 makes a)."""
+
+    path: Path
+    position: Position
+    kind: str
+
+
 _BARE_KEY = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _VALUE_END = set(",]}#\n\r")
 
@@ -33,6 +42,7 @@ class SourceMap:
     def __init__(self, text: str) -> None:
         self.keys: dict[Path, Position] = {}
         self.headers: dict[Path, Position] = {}
+        self.definitions: list[Definition] = []  # in text order (rules/redefinition.py)
         self._text = text
         self._i = 0
         self._line = 1
@@ -116,6 +126,7 @@ class SourceMap:
         for end in range(1, len(path)):  # [a.b] opens a implicitly: a finding on a goes here
             self.headers.setdefault(path[:end], position)
         self.headers[path] = position
+        self.definitions.append(Definition(path, position, "table"))
         return path
 
     def _in_arrays(self, keys: Path) -> Path:
@@ -151,9 +162,14 @@ class SourceMap:
         path = table + keys
         for end in range(len(table) + 1, len(path) + 1):
             self.keys.setdefault(path[:end], position)
+        self.definitions.extend(
+            Definition(path[:end], position, "dotted") for end in range(len(table) + 1, len(path))
+        )
         self._skip_space(newlines=False)
         self._advance()  # "="
         self._skip_space(newlines=False)
+        inline = "inline" if self._peek() == "{" else "value"
+        self.definitions.append(Definition(path, position, inline))
         self._value(path)
 
     def _value(self, path: Path) -> None:

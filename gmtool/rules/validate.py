@@ -18,6 +18,7 @@ from gmtool.errors import UsageError
 from gmtool.rules import checks, schema
 from gmtool.rules.collector import Collector
 from gmtool.rules.findings import Finding, Report, profile_finding
+from gmtool.rules.redefinition import REDEFINED, redefinition
 from gmtool.rules.schema import Context, Field
 from gmtool.rules.source import Path, Position
 
@@ -50,12 +51,17 @@ def parse_toml(text: str) -> dict[str, Any]:
         raise tomllib.TOMLDecodeError(TOO_DEEP) from None
 
 
-def parse_error_finding(file: str, error: tomllib.TOMLDecodeError) -> Finding:
-    """A TOML syntax error as a finding at the line and column tomllib names."""
+def parse_error_finding(
+    file: str, error: tomllib.TOMLDecodeError, text: str | None = None
+) -> Finding:
+    """A TOML syntax error as a finding at the line and column tomllib names; with the
+    `text`, a key or table defined twice names both places (rules/redefinition.py)."""
     message = str(error)
     match = _TOML_ERROR_AT.search(message)
     line, column = (int(match.group(1)), int(match.group(2))) if match else (1, 1)
     message = _TOML_ERROR_AT.sub("", message).strip()
+    if text is not None and message.startswith(REDEFINED):
+        message = redefinition(text, line, column) or message
     return profile_finding(file, line, column, "", "toml-syntax", message)
 
 
@@ -67,7 +73,7 @@ def validate_text(
         try:
             data = parse_toml(text)
         except tomllib.TOMLDecodeError as error:
-            return [parse_error_finding(file, error)]
+            return [parse_error_finding(file, error, text)]
     collector = Collector(file, data, text)
     ctx = context_of(data)
     check_structure(collector, schema.ROOT, data, (), ctx)
@@ -297,22 +303,40 @@ def validate_paths(paths: list[str]) -> Report:
     Scenario files (executable rule tests, run by `gmtool rules test`) are skipped, also
     when named directly, so a pre-commit hook may pass every changed .toml file. Every
     file gets its own findings: one that cannot be read, or is nested too deeply to read,
-    is a finding of its own and the run goes on. Raises ProfileFileError only for a path
-    named on the command line that does not exist or is neither a file nor a folder.
+    is a finding of its own and the run goes on. A named path that cannot be checked at
+    all (missing, neither a file nor a folder, a folder with no profile in it) is a usage
+    problem (`Report.unusable`, exit 2) and the other paths are still checked; when no
+    named path can be, ProfileFileError says why.
     """
     findings: list[Finding] = []
+    unusable: list[str] = []
     checked = 0
-    for path in candidate_files(paths):
+    for name in paths:
         try:
-            found = _validate_file(path)
-        except RecursionError:  # parse_toml reports deep nesting; this guards what follows
-            found = [profile_finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
+            files = candidate_files([name])
         except ProfileFileError as error:
-            found = [profile_finding(str(path), 1, 1, "", "unreadable", str(error))]
-        if found is not None:
-            checked += 1
-            findings.extend(found)
-    return Report(checked, findings)
+            unusable.append(str(error))
+            continue
+        profiles = 0
+        for path in files:
+            try:
+                found = _validate_file(path)
+            except RecursionError:  # parse_toml reports deep nesting; this guards what follows
+                found = [profile_finding(str(path), 1, 1, "", "toml-syntax", TOO_DEEP)]
+            except ProfileFileError as error:
+                found = [profile_finding(str(path), 1, 1, "", "unreadable", str(error))]
+            if found is not None:
+                profiles += 1
+                findings.extend(found)
+        if not profiles and FsPath(name).is_dir():
+            unusable.append(
+                f"{name}: no profile in this folder, only scenarios (`gmtool rules test` "
+                "runs them): nothing to check"
+            )
+        checked += profiles
+    if unusable and len(unusable) == len(paths):
+        raise ProfileFileError("; ".join(unusable))
+    return Report(checked, findings, unusable=unusable)
 
 
 def _validate_file(path: FsPath) -> list[Finding] | None:

@@ -82,7 +82,9 @@ def scenario_config(scenario: Scenario) -> dict:
             scenario.edits,
             str(scenario.profile_path),
         )
-    except (ProfileFileError, UnicodeDecodeError, KeyPathError) as error:
+    except ProfileFileError as error:  # the profile itself: missing or unreadable (exit 2)
+        raise ProfileFileError(f"{scenario.path}: set: {error}") from None
+    except (UnicodeDecodeError, KeyPathError) as error:
         raise ScenarioError(f"{scenario.path}: set: {error}") from None
     except InvalidEdit as error:
         details = "; ".join(str(finding) for finding in error.findings)

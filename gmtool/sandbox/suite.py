@@ -17,6 +17,7 @@ class ScenarioResult:
     path: Path
     failures: tuple[str, ...]
     rules: tuple[str, ...] = ()
+    unusable: bool = False  # the profile it names cannot be read: a usage error (exit 2)
 
     @property
     def passed(self) -> bool:
@@ -25,16 +26,20 @@ class ScenarioResult:
 
 def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
     """Run each scenario; a scenario that cannot even be read (or names a profile that
-    cannot) is a failure, not a crash."""
+    cannot) is a failure, not a crash, and the others still run."""
+    from gmtool.rules.validate import ProfileFileError
     from gmtool.sandbox.expect import check
     from gmtool.sandbox.run import play
 
     results = []
     for path in scenario_files(paths):
+        unusable = False
         try:
             scenario = load_scenario(path)
             failures = tuple(check(play(scenario)))
             rules = tuple(scenario.rules)
+        except ProfileFileError as error:  # the profile it names: missing, unreadable
+            failures, rules, unusable = (str(error),), (), True
         except GmtoolError as error:  # scenario, profile or refused action: this file only
             failures, rules = (str(error),), ()
         except Exception as error:  # noqa: BLE001 - a bug must not cost the other files
@@ -45,7 +50,7 @@ def run_scenarios(paths: list[str]) -> list[ScenarioResult]:
                 ),
                 (),
             )
-        results.append(ScenarioResult(path, failures, rules))
+        results.append(ScenarioResult(path, failures, rules, unusable))
     return results
 
 
@@ -75,10 +80,23 @@ class SuiteReport:
             yield f"{'PASS' if result.passed else 'FAIL'} {result.path}"
             yield from (f"     {failure}" for failure in result.failures)
 
+    @property
+    def unusable(self) -> list[ScenarioResult]:
+        """Scenarios that could not run: the profile they name cannot be read."""
+        return [result for result in self.results if result.unusable]
+
     def summary(self, strict: bool = False) -> str:
-        return f"{len(self.results) - len(self.failed)} passed, {len(self.failed)} failed"
+        passed, failed = len(self.results) - len(self.failed), len(self.failed)
+        missing = (
+            f" ({len(self.unusable)} could not run: a profile they name cannot be read)"
+            if self.unusable
+            else ""
+        )
+        return f"{passed} passed, {failed} failed{missing}"
 
     def exit_code(self, strict: bool = False) -> int:
+        if self.unusable:
+            return 2  # a file the run needs is missing: usage, whatever the others did
         return 1 if self.failed else 0
 
     def as_json(self) -> dict[str, Any]:

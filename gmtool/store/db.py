@@ -271,8 +271,21 @@ def _check_schema(store: Store, create: bool) -> None:
     migrate(store.db)
 
 
+def _is_sqlite_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == b"SQLite format 3\x00"  # every SQLite file's first bytes
+    except OSError:
+        return True  # (unreadable: SQLite's own words then say why)
+
+
 def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
     text = str(error)
+    if "not a database" in text and not _is_sqlite_file(path):
+        return (
+            f"{path} is not a database (not an SQLite file): check --db (or $GMTOOL_DB); "
+            f"if this file was the store, {DAMAGED}"
+        )
     if "not a database" in text or "malformed" in text or "corrupt" in text:
         return f"{path}: {DAMAGED} (SQLite: {text})"
     if "readonly" in text or "read-only" in text:

@@ -183,7 +183,7 @@ def ledger_without_gm_action(store: Store, from_id: int = 1) -> Iterator[sqlite3
     """Ledger rows naming a GM action that is not in the GM log."""
     return _rows(
         store,
-        "SELECT l.id, l.player, l.gm_action_id FROM ledger l WHERE l.id >= ? "
+        "SELECT l.id, l.player, l.gm_action_id, l.created_at FROM ledger l WHERE l.id >= ? "
         "AND l.gm_action_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gm_actions g "
         "WHERE g.id = l.gm_action_id) ORDER BY l.id",
         (from_id,),
@@ -194,7 +194,7 @@ def ledger_without_hand(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]
     """Ledger rows naming a hand that does not exist."""
     return _rows(
         store,
-        "SELECT l.id, l.player, l.hand_id FROM ledger l WHERE l.id >= ? AND "
+        "SELECT l.id, l.player, l.hand_id, l.created_at FROM ledger l WHERE l.id >= ? AND "
         "l.hand_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hands h WHERE h.id = "
         "l.hand_id) ORDER BY l.id",
         (from_id,),
@@ -205,7 +205,7 @@ def ledger_without_cause(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row
     """Ledger rows with neither a hand nor a GM action, other than opening balances."""
     return _rows(
         store,
-        "SELECT id, player FROM ledger WHERE id >= ? AND hand_id IS NULL AND "
+        "SELECT id, player, created_at FROM ledger WHERE id >= ? AND hand_id IS NULL AND "
         "gm_action_id IS NULL AND reason NOT IN ('opening_balance') ORDER BY id",
         (from_id,),
     )
@@ -214,6 +214,17 @@ def ledger_without_cause(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row
 def gm_actions(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     """The GM log in id order, every column."""
     return _rows(store, "SELECT * FROM gm_actions WHERE id >= ? ORDER BY id", (from_id,))
+
+
+def moment_of(store: Store, kind: str, ident: object) -> object:
+    """When a hand started or a GM action was logged (`kind` "hand" or "gm_action"), as
+    stored; None if there is no such row."""
+    sql = {
+        "hand": "SELECT started_at FROM hands WHERE id = ?",
+        "gm_action": "SELECT at FROM gm_actions WHERE id = ?",
+    }[kind]
+    row = store.one(sql, (ident,))
+    return row[0] if row else None
 
 
 def hand_row(store: Store, hand_id: int) -> dict:
@@ -236,7 +247,7 @@ def grants(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     the player's first ledger row and the GM action each names."""
     return _rows(
         store,
-        "SELECT l.id, l.player, l.delta, l.reason, l.gm_action_id, (SELECT "
+        "SELECT l.id, l.player, l.delta, l.reason, l.gm_action_id, l.created_at, (SELECT "
         "MIN(f.id) FROM ledger f WHERE f.player = l.player) AS first_id, g.action, "
         "g.target, g.outcome FROM ledger l LEFT JOIN gm_actions g ON g.id = "
         "l.gm_action_id WHERE l.hand_id IS NULL AND l.id >= ? ORDER BY l.id",
@@ -269,7 +280,7 @@ def openings(store: Store, from_id: int = 1) -> Iterator[sqlite3.Row]:
     ledger record and the body of each `opening` record naming them (NULL: none)."""
     return _rows(
         store,
-        "SELECT l.id, l.player, l.delta, g.idx AS logged_at, o.body AS "
+        "SELECT l.id, l.player, l.delta, l.created_at, g.idx AS logged_at, o.body AS "
         "signed FROM ledger l LEFT JOIN log g ON g.kind = 'ledger' AND g.tkey IS "
         "NULL AND g.nkey = l.id LEFT JOIN log o ON o.kind = 'opening' AND o.tkey IS "
         "NULL AND o.nkey = l.id WHERE l.reason = 'opening_balance' AND l.id >= ? "

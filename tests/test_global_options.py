@@ -1,0 +1,88 @@
+"""The options users put anywhere (issue 23, item 12): `--db`, `--as` and `--json` before
+the command as after it (`gmtool --db X hands list` is `gmtool hands list --db X`), and
+`--debug` after the command as before it. `gmtool --help` is unchanged (tests/test_cli_lazy.py
+and tests/test_startup_imports.py keep its listing and its imports)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from conftest import OPERATOR, Gmtool
+from typer.testing import CliRunner
+
+from gmtool.cli import app
+
+
+def test_db_and_json_before_the_command_read_the_same_store(gm: Gmtool, deployed_db: Path) -> None:
+    after = gm("deploy", "history", "--db", deployed_db, "--json").stdout
+    assert gm("--db", deployed_db, "--json", "deploy", "history").stdout == after
+    assert gm("--json", f"--db={deployed_db}", "deploy", "history").stdout == after
+    assert gm("--db", deployed_db, "deploy", "history", "--json").stdout == after
+
+
+def test_as_before_the_command_acts_as_that_gm(gm: Gmtool, tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    gm("--as", OPERATOR, "--db", db, "db", "init")
+    users = gm.json("gm", "users", "list", "--db", db, "--json")
+    assert [user["name"] for user in users] == [OPERATOR], users
+
+
+def test_options_before_a_double_dash_stay_options(gm: Gmtool, deployed_db: Path) -> None:
+    """`--` ends the options: moved ones go before it, so an argument after it stays one."""
+    from gmtool.cli import options_behind_the_command
+
+    assert options_behind_the_command(["--db", "x.db", "hands", "show", "--", "-5"]) == [
+        "hands",
+        "show",
+        "--db",
+        "x.db",
+        "--",
+        "-5",
+    ]
+    run = gm("--db", deployed_db, "hands", "show", "--", "-5", expect=2)
+    assert "-5" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_an_option_without_its_value_says_so(gm: Gmtool) -> None:
+    run = gm("--db", "hands", "list", expect=2)
+    assert "Option '--db' requires an argument" in run.stderr, run.stderr
+
+
+def test_a_command_without_the_option_says_so_once(gm: Gmtool, deployed_db: Path) -> None:
+    run = gm("--db", deployed_db, "rules", "validate", "rules", expect=2)
+    assert "No such option: --db" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("hands", "list", "--debug"),
+        ("hands", "--debug", "list"),
+        ("--debug", "hands", "list"),
+        ("audit", "--debug"),
+    ],
+    ids=["after-the-command", "after-the-group", "before", "single-command"],
+)
+def test_debug_is_accepted_before_and_after_the_command(
+    gm: Gmtool, deployed_db: Path, args: tuple[str, ...]
+) -> None:
+    gm(*args, "--db", deployed_db)
+
+
+def test_debug_after_the_command_turns_on_the_roots_debug() -> None:
+    """The flag after the command is the root's: where errors become messages, the root's
+    `debug` decides whether an internal error shows its traceback (cli/errors.py)."""
+    root = typer.main.get_command(app)
+    hands = root.get_command(None, "hands")  # type: ignore[arg-type]
+    listing = hands.get_command(None, "list")  # type: ignore[union-attr]
+    parent = typer.Context(root, info_name="gmtool")
+    parent.params["debug"] = False
+    listing.make_context("list", ["--debug"], parent=parent)
+    assert parent.params["debug"] is True
+
+
+def test_debug_stays_out_of_the_command_help() -> None:
+    out = CliRunner().invoke(app, ["hands", "list", "--help"]).output
+    assert "--db" in out and "--debug" not in out, out

@@ -1,0 +1,172 @@
+"""Plain messages for what an operator gets wrong (issue 23, item 9): a file that is not
+SQLite given as --db, `rules compile -o` a folder, `verify --key` given the report or any
+file that is not a key, and a key defined twice in a profile. Each is one message naming
+the file and what to do, with its exit code, never a traceback or Python's own words
+("[Errno 21]", "'ascii' codec", "Cannot overwrite a value"), and nothing is written."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from conftest import OPERATOR, RULES, Gmtool
+from helpers import public_key
+
+from gmtool.rules.validate import validate_bytes, validate_text
+
+QQ = RULES / "qq-showhand.toml"
+DATA = Path(__file__).resolve().parent / "data" / "profiles"
+PYTHON_WORDS = ("Errno", "codec", "Cannot overwrite", "Traceback", "internal error")
+
+
+def _message(run) -> str:
+    out = run.stdout + run.stderr
+    assert not [words for words in PYTHON_WORDS if words in out], out
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1, run.stderr
+    return errors[0]
+
+
+# -- a file that is not SQLite as --db -------------------------------------------------------
+
+
+def _not_sqlite(tmp_path: Path) -> list[Path]:
+    text = tmp_path / "notes.db"
+    text.write_text("my notes, not a database\n" * 10, encoding="utf-8")
+    noise = tmp_path / "noise.db"
+    noise.write_bytes(random.Random(23).randbytes(8192))
+    tiny = tmp_path / "tiny.db"
+    tiny.write_bytes(b"hi\n")
+    return [text, noise, tiny]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("hands", "list"),
+        ("audit",),
+        ("players", "adjust", "bot-001", "5", "--reason", "r", "--as", OPERATOR),
+        ("db", "init", "--as", OPERATOR),
+    ],
+    ids=["read", "audit", "write", "db-init"],
+)
+def test_a_file_that_is_not_sqlite_is_not_a_database(
+    gm: Gmtool, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    for path in _not_sqlite(tmp_path):
+        before = path.read_bytes()
+        message = _message(gm(*command, "--db", path, expect=2))
+        assert f"{path} is not a database (not an SQLite file): check --db" in message, message
+        assert path.read_bytes() == before
+
+
+def test_a_truncated_store_is_still_a_damaged_store(gm: Gmtool, tmp_path: Path) -> None:
+    """An SQLite file whose pages are cut off is the store, damaged: not "not a database"."""
+    db = tmp_path / "store.db"
+    gm("db", "init", "--db", db, "--as", OPERATOR)
+    gm("gm", "users", "add", "sue", "--role", "support", "--key", public_key("sue"),
+       "--db", db, "--as", OPERATOR)  # fmt: skip
+    with open(db, "r+b") as file:
+        file.truncate(db.stat().st_size // 2)
+    message = _message(gm("players", "adjust", "x", "5", "--reason", "r", "--db", db, expect=2))
+    assert "damaged" in message and "not an SQLite file" not in message, message
+
+
+# -- rules compile -o ------------------------------------------------------------------------
+
+
+def test_rules_compile_into_a_folder_names_the_file_to_write(gm: Gmtool, tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    message = _message(gm("rules", "compile", QQ, "-o", folder, expect=2))
+    assert message == (
+        f"error: -o {folder} is a folder: name the file to write ({folder / 'qq-showhand.json'})"
+    )
+    assert list(folder.iterdir()) == []
+
+
+def test_rules_compile_into_a_missing_folder_says_which(gm: Gmtool, tmp_path: Path) -> None:
+    target = tmp_path / "nowhere" / "qq.json"
+    message = _message(gm("rules", "compile", QQ, "-o", target, expect=2))
+    assert message == f"error: -o {target}: there is no folder {target.parent}"
+
+
+def test_rules_compile_replaces_a_file_whole(gm: Gmtool, tmp_path: Path) -> None:
+    target = tmp_path / "qq.json"
+    target.write_text("an older compile\n", encoding="utf-8")
+    gm("rules", "compile", QQ, "-o", target)
+    assert target.read_text(encoding="utf-8") == gm("rules", "compile", QQ).stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["qq.json"]  # no temporary file left
+
+
+# -- verify --key ----------------------------------------------------------------------------
+
+
+def test_verify_key_given_the_report_says_the_report_goes_first(gm: Gmtool, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text('{"hand": 12, "title": "十二", "proof": {}}\n', encoding="utf-8")
+    message = _message(gm("verify", report, "--key", report, expect=2))
+    assert f"--key {report} is a JSON file, not a verifier key" in message, message
+    assert "gmtool verify REPORT.json --key HOST.pub" in message, message
+
+
+def test_verify_key_given_a_binary_file_is_not_a_key(gm: Gmtool, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text('{"hand": 12}\n', encoding="utf-8")
+    store = tmp_path / "live.db"
+    gm("db", "init", "--db", store, "--as", OPERATOR)
+    message = _message(gm("verify", report, "--key", store, expect=2))
+    assert f"--key {store} is not a verifier key" in message, message
+    assert "<db>.checkpoint.pub" in message, message
+
+
+# -- a key defined twice ---------------------------------------------------------------------
+
+
+def test_a_duplicate_key_names_the_key_and_its_first_line(gm: Gmtool) -> None:
+    """The golden file defines `seats` twice in [table], on lines 7 and 9."""
+    path = DATA / "invalid" / "syntax-duplicate-key.toml"
+    [finding] = validate_bytes(path.read_bytes(), path.name)
+    assert finding.message == "duplicate key table.seats, first on line 7"
+    run = gm("rules", "validate", path, expect=1)
+    assert (
+        f"{path}:9:10: error [toml-syntax] duplicate key table.seats, first on line 7" in run.stdout
+    )
+    message = gm("rules", "compile", path, expect=1).stderr
+    assert "duplicate key table.seats, first on line 7" in message, message
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[table]\nseats = 4\nseats = 5\n", "duplicate key table.seats, first on line 2"),
+        ("[table]\nseats = 4\n[table]\nx = 1\n", "duplicate table [table], first on line 1"),
+        ('[profile]\n"id" = "a"\nid = "b"\n', "duplicate key profile.id, first on line 2"),
+        ("x = {a = 1, a = 2}\n", "duplicate key x.a, first on line 1"),
+        ("a = 1\na.b = 2\n", "key a.b: a already holds a value (line 1)"),
+        ("a = {x = 1}\na.y = 2\n", "key a.y: a already holds a value (line 1)"),
+        ("a = 1\n[a.b]\n", "table [a.b]: a already holds a value (line 1)"),
+        ("a.b = 1\na = 2\n", "key a is already a table (line 1)"),
+        ("[a]\nb.c = 1\n[a.b]\n", "table [a.b] is already defined by the dotted key on line 2"),
+        (
+            '[[tiers]]\nid = "x"\n[[tiers]]\nid = "y"\nhand_cap = 1\nhand_cap = [\n  1,\n]\n',
+            "duplicate key tiers[1].hand_cap, first on line 5",
+        ),
+    ],
+    ids=[
+        "key",
+        "table",
+        "quoted-key",
+        "inline-table",
+        "value-then-table",
+        "inline-then-key",
+        "value-then-header",
+        "dotted-then-value",
+        "dotted-then-header",
+        "array-of-tables",
+    ],
+)
+def test_a_key_or_table_defined_twice_is_named(text: str, message: str) -> None:
+    [finding] = validate_text(text, "p.toml")
+    assert (finding.code, finding.message) == ("toml-syntax", message)
