@@ -69,9 +69,7 @@ def deploy(
 
     if plan_out is not None or dry_run:
         if plan_out is not None:
-            plan, _ = with_store(
-                db, save_plan, profile, rooms or None, acting_user(as_user), plan_out
-            )
+            plan = with_store(db, save_plan, profile, rooms or None, acting_user(as_user), plan_out)
         else:
             plan = with_store(db, plan_deployment, profile, rooms or None, acting_user(as_user))
         emit(plan, as_json, _render_planned)

@@ -2,7 +2,8 @@
 
 Both need an operator once GM users exist (ops/gm.py) and both are written to the GM log
 with their outcome. A profile is read once (ops/profile.py): the plan, the compiled
-config and the stored text all come from the same bytes.
+config and the stored text all come from the same bytes. A plan lists what would refuse
+the deployment instead of stopping at the first; a saved plan is ops/deploy_plan.py.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def plan_deployment(
                 )
             )
         )
-    if by is not None and (why := _may_not_deploy(store, by, profile, rooms)):
-        blockers.append(why)
+    if by is not None and (refusal := _may_not_deploy(store, by, profile, rooms)):
+        blockers.append(refusal)
     planned = [room for room in rooms or tiers if room in tiers]
     by_live: dict[str | None, list[str]] = {}  # the config live now -> its rooms
     for room in planned:

@@ -35,11 +35,9 @@ from gmtool.store.db import Store
 FORMAT = "gmtool deploy plan 1"  # the `plan` field of every plan file
 
 
-def save_plan(
-    store: Store, path: Path, rooms: list[str] | None, by: Gm, out: Path
-) -> tuple[dict, bool]:
-    """The plan of deploying the profile at `path` (as `plan_deployment`) and whether it
-    was written, signed by `by`, to `out`: a blocked plan is not written."""
+def save_plan(store: Store, path: Path, rooms: list[str] | None, by: Gm, out: Path) -> dict:
+    """The plan of deploying the profile at `path` (as `plan_deployment`), written signed
+    by `by` to `out` (its `plan_file`) unless something blocks it."""
     if not gm.has_operator(store):
         raise UsageError(
             "this store has no operator yet, and a saved plan is applied only when an "
@@ -48,7 +46,7 @@ def save_plan(
     profile = read_profile(path)
     plan = plan_deployment(store, profile, rooms, by)
     if plan["blockers"]:
-        return plan, False
+        return plan
     args = {"config": plan["config_id"], "rooms": rooms}
     request = gm_ops.sign_request(store, by, "deploy", plan["profile"], None, args)
     fields = {
@@ -70,7 +68,7 @@ def save_plan(
         raise UsageError(
             f"cannot write the plan to {out} ({error.strerror or error}); nothing was deployed"
         ) from None
-    return {**plan, "plan_file": str(out)}, True
+    return {**plan, "plan_file": str(out)}
 
 
 def apply_plan(store: Store, plan_file: Path) -> dict:
