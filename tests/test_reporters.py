@@ -72,7 +72,8 @@ def test_rules_test_reports_a_failed_expectation_as_an_annotation_and_sarif(gm, 
         encoding="utf-8",
     )
     github = gm("rules", "test", scenario, "--format", "github", expect=1).stdout
-    assert f"::error file={scenario},line=1,col=1,title=scenario::street: expected 4" in github
+    # at the line of the unmet expectation (`street = 4`, line 8), not at the file's top
+    assert f"::error file={scenario},line=8,col=1,title=scenario::street: expected 4" in github
     assert "FAIL" in github and "0 passed, 1 failed" in github
     results = _check_sarif(
         json.loads(gm("rules", "test", scenario, "--format", "sarif", expect=1).stdout),

@@ -160,3 +160,137 @@ def test_committed_schema_equals_the_command_output() -> None:
 def test_every_shipped_profile_points_at_the_schema() -> None:
     for path in RULES.glob("*.toml"):
         assert path.read_text(encoding="utf-8").startswith("#:schema ./profile.schema.json\n")
+
+
+# -- several values at once, validated together (issue 23, item 14) --------------------------
+
+JUNIOR_CAP_2000 = [
+    "tiers.junior.street_caps",
+    "[200, 500, 1000, 2000]",
+    "tiers.junior.hand_cap",
+    "2000",
+    "tiers.junior.min_holding",
+    "2000",
+]
+
+
+def test_q5_set_changes_the_coupled_caps_and_minimum_holding_in_one_command(gm, qq: Path) -> None:
+    """Q5: the street-5 cap equals the hand cap and the minimum holding covers it, so none
+    of the three can change alone; `rules set` takes them together and validates once."""
+    run = gm("rules", "set", qq, *JUNIOR_CAP_2000)
+    assert run.stdout.splitlines() == [
+        f"{qq}: tiers.junior.street_caps = [200, 500, 1000, 2000] (was [200, 500, 1000, 1000])",
+        f"{qq}: tiers.junior.hand_cap = 2000 (was 1000)",
+        f"{qq}: tiers.junior.min_holding = 2000 (was 1000)",
+    ]
+    junior = next(t for t in compile_file(qq)["tiers"] if t["id"] == "junior")
+    assert (junior["street_caps"][-1], junior["hand_cap"], junior["min_holding"]) == (
+        2000,
+        2000,
+        2000,
+    )
+    assert "# Q1: 每局最大注" in qq.read_text(encoding="utf-8"), "comments are kept"
+
+
+def test_set_of_several_values_writes_none_when_the_result_is_invalid(gm, qq: Path) -> None:
+    """Atomic: the first two values would be fine, the third breaks Q5; nothing is written."""
+    before = qq.read_bytes()
+    run = gm("rules", "set", qq, *JUNIOR_CAP_2000[:4], "tiers.junior.min_holding", "1500", expect=1)
+    assert "[min-holding]" in run.stderr and "left unchanged" in run.stderr
+    assert qq.read_bytes() == before
+    assert not list(qq.parent.glob(".qq.toml.*")), "no temporary file is left behind"
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["tiers.junior.hand_cap", "2000", "tiers.junior.min_holding"], "has no VALUE"),
+        (["tiers.junior.hand_cap", "2000", "tiers.junior.hand_cap", "3000"], "given twice"),
+        (["tiers.junior.hand_cap", "2000", "tiers.nobody.ante", "1"], "no tier with id"),
+    ],
+    ids=["odd", "twice", "unknown tier"],
+)
+def test_set_pairs_that_cannot_be_used_are_a_usage_error(
+    gm, qq: Path, args: list[str], words: str
+) -> None:
+    before = qq.read_bytes()
+    run = gm("rules", "set", qq, *args, expect=2)
+    assert words in run.stderr and len(run.stderr.splitlines()) == 1, run.stderr
+    assert qq.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("tiers.junior.title", '"abc'),  # an unclosed string was written as the text `"abc`
+        ("tiers.junior.street_caps", "[200, 500"),
+        ("tiers.junior.hand_cap", "1 000"),
+        ("betting.raise_chips", "[50,,100]"),
+        ("tiers.junior.title", ""),
+        ("timeouts.action_s", "{s = "),
+    ],
+)
+def test_set_with_an_invalid_toml_value_is_a_usage_error_and_writes_nothing(
+    gm, qq: Path, key: str, value: str
+) -> None:
+    """Issue 23, item 9: a plain message, exit 2, the file untouched."""
+    before = qq.read_bytes()
+    run = gm("rules", "set", qq, key, value, expect=2)
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"error: {value!r} is not a TOML value ("), line
+    assert line.endswith('texts in double quotes ("x"); nothing was changed'), line
+    assert qq.read_bytes() == before
+
+
+def test_set_still_takes_plain_words_as_a_text(gm, qq: Path) -> None:
+    gm("rules", "set", qq, "tiers.senior.title", "资深 房间")
+    assert next(t for t in compile_file(qq)["tiers"] if t["id"] == "senior")["title"] == "资深 房间"
+
+
+def test_scenario_set_changes_coupled_values_together(gm, tmp_path: Path) -> None:
+    """A scenario's `set` is validated as `rules set` validates its pairs: together (Q5)."""
+    scenario = tmp_path / "cap.toml"
+    scenario.write_text(
+        f'profile = "{RULES / "qq-showhand.toml"}"\ntier = "junior"\n'
+        'set = { "tiers.junior.street_caps" = [200, 500, 1000, 2000], '
+        '"tiers.junior.hand_cap" = 2000, "tiers.junior.min_holding" = 2000 }\n'
+        'players = [{ name = "ann", cards = "AS KS QS JS TS" },\n'
+        '  { name = "bob", cards = "AH AD 8C 9C TC" }]\n'
+        "actions = []\n\n[expect]\nto_sit = 2000\n",
+        encoding="utf-8",
+    )
+    assert "1 passed, 0 failed" in gm("rules", "test", scenario).stdout
+
+
+def test_diff_names_a_change_of_game_first() -> None:
+    """Two profiles of different games are not one game with other rules: say so first."""
+    result = runner.invoke(
+        app,
+        ["rules", "diff", str(RULES / "qq-showhand.toml"), str(RULES / "suihua-three-card.toml")],
+    )
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == (
+        "game: stud5 (five-card stud) -> three-card: a different game; "
+        "every rule below changes with it"
+    )
+    payload = json.loads(
+        runner.invoke(
+            app,
+            [
+                "rules",
+                "diff",
+                str(RULES / "suihua-three-card.toml"),
+                str(RULES / "lequ-showhand.toml"),
+                "--json",
+            ],
+        ).output
+    )
+    assert payload["changes"][0]["path"] == "game"
+    assert (payload["changes"][0]["old"], payload["changes"][0]["new"]) == ("three-card", "stud5")
+
+
+def test_diff_of_the_same_game_names_no_game_change() -> None:
+    result = runner.invoke(
+        app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(RULES / "lequ-showhand.toml")]
+    )
+    assert result.exit_code == 0 and "game:" not in result.output

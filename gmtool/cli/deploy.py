@@ -37,7 +37,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     help="Deploy a rule profile: `gmtool deploy PROFILE [--rooms ID]`; "
-    "see also `deploy history` and `deploy rollback`.",
+    "see also `deploy apply`, `deploy history` and `deploy rollback`.",
 )
 
 
@@ -46,7 +46,18 @@ def deploy(
     profile: Path = typer.Argument(..., help="The profile to deploy."),
     rooms: list[str] | None = typer.Option(None, "--rooms", help="Only these tiers (repeat)."),
     dry_run: bool = typer.Option(
-        False, "--dry-run", "--plan", help="Show what would change for players; change nothing."
+        False,
+        "--dry-run",
+        "--plan",
+        help="Show what would change for players, then anything that would refuse the "
+        "deployment (exit 1, or 2 for a room the profile lacks); change nothing.",
+    ),
+    plan_out: Path | None = typer.Option(
+        None,
+        "--plan-out",
+        metavar="FILE",
+        help="Write the plan, signed with your GM key, to FILE and change nothing; "
+        "`gmtool deploy apply FILE` deploys exactly that plan later.",
     ),
     db: str | None = DB_OPTION,
     as_user: str | None = AS_OPTION,
@@ -54,15 +65,51 @@ def deploy(
 ) -> None:
     """Compile PROFILE and make it active; tables switch at their next hand (G5)."""
     from gmtool.ops.deploy import deploy_profile, plan_deployment
+    from gmtool.ops.deploy_plan import save_plan
 
-    if dry_run:
-        plan = with_store(db, plan_deployment, profile, rooms or None)
-        emit(
-            plan, as_json, lambda value: _render_plan(value, "would change", "nothing would change")
-        )
+    if plan_out is not None or dry_run:
+        if plan_out is not None:
+            plan = with_store(db, save_plan, profile, rooms or None, acting_user(as_user), plan_out)
+        else:
+            plan = with_store(db, plan_deployment, profile, rooms or None, acting_user(as_user))
+        emit(plan, as_json, _render_planned)
+        _stop_if_blocked(plan, "; no plan was written" if plan_out is not None else "")
         return
     result = writing(db, deploy_profile, profile, rooms or None, acting_user(as_user))
     emit(result, as_json, _render_deployment)
+
+
+@app.command()
+def apply(
+    plan_file: Path = typer.Argument(
+        ..., metavar="FILE", help="A plan that `gmtool deploy PROFILE --plan-out FILE` wrote."
+    ),
+    db: str | None = DB_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Deploy exactly the saved plan FILE, as its GM signed it; refuse (exit 1) if it was
+    altered, is not an operator's, or the store moved since it was made."""
+    from gmtool.ops.deploy_plan import apply_plan
+
+    emit(writing(db, apply_plan, plan_file), as_json, _render_deployment)
+
+
+def _render_planned(plan: dict) -> None:
+    _render_plan(plan, "would change", "nothing would change")
+    if plan.get("plan_file"):
+        console.success(
+            f"plan written to {plan['plan_file']}, signed; `gmtool deploy apply "
+            f"{plan['plan_file']}` deploys exactly this, unless the store moves meanwhile"
+        )
+
+
+def _stop_if_blocked(plan: dict, note: str) -> None:
+    """After the plan: every blocker, one line each, and the first one's exit code."""
+    for number, blocker in enumerate(plan["blockers"], start=1):
+        last = number == len(plan["blockers"])
+        console.error(f"blocked: {blocker['message']}" + (note if last else ""))
+    if plan["blockers"]:
+        raise typer.Exit(plan["blockers"][0]["exit_code"])
 
 
 def _render_plan(plan: dict, verb: str, nothing: str) -> None:
@@ -70,7 +117,8 @@ def _render_plan(plan: dict, verb: str, nothing: str) -> None:
         console.diagnostic(warning)
     head = f"{plan['profile']} v{plan['version']} (config {plan['config_id'][:12]})"
     if not plan["changes"]:
-        console.line(f"{head} is already live in every room named: {nothing}")
+        if plan.get("planned_rooms", True):
+            console.line(f"{head} is already live in every room named: {nothing}")
         return
     console.line(f"{head} {verb}, at each table's next hand:")
     for change in plan["changes"]:

@@ -104,21 +104,30 @@ def diff(
 @app.command("set")
 def set_(
     profile: Path = typer.Argument(..., help="The profile to edit in place."),
-    key: str = typer.Argument(..., help="Dotted key path, tiers by id: tiers.junior.hand_cap."),
-    value: str = typer.Argument(..., help='The new value as TOML (600, true, [1, 5], "x").'),
+    pairs: list[str] = typer.Argument(
+        ...,
+        metavar="KEY VALUE [KEY VALUE ...]",
+        help="Dotted key paths, tiers by id (tiers.junior.hand_cap), each followed by its "
+        'new value as TOML (600, true, [1, 5], "x").',
+    ),
 ) -> None:
-    """Edit one value keeping comments and layout; refuse (exit 1) an invalid result."""
-    from gmtool.rules.edit import InvalidEdit, set_in_file
+    """Edit values keeping comments and layout, all validated together; refuse (exit 1)
+    an invalid result, writing nothing."""
+    from gmtool.rules.edit import InvalidEdit, edit_file
 
+    if len(pairs) % 2:
+        raise Abort(f"{pairs[-1]!r} has no VALUE: give KEY VALUE pairs; nothing was changed")
     try:
-        edit = set_in_file(profile, key, value)
+        edited = edit_file(profile, list(zip(pairs[::2], pairs[1::2])))
     except InvalidEdit as refused:
         for finding in refused.findings:
             console.diagnostic(str(finding))
         raise Abort(f"{profile} left unchanged: {refused}", code=1) from None
-    for warning in edit.warnings:
+    for warning in edited.warnings:
         console.diagnostic(str(warning))
-    console.success(f"{profile}: {key} = {edit.new!r} (was {edit.old!r})")
+    console.lines(
+        f"{profile}: {edit.key} = {edit.new!r} (was {edit.old!r})" for edit in edited.edits
+    )
 
 
 @app.command()

@@ -13,6 +13,7 @@ command line gets:
 - `ops.verify`: a store against a checkpoint, an exported report offline;
 - `ops.checkpoints`: which signed checkpoints and keys a store is checked with;
 - `ops.deploy`, `ops.profile`: plan, deploy and roll back profiles, each read once;
+  `ops.deploy_plan`: saved plans, signed by their GM and applied exactly or not at all;
 - `ops.gm`: GM requests with roles, signed and logged: users, coin adjustments, commands
   for the host;
 - `ops.demo`: the demo's store, operator and tables.
@@ -23,17 +24,20 @@ below the command line only.
 
 from gmtool.ops.audit import Audit, audit
 from gmtool.ops.deploy import deploy_profile, plan_deployment, rollback_profile
+from gmtool.ops.deploy_plan import apply_plan, save_plan
 from gmtool.ops.profile import Profile, read_profile
 from gmtool.ops.verify import verify_checkpoint, verify_report
 
 __all__ = [
     "Audit",
     "Profile",
+    "apply_plan",
     "audit",
     "deploy_profile",
     "plan_deployment",
     "read_profile",
     "rollback_profile",
+    "save_plan",
     "verify_checkpoint",
     "verify_report",
 ]

@@ -70,6 +70,12 @@ def read_profile(path: str | Path) -> Profile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidProfile(validate_bytes(raw, str(path))) from None
+    return profile_of_text(path, text)
+
+
+def profile_of_text(path: Path, text: str) -> Profile:
+    """`read_profile` of a profile's text already read (a saved deploy plan carries it);
+    `path` names where it came from."""
     try:
         data = parse_toml(text)
     except tomllib.TOMLDecodeError:

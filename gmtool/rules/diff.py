@@ -77,8 +77,10 @@ class Change:
 
 
 def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
-    """Every player-visible difference between two compiled configs, tiers first."""
-    changes = _tier_changes(old.get("tiers", []), new.get("tiers", []))
+    """Every player-visible difference between two compiled configs, tiers first; a
+    change of game before everything, since then every rule below changes with it."""
+    changes = _game_change(old.get("game"), new.get("game"))
+    changes += _tier_changes(old.get("tiers", []), new.get("tiers", []))
     deck_old, deck_new = old.get("deck") or {}, new.get("deck") or {}
     if deck_old.get("cards") != deck_new.get("cards"):
         changes.append(
@@ -97,6 +99,20 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
             continue
         changes.extend(_section_changes(section, old.get(section), new.get(section)))
     return changes
+
+
+_GAMES = {"stud5": "stud5 (five-card stud)"}
+
+
+def _game_change(old: Any, new: Any) -> list[Change]:
+    if old == new:
+        return []
+    shown = f"{_GAMES.get(old, old)} -> {_GAMES.get(new, new)}"
+    return [
+        Change(
+            "game", old, new, f"game: {shown}: a different game; every rule below changes with it"
+        )
+    ]
 
 
 def _tier_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:

@@ -67,8 +67,8 @@ def play(scenario: Scenario) -> Outcome:
 
 
 def scenario_config(scenario: Scenario) -> dict:
-    """The scenario's profile compiled, with its `set` edits made first (each checked as
-    `gmtool rules set` checks it: an edit that makes the profile invalid is refused)."""
+    """The scenario's profile compiled, with its `set` edits made first (checked together
+    as `gmtool rules set` checks its pairs: edits that make the profile invalid are refused)."""
     from gmtool.rules.compile import compile_file, compile_text
 
     if not scenario.edits:

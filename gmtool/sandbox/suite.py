@@ -69,10 +69,15 @@ class SuiteReport:
 
     @property
     def findings(self) -> list[Finding]:
+        """A finding per failure, at its `[expect]` key or refused action (sandbox/places.py)."""
+        from gmtool.sandbox.places import failure_positions
+
         return [
-            Finding("scenario", failure, file=str(result.path), line=1, column=1)
+            Finding("scenario", failure, file=str(result.path), line=line, column=column)
             for result in self.failed
-            for failure in result.failures
+            for failure, (line, column) in zip(
+                result.failures, failure_positions(result.path, result.failures)
+            )
         ]
 
     def lines(self) -> Iterator[str]:

@@ -109,6 +109,18 @@ def config_of_version(store: Store, profile_id: str, version: int) -> str | None
     return row["config_id"] if row else None
 
 
+def latest_deployment(store: Store, profile_id: str, before: int | None = None) -> dict | None:
+    """The newest deployment row of a profile (id, config_id, deployed_by), active or not,
+    below id `before` when given; None when there is none. Deployments and rollbacks
+    each add a row, so its id says whether a profile's deployments moved."""
+    row = store.one(
+        "SELECT id, config_id, deployed_by FROM deployments WHERE profile_id = ? AND id < ? "
+        "ORDER BY id DESC LIMIT 1",
+        (profile_id, before if before is not None else 2**63 - 1),
+    )
+    return dict(row) if row else None
+
+
 def latest_config_id(store: Store, profile_id: str) -> str | None:
     """The config of a profile's newest active deployment (whatever rooms it covers)."""
     row = store.one(
