@@ -298,8 +298,12 @@ def test_a_store_that_records_no_witness_behaves_as_before_until_one_is_recorded
 
 
 def test_a_host_will_not_start_without_its_recorded_witness(
-    witnessed: tuple[Path, Path], gm
+    witnessed: tuple[Path, Path], gm, virtual_host
 ) -> None:
+    """With the checkpoint key beside the store, a missing witness is never made again. A
+    store without its checkpoint key (a copy that came without it and its witness) is
+    hosted as before witnesses were recorded: a new key, its witness folder made again,
+    and the host says so."""
     db, folder = witnessed
     folder.rename(folder.with_name("unmounted"))
     size = _log_size(db)
@@ -307,3 +311,13 @@ def test_a_host_will_not_start_without_its_recorded_witness(
     assert f"{folder}, this store's witness, does not exist (not mounted? deleted?)" in run.stderr
     assert not folder.exists() and not Path(f"{db}.witness").exists()
     assert _log_size(db) == size
+
+    witness.key_path(db).unlink()
+    host = virtual_host(db, tables=1, seed="witness")
+    host.stop()
+    host.close()
+    assert [m for m in host.messages if "created the witness folder" in m] == [
+        f"created the witness folder {folder}, this store's witness, again (it was missing, "
+        "and so was the checkpoint key: a new key signs from now on; restore both instead "
+        "if you have them)"
+    ]

@@ -4,9 +4,10 @@ The witnesses are the ones the store records (store/witnesses.py); a store that 
 none yet uses `--witness DIR`, else `<db>.witness/`, and the first signing with the store
 open for writing (a host's start) records that folder, as evidence. A `--witness` that
 is not one the store records is refused: checkpoints never go to a second, silent place.
-A witness folder is created only when a store's first checkpoint is signed (announced
-through `notify`); a recorded folder that is missing, or a store whose host has signed
-before (its checkpoint key exists) but not into the folder named, is refused.
+A witness folder is made only for a store's first checkpoint, or for a copy of a store
+that has neither its checkpoint key nor its witness (announced through `notify`); a
+missing folder of a store whose checkpoint key exists (its checkpoints went somewhere)
+is refused.
 
 A checkpoint is signed when the host starts (after crash recovery), every
 `checkpoint_every` seconds while it plays, and when it stops; a state already signed is
@@ -123,14 +124,16 @@ class Notary:
 
     def _usable(self, folder: Path, recorded: bool) -> bool:
         """Whether `folder` exists (False: it may be made now); StoreError when it is no
-        folder, or is missing where it must not be made."""
+        folder, or is missing while the checkpoint key says checkpoints went somewhere (a
+        copy of a store without its key and witness starts again with new ones, as before
+        witnesses were recorded)."""
         if folder.exists() or folder.is_symlink():
             if not folder.is_dir():
                 raise StoreError(
                     f"{folder} is not a folder: it cannot hold this store's signed checkpoints"
                 )
             return True
-        if recorded:
+        if recorded and self.signed_before:
             raise StoreError(
                 f"{folder}, this store's witness, does not exist (not mounted? deleted?): "
                 "nothing was signed. Mount or restore it; if it is lost, " + CHANGE_HINT
@@ -156,10 +159,14 @@ class Notary:
                 f"{folder}: cannot make the witness folder: "
                 f"{getattr(error, 'strerror', None) or error}"
             ) from None
-        self.notify(
-            f"created the witness folder {folder} for this store's signed checkpoints "
-            "(keep it, or a copy, on other storage than the store)"
+        again = (
+            ", this store's witness, again (it was missing, and so was the checkpoint key: "
+            "a new key signs from now on; restore both instead if you have them)"
+            if recorded
+            else " for this store's signed checkpoints (keep it, or a copy, on other "
+            "storage than the store)"
         )
+        self.notify(f"created the witness folder {folder}{again}")
 
     def _record(self, folder: Path) -> None:
         """Record `folder` as the store's first witness (a writer that signs into it)."""
