@@ -65,7 +65,7 @@ def store_with_more(cache: Path, size: int, more: int) -> tuple[Path, Path]:
     work = folder / "building.db"
     base_bench._copy_store(first, work)
     with connect(work) as store:  # (a writer: brings an older schema up to date)
-        signed = Notary(store).sign()
+        (signed,) = Notary(store).sign()  # its one witness, `<db>.witness/`
     builder = base_bench.Builder(work)
     print(
         f"building {path.name}: {size:,} -> {size + more:,} hands after a checkpoint ...",

@@ -76,3 +76,37 @@ def query(db: Path, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+def rewrite_log(db: Path, change) -> None:
+    """Tamper as a careful attacker does: the append-only triggers dropped, `change(conn)`
+    made (evidence rows, log records), the whole log's hashes recomputed after it (leaves,
+    nodes, the tree's state) and the triggers put back as they were. Without a checkpoint
+    kept elsewhere nothing in the file contradicts it."""
+    from gmtool.evidence.merkle import Frontier, leaf_hash
+
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    with conn:
+        triggers = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+        ).fetchall()
+        for trigger in triggers:
+            conn.execute(f"DROP TRIGGER {trigger['name']}")
+        change(conn)
+        frontier = Frontier()
+        conn.execute("DELETE FROM log_nodes")
+        for row in conn.execute("SELECT idx, body FROM log ORDER BY idx").fetchall():
+            leaf = leaf_hash(row["body"].encode())
+            conn.execute("UPDATE log SET leaf = ? WHERE idx = ?", (leaf, row["idx"]))
+            for level, index, digest in frontier.append(leaf):
+                conn.execute(
+                    "INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)",
+                    (level, index, digest),
+                )
+        conn.execute(
+            "UPDATE log_state SET size = ?, nodes = ?", (frontier.size, b"".join(frontier.nodes))
+        )
+        for trigger in triggers:  # and the guards put back, as they were
+            conn.execute(trigger["sql"])
+    conn.close()

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_db
+from helpers import rewrite_log
 from hosting import VirtualHost
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence import witness
-from gmtool.evidence.merkle import Frontier, leaf_hash
 from gmtool.evidence.note import Verifier, open_checkpoint
 from gmtool.house.options import HostOptions
 from gmtool.store.db import StoreError
@@ -59,36 +59,6 @@ def test_an_untouched_store_extends_every_checkpoint(hosted: Path, gm) -> None:
     assert "extends the checkpoint" in gm("audit", "--db", hosted).stdout
 
 
-def _rewrite_log(db: Path, change) -> None:
-    """Rewrite evidence and the whole log after it with every hash recomputed: leaves,
-    nodes, the tree's state. Without a checkpoint nothing in the file contradicts it."""
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    with conn:
-        triggers = conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
-        ).fetchall()
-        for trigger in triggers:
-            conn.execute(f"DROP TRIGGER {trigger['name']}")
-        change(conn)
-        frontier = Frontier()
-        conn.execute("DELETE FROM log_nodes")
-        for row in conn.execute("SELECT idx, body FROM log ORDER BY idx").fetchall():
-            leaf = leaf_hash(row["body"].encode())
-            conn.execute("UPDATE log SET leaf = ? WHERE idx = ?", (leaf, row["idx"]))
-            for level, index, digest in frontier.append(leaf):
-                conn.execute(
-                    "INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)",
-                    (level, index, digest),
-                )
-        conn.execute(
-            "UPDATE log_state SET size = ?, nodes = ?", (frontier.size, b"".join(frontier.nodes))
-        )
-        for trigger in triggers:  # and the guards put back, as they were
-            conn.execute(trigger["sql"])
-    conn.close()
-
-
 def _mint_in_row_and_log(conn: sqlite3.Connection) -> None:
     """Coins minted through an early ledger row, its log record rewritten to match."""
     row = conn.execute("SELECT * FROM ledger ORDER BY id LIMIT 1").fetchone()
@@ -108,7 +78,7 @@ def test_a_consistent_rewrite_of_the_whole_log_is_found_through_a_checkpoint(
 ) -> None:
     keep = tmp_path / "kept-witness"
     shutil.copytree(witness.witness_dir(hosted), keep)  # the operator's copy, elsewhere
-    _rewrite_log(hosted, _mint_in_row_and_log)
+    rewrite_log(hosted, _mint_in_row_and_log)
     shutil.rmtree(witness.witness_dir(hosted))  # the attacker cleans up beside the store
     # The first ledger row is a bot's opening balance: the host signed it as it was, so
     # the raised amount is found even with the witness gone.
@@ -128,7 +98,7 @@ def test_a_truncated_log_is_a_rollback(hosted: Path, gm) -> None:
         size = conn.execute("SELECT COUNT(*) FROM log").fetchone()[0]
         conn.execute("DELETE FROM log WHERE idx >= ?", (size - 5,))
 
-    _rewrite_log(hosted, cut)
+    rewrite_log(hosted, cut)
     code, report = _audit(gm, hosted)
     assert code == 1 and "checkpoint_rollback" in [p["kind"] for p in report["problems"]]
 

@@ -39,6 +39,7 @@ _NAMED = {
     "gm_user": "GM user",
     "player": "player",
     "gm_request": "GM command",
+    "witness": "witness change",
 }
 
 

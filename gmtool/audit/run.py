@@ -5,8 +5,8 @@ hash, and each hand as soon as its last event has passed (commitment, replay, ze
 settlement, ledger rows). Then the global checks (`GLOBAL_CHECKS`: coins against the
 ledger, event row ids, chain names, the GM log's chain, ledger links, grants, the host's
 signatures over opening balances, seeds, GM signatures, command fates, configs,
-deployments), players' tallies against their settled hands (in a full audit), and the
-evidence log against the rows and the signed checkpoints.
+deployments, witnesses), players' tallies against their settled hands (in a full audit),
+and the evidence log against the rows and the signed checkpoints.
 Hands, events and ledger rows are streamed, so memory stays flat however many hands the
 store holds.
 
@@ -35,6 +35,7 @@ from gmtool.audit.scope import Scope, Window
 from gmtool.audit.seeds import verify_seeds
 from gmtool.audit.signatures import verify_signatures
 from gmtool.audit.tallies import verify_tallies
+from gmtool.audit.witnesses import verify_witnesses
 from gmtool.errors import UsageError
 from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.findings import Finding, finding_of
@@ -72,9 +73,10 @@ class AuditReport:
         verdict = "ok" if not self.problems else f"{len(self.problems)} problem(s)"
         if self.checkpoint:
             signed = self.checkpoint
+            held = f" in {signed['witness']}" if signed.get("witness") else ""
             verdict += (
                 f"; the log ({signed['records']} records) extends the checkpoint "
-                f"signed at {signed['size']} ({signed['file']})"
+                f"signed at {signed['size']} ({signed['file']}{held})"
             )
         after = self.incremental
         since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
@@ -166,6 +168,10 @@ def _deployments(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_deployments(store)  # a row per deploy or rollback: global
 
 
+def _witnesses(store: Store, scope: Scope) -> Iterable[Finding]:
+    return verify_witnesses(store)  # a row per change of witness: global
+
+
 def _event_ids(store: Store, scope: Scope) -> Iterable[Finding]:
     return verify_event_ids(store)  # one aggregate over the events' ids: global
 
@@ -187,6 +193,7 @@ GLOBAL_CHECKS: list[Callable[[Store, Scope], Iterable[Finding]]] = [
     _commands,
     _configs,
     _deployments,
+    _witnesses,
 ]
 
 

@@ -30,7 +30,7 @@ def audit(
         None,
         "--checkpoint",
         help="A signed checkpoint the store must extend (default: "
-        "every checkpoint in the witness folder).",
+        "every checkpoint in the store's witnesses).",
     ),
     key: Path | None = typer.Option(
         None, "--key", help="The host's verifier key (default: <db>.checkpoint.pub)."
@@ -65,6 +65,8 @@ def audit(
         job = Audit(
             store, since, until, table, player, checkpoint, key, from_checkpoint, jobs, witness
         )
+        for warning in job.warnings:
+            console.warning(warning)
         with console.progress("auditing hands", total=max(job.total, 1)) as advance:
             report = job.run(advance)
     raise typer.Exit(report_with(output_format, as_json, report, console))

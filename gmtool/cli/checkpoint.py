@@ -29,20 +29,21 @@ def export(
     db: str | None = DB_OPTION,
 ) -> None:
     """Sign the store's evidence log as it is now with the host's key, save it in the
-    witness folder and print it (a signed note any C2SP tool can check)."""
+    store's witnesses and print it (a signed note any C2SP tool can check). A --witness
+    the store does not record is refused."""
     from gmtool.house.notary import Notary
 
     with open_store(db) as store:
-        notary = Notary(store, witness)
-        path = notary.sign()
-    note = path.read_text(encoding="utf-8")
+        notary = Notary(store, witness, notify=console.warning)
+        paths = notary.sign()
+    note = paths[0].read_text(encoding="utf-8")
     if out is not None:
         try:
             out.write_text(note, encoding="utf-8")
         except OSError as error:
             raise Abort(f"{out}: cannot write it: {error.strerror or error}", code=2) from None
     console.raw(note)
-    console.diagnostic(f"saved as {path}")
+    console.diagnostic(f"saved as {', '.join(map(str, paths))}")
 
 
 @app.command()

@@ -27,8 +27,9 @@ WITNESS_OPTION = typer.Option(
     None,
     "--witness",
     envvar="GMTOOL_WITNESS",
-    help="Folder of signed checkpoints (default: <db>.witness/ "
-    "beside the store; put it on other storage).",
+    help="Folder of signed checkpoints. The store records its witnesses (`gmtool gm witness "
+    "list`): another folder is refused (audit: checked instead, with a warning). A store "
+    "that records none uses this, else <db>.witness/; its first host start records it.",
 )
 AS_OPTION = typer.Option(
     None,

@@ -16,6 +16,7 @@ from gmtool.cli.common import (
     writing,
 )
 from gmtool.cli.console import console
+from gmtool.cli.gm_witness import app as witness
 
 app = typer.Typer(
     help="GM users (roles) and the GM action log.", no_args_is_help=True, rich_markup_mode=None
@@ -30,6 +31,7 @@ keys = typer.Typer(
 )
 app.add_typer(users, name="users")
 app.add_typer(keys, name="keys")
+app.add_typer(witness, name="witness")
 
 
 @keys.command("new")

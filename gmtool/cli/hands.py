@@ -167,6 +167,7 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
     from gmtool.evidence import witness as witness_files
     from gmtool.house.notary import Notary
 
+    notary = Notary(store, witness, notify=console.warning)  # refuses a --witness not recorded
     report = hand_report(store, hand, with_replay=True)
     if not proven or report["outcome"] == "running":
         return report
@@ -176,7 +177,6 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
             "it): the report carries no proof"
         )
         return report
-    notary = Notary(store, witness)
     for attempt in range(2):
         latest = notary.latest()
         if latest is not None:

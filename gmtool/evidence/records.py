@@ -30,6 +30,8 @@ from typing import Any
 from gmtool.canonical import canonical_json
 
 FORMAT = 1  # the record format: bodies as below since the evidence log began (issue 14)
+# The `witness` kind was added on 2026-12-02 (issue 23) within format 1: a new kind changes
+# no record a store already holds.
 
 Body = dict[str, Any]
 
@@ -115,6 +117,19 @@ def player_body(row: Mapping) -> Body:
             "at": row["created_at"]}
 
 
+def witness_body(row: Mapping) -> Body:
+    """A change to the store's witnesses (where its signed checkpoints are kept): `add` or
+    `remove` one, of a `type` at a `location` ("folder": its path), with the witness's own
+    verifier key where it has one (a witness that cosigns; a folder has none), by the GM
+    action `gm_action` (none: the store's first witness, recorded by its first host start)."""
+    body: Body = {"kind": "witness", "id": row["id"], "change": row["change"],
+                  "type": row["type"], "location": row["location"],
+                  "gm_action": row["gm_action_id"], "at": row["at"]}
+    if row.get("key") is not None:
+        body["key"] = row["key"]
+    return body
+
+
 def index_key(body: Mapping) -> tuple[str | None, int | None]:
     """The indexed key of a record (its `tkey`, `nkey` columns): which row (or table and
     first event) it logs. Audit checks the columns against the body they index."""
@@ -132,4 +147,4 @@ def record_text(body: Mapping) -> str:
 
 
 KINDS = ("events", "hand", "hand_end", "ledger", "gm_action", "config", "deployment",
-         "retire", "gm_user", "gm_request", "opening", "player")
+         "retire", "gm_user", "gm_request", "opening", "player", "witness")

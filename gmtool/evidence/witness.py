@@ -1,16 +1,18 @@
 """Where signed checkpoints and the key that signs them live, beside a store.
 
 The host's checkpoint key is `<db>.checkpoint.key` (a signer key in Go's text form,
-0600) with its verifier key in `<db>.checkpoint.pub`; checkpoints go to a witness folder,
-by default `<db>.witness/`, one file per tree size (`000000001234.checkpoint`), written
-whole or not at all. An operator points the witness at other storage (`--witness`), so a
-copy of the database alone cannot undo what was signed.
+0600) with its verifier key in `<db>.checkpoint.pub`; checkpoints go to the store's
+witnesses, folders holding one file per tree size (`000000001234.checkpoint`), written
+whole or not at all. The store records its witnesses (`Witness`, store/witnesses.py); a
+store that records none yet uses `--witness DIR`, else `<db>.witness/`. An operator puts
+a witness on other storage, so a copy of the database alone cannot undo what was signed.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from gmtool.evidence.note import (
@@ -38,6 +40,43 @@ def public_key_path(db: Path) -> Path:
 
 def witness_dir(db: Path, witness: str | Path | None = None) -> Path:
     return Path(witness) if witness else db.with_name(db.name + ".witness")
+
+
+FOLDER = "folder"  # the one type of witness so far: a folder of checkpoint files
+
+
+@dataclass(frozen=True)
+class Witness:
+    """One of a store's witnesses as the store records it. A folder's `location` is its
+    path: absolute, or its name alone when it sits beside the store (`<db>.witness`), so a
+    copy of the store and its witness audits wherever both are put. `key` is a cosigning
+    witness's own verifier key (witnesses beyond folders, later); a folder has none."""
+
+    type: str
+    location: str
+    key: str | None = None
+
+    def folder(self, db: Path) -> Path:
+        """The folder this witness is, for the store at `db`."""
+        if self.type != FOLDER:
+            raise WitnessError(
+                f"this store records a witness of type {self.type!r} ({self.location}), "
+                "which this gmtool cannot use: upgrade gmtool"
+            )
+        path = Path(self.location)
+        return path if path.is_absolute() else db.resolve().parent / path
+
+
+def folder_witness(db: Path, folder: str | Path) -> Witness:
+    """The folder `folder` (relative to the working directory) as a witness of the store
+    at `db`, as the store records it."""
+    path = Path(folder).resolve()
+    beside = path.parent == db.resolve().parent
+    return Witness(FOLDER, path.name if beside else str(path))
+
+
+def same_folder(one: Path, other: Path) -> bool:
+    return one.resolve() == other.resolve()
 
 
 def read_text(path: Path, encoding: str = "utf-8") -> str:

@@ -67,7 +67,7 @@ class Host:
         self.chaos = options.chaos
         self.notify = notify
         self._key: bytes | None = None  # made on first use: a refused start leaves no file
-        self.notary = Notary(store, options.witness)
+        self.notary = Notary(store, options.witness, notify)
         self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}

@@ -1,30 +1,63 @@
-"""The host's notary: signs checkpoints of the evidence log into the witness folder.
+"""The host's notary: signs checkpoints of the evidence log into the store's witnesses.
+
+The witnesses are the ones the store records (store/witnesses.py); a store that records
+none yet uses `--witness DIR`, else `<db>.witness/`, and the first signing with the store
+open for writing (a host's start) records that folder, as evidence. A `--witness` that
+is not one the store records is refused: checkpoints never go to a second, silent place.
+A witness folder is made only for a store's first checkpoint, or for a copy of a store
+that has neither its checkpoint key nor its witness (announced through `notify`); a
+missing folder of a store whose checkpoint key exists (its checkpoints went somewhere)
+is refused.
 
 A checkpoint is signed when the host starts (after crash recovery), every
 `checkpoint_every` seconds while it plays, and when it stops; a state already signed is
 not signed again. Before any of that, `check_not_behind` refuses a store whose log does
-not extend the witness's latest checkpoint: an older copy restored, or records deleted,
+not extend a witness's latest checkpoint: an older copy restored, or records deleted,
 would otherwise have the host deal hands whose seeds were already revealed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from gmtool.errors import UsageError
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
-from gmtool.store import log_append, log_reads
+from gmtool.store import log_append, log_reads, witnesses
 from gmtool.store.db import Store, StoreError
 from gmtool.store.log_append import origin_of
+from gmtool.store.witnesses import disagreement, named
+
+CHANGE_HINT = (
+    "an operator changes the store's witnesses with `gmtool gm witness add DIR` (then "
+    "`gmtool gm witness remove OLD`)"
+)
 
 
 class Notary:
-    def __init__(self, store: Store, folder: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        given: str | Path | None = None,
+        notify: Callable[[str], None] = lambda message: None,
+    ) -> None:
         self.store = store
         self.origin = origin_of(store)
-        self.folder = witness.witness_dir(store.path, folder)
+        self.given = given
+        self.notify = notify  # announces a witness folder created or recorded
         self._signer: Signer | None = None
         self.signed_size: int | None = None
+        # A checkpoint key from before this notary (a host start also signs openings with
+        # it, before its first checkpoint): this store's checkpoints were signed somewhere.
+        self.signed_before = witness.key_path(store.path).exists()
+        recorded = disagreement(store, given)
+        if recorded is not None:
+            raise UsageError(
+                f"--witness {given} is not this store's witness: it records "
+                f"{named(recorded)}. Leave --witness (and $GMTOOL_WITNESS) out to use "
+                f"it; {CHANGE_HINT}"
+            )
 
     @property
     def signer(self) -> Signer:
@@ -36,19 +69,37 @@ class Notary:
                 raise StoreError(str(error)) from None
         return self._signer
 
+    def folders(self) -> tuple[list[Path], bool]:
+        """Where checkpoints go now, and whether the store records it: its witnesses (read
+        at every signing, so a change takes effect at the next checkpoint), else the
+        `--witness` folder given, else `<db>.witness/`."""
+        folders = witnesses.folders(self.store)
+        if folders:
+            return folders, True
+        return [witness.witness_dir(self.store.path, self.given)], False
+
     def latest(self) -> tuple[Path, Checkpoint] | None:
-        found = witness.files(self.folder)
-        if not found:
-            return None
-        try:
-            return found[-1], witness.read(found[-1], self.signer.verifier)
-        except OSError as error:
-            raise StoreError(
-                f"{error}; the host will not start without a readable witness "
-                "(move the file away only if you know it is not this store's)"
-            ) from None
+        """The newest checkpoint any witness holds (by tree size), opened."""
+        newest = None
+        for folder in self.folders()[0]:
+            found = witness.files(folder)
+            if not found:
+                continue
+            try:
+                checkpoint = witness.read(found[-1], self.signer.verifier)
+            except OSError as error:
+                raise StoreError(
+                    f"{error}; the host will not start without a readable witness "
+                    "(move the file away only if you know it is not this store's)"
+                ) from None
+            if newest is None or checkpoint.size > newest[1].size:
+                newest = (found[-1], checkpoint)
+        return newest
 
     def check_not_behind(self) -> None:
+        folders, recorded = self.folders()
+        for folder in folders:
+            self._usable(folder, recorded)
         latest = self.latest()
         if latest is None:
             return
@@ -71,18 +122,86 @@ class Notary:
                 "host will not start on it: run `gmtool audit`"
             )
 
-    def sign(self) -> Path | None:
-        """Sign the log's state now into the witness (unless it is signed already)."""
-        size, root = log_append.state(self.store)
-        if size == self.signed_size:
-            return None
-        note = sign_checkpoint(Checkpoint(self.origin, size, root), self.signer)
+    def _usable(self, folder: Path, recorded: bool) -> bool:
+        """Whether `folder` exists (False: it may be made now); StoreError when it is no
+        folder, or is missing while the checkpoint key says checkpoints went somewhere (a
+        copy of a store without its key and witness starts again with new ones, as before
+        witnesses were recorded)."""
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise StoreError(
+                    f"{folder} is not a folder: it cannot hold this store's signed checkpoints"
+                )
+            return True
+        if recorded and self.signed_before:
+            raise StoreError(
+                f"{folder}, this store's witness, does not exist (not mounted? deleted?): "
+                "nothing was signed. Mount or restore it; if it is lost, " + CHANGE_HINT
+            )
+        if self.signed_before:
+            raise StoreError(
+                f"this store's checkpoints were signed before "
+                f"({witness.key_path(self.store.path).name} is beside it), but {folder} "
+                "does not exist: they are in another folder. Pass --witness with the folder "
+                "that holds them, or record it: `gmtool gm witness add DIR` (which makes "
+                "it if none ever did); the store records no witness yet"
+            )
+        return False
+
+    def _prepare(self, folder: Path, recorded: bool) -> None:
+        """`folder` ready for a checkpoint: made (and announced) for a store's first one."""
+        if self._usable(folder, recorded):
+            return
         try:
-            path = witness.save(self.folder, note, size)
+            folder.mkdir(mode=0o700, parents=True)
         except OSError as error:
             raise StoreError(
-                f"{self.folder}: cannot write the checkpoint: "
+                f"{folder}: cannot make the witness folder: "
                 f"{getattr(error, 'strerror', None) or error}"
             ) from None
+        again = (
+            ", this store's witness, again (it was missing, and so was the checkpoint key: "
+            "a new key signs from now on; restore both instead if you have them)"
+            if recorded
+            else " for this store's signed checkpoints (keep it, or a copy, on other "
+            "storage than the store)"
+        )
+        self.notify(f"created the witness folder {folder}{again}")
+
+    def _record(self, folder: Path) -> None:
+        """Record `folder` as the store's first witness (a writer that signs into it)."""
+        with self.store.write():
+            if witnesses.recorded(self.store):
+                return  # recorded meanwhile
+            witnesses.record(self.store, "add", witness.folder_witness(self.store.path, folder))
+        self.notify(
+            f"recorded {folder} as this store's witness: checkpoints go there and the audit "
+            f"reads them there (`gmtool gm witness list`); {CHANGE_HINT}"
+        )
+
+    def sign(self) -> list[Path]:
+        """Sign the log's state now into every witness (unless it is signed already): the
+        files written. A store that records no witness and is open for writing records
+        the folder first, so the checkpoint covers that record too."""
+        folders, recorded = self.folders()
+        if not recorded and not self.store.read_only:
+            self._prepare(folders[0], recorded)
+            self._record(folders[0])
+            folders, recorded = self.folders()
+        size, root = log_append.state(self.store)
+        if size == self.signed_size:
+            return []
+        for folder in folders:
+            self._prepare(folder, recorded)
+        note = sign_checkpoint(Checkpoint(self.origin, size, root), self.signer)
+        paths = []
+        for folder in folders:
+            try:
+                paths.append(witness.save(folder, note, size))
+            except OSError as error:
+                raise StoreError(
+                    f"{folder}: cannot write the checkpoint: "
+                    f"{getattr(error, 'strerror', None) or error}"
+                ) from None
         self.signed_size = size
-        return path
+        return paths

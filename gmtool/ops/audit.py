@@ -1,10 +1,11 @@
 """The audit as a library call: the whole report `gmtool audit` prints, findings and all.
 
 `audit(store, ...)` loads what the audit checks against (the signed checkpoints of the
-witness folder or the one given, the host's verifier key, its seed key, the checkpoint an
-audit takes up from), runs every check (audit/run.py) and adds the findings of that
-loading: a witness folder emptied while the host signs, a checkpoint whose signature
-does not hold, a verifier key of another store. `gmtool audit` is this call, a progress
+store's witnesses or the folder or file given, the host's verifier key, its seed key, the
+checkpoint an audit takes up from), runs every check (audit/run.py) and adds the findings
+of that loading: a witness folder emptied while the host signs, a checkpoint whose
+signature does not hold, a verifier key of another store. `warnings` are for the user
+before the report: a `--witness` the store does not record. `gmtool audit` is this call, a progress
 bar and a renderer. `Audit` splits the call in two for a caller that wants the number
 of hands before they are checked (a progress bar).
 """
@@ -18,7 +19,12 @@ from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
 from gmtool.findings import Finding
 from gmtool.house.seeds import existing_key
-from gmtool.ops.checkpoints import base_checkpoint, host_verifier, signed_checkpoints
+from gmtool.ops.checkpoints import (
+    base_checkpoint,
+    host_verifier,
+    signed_checkpoints,
+    witness_folders,
+)
 from gmtool.store.db import Store
 from gmtool.store.log_reads import hands_after
 from gmtool.store.scan import count_hands
@@ -48,8 +54,10 @@ class Audit:
         self.store = store
         self.selection = (since, until, table, player)
         self.jobs = jobs
+        self.folders, self.warnings = witness_folders(store, witness)
+        self.checkpoint_file = checkpoint
         self.checkpoints, self.refused, self.origin = signed_checkpoints(
-            store, checkpoint, key, witness
+            store, checkpoint, key, self.folders
         )
         self.host_key = host_verifier(store, key)
         if self.host_key is not None and self.host_key.name != self.origin:
@@ -65,7 +73,7 @@ class Audit:
         self.base = (
             None
             if from_checkpoint is None
-            else base_checkpoint(store, from_checkpoint, key, witness)
+            else base_checkpoint(store, from_checkpoint, key, self.folders)
         )
 
     @property
@@ -90,6 +98,11 @@ class Audit:
         for problem in self.refused:
             report.add(problem)
         report.artifact = str(self.store.path)
+        if report.checkpoint is not None and self.checkpoint_file is None:  # which witness
+            name = report.checkpoint["file"]
+            held = [folder for folder in self.folders if (folder / name).is_file()]
+            if held:
+                report.checkpoint["witness"] = str(held[0])
         return report
 
 

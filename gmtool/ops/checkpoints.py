@@ -1,7 +1,13 @@
 """The signed checkpoints a store is checked against: a checkpoint file given, else every
-checkpoint in the witness folder, each opened with the host's verifier key; and the one
-an audit takes up from. Files and keys that cannot be used are usage errors (exit 2);
-checkpoints in the witness that do not verify are findings."""
+checkpoint in the store's witness folders, each opened with the host's verifier key; and
+the one an audit takes up from. Files and keys that cannot be used are usage errors
+(exit 2); checkpoints in a witness that do not verify are findings.
+
+Which folders: the witnesses the store records; a `--witness` folder instead when one is
+given (with a warning when the store does not record it: a copy kept elsewhere, say); a
+store that records none: `--witness`, else `<db>.witness/`, as before witnesses were
+recorded (docs/evidence.md).
+"""
 
 from __future__ import annotations
 
@@ -11,44 +17,56 @@ from gmtool.errors import UsageError
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.findings import Finding
+from gmtool.store import witnesses
 from gmtool.store.db import Store
 from gmtool.store.log_append import origin_of
 
 
+def witness_folders(store: Store, given: str | None) -> tuple[list[Path], list[str]]:
+    """The folders whose checkpoints a check reads, and the warnings to show first."""
+    recorded = witnesses.disagreement(store, given)
+    if recorded is not None:
+        return [Path(str(given))], [
+            f"--witness {given} is not this store's witness (it records "
+            f"{witnesses.named(recorded)}): checking the checkpoints in {given} instead, "
+            "not the recorded witness's"
+        ]
+    return witnesses.folders(store) or [witness.witness_dir(store.path, given)], []
+
+
 def signed_checkpoints(
-    store: Store, checkpoint: Path | None, key: Path | None, folder: str | None
+    store: Store, checkpoint: Path | None, key: Path | None, folders: list[Path] = ()
 ) -> tuple[list[tuple[str, Checkpoint]], list[Finding], str]:
     """(name, checkpoint) pairs whose signature holds, the problems of those whose
-    signature does not, and the store's origin. A file named on the command line that
-    cannot be read, or a missing key, is a usage error (exit 2)."""
+    signature does not (and of a witness folder that holds none while the host signs), and
+    the store's origin: of `checkpoint`, else of every checkpoint in `folders`. A file
+    named on the command line that cannot be read, or a missing key, is a usage error."""
     origin = origin_of(store)
     key_file = key or witness.public_key_path(store.path)
-    paths = [checkpoint] if checkpoint else witness.files(witness.witness_dir(store.path, folder))
     if checkpoint and not checkpoint.is_file():
         raise UsageError(f"no checkpoint file at {checkpoint}")
-    if not paths:
-        if key is None and key_file.exists():
-            where = witness.witness_dir(store.path, folder)
-            return (
-                [],
-                [
-                    Finding(
-                        "witness_missing",
-                        f"the store's host signs checkpoints "
-                        f"({key_file.name} exists) but {where} holds none: pass "
-                        "--witness where they are kept, or they were deleted",
-                    )
-                ],
-                origin,
+    paths, problems = [checkpoint] if checkpoint else [], []
+    for folder in [] if checkpoint else folders:
+        found = witness.files(folder)
+        paths += found
+        if not found and key is None and key_file.exists():
+            problems.append(
+                Finding(
+                    "witness_missing",
+                    f"the store's host signs checkpoints "
+                    f"({key_file.name} exists) but {folder} holds none: pass "
+                    "--witness where they are kept, or they were deleted",
+                )
             )
-        return [], [], origin
+    if not paths:
+        return [], problems, origin
     verifier = host_verifier(store, key)
     if verifier is None:
         raise UsageError(f"no verifier key at {key_file}: pass --key with the host's verifier key")
-    found, problems = [], []
+    found_checkpoints = []
     for path in paths:
         try:
-            found.append((path.name, witness.read(path, verifier)))
+            found_checkpoints.append((path.name, witness.read(path, verifier)))
         except OSError as error:
             if checkpoint:
                 raise UsageError(str(error)) from None
@@ -59,7 +77,7 @@ def signed_checkpoints(
                     "witness that its host did not sign (forged or changed)",
                 )
             )
-    return found, problems, origin
+    return found_checkpoints, problems, origin
 
 
 def host_verifier(store: Store, key: Path | None) -> Verifier | None:
@@ -76,19 +94,20 @@ def host_verifier(store: Store, key: Path | None) -> Verifier | None:
 
 
 def base_checkpoint(
-    store: Store, given: str, key: Path | None, folder: str | None
+    store: Store, given: str, key: Path | None, folders: list[Path]
 ) -> tuple[str, Checkpoint]:
     """(name, checkpoint) of the checkpoint an audit takes up from: a file, or the name of
-    one in the witness folder (as an audit report names it), whose signature holds. Any
+    one in a witness folder (as an audit report names it), whose signature holds. Any
     other file is a usage error (exit 2): an audit never builds on what it cannot trust."""
-    where = witness.witness_dir(store.path, folder)
     path = Path(given)
     if not given.strip():
         raise UsageError("--from-checkpoint is blank: name the checkpoint a clean audit covered")
-    if not path.is_file() and Path(given).name == given and (where / given).is_file():
-        path = where / given
+    if not path.is_file() and path.name == given:
+        path = next((folder / given for folder in folders if (folder / given).is_file()), path)
     if not path.is_file():
-        raise UsageError(f"no checkpoint file at {given} (nor in the witness folder {where})")
+        raise UsageError(
+            f"no checkpoint file at {given} (nor in the witness folder {witnesses.named(folders)})"
+        )
     key_file = key or witness.public_key_path(store.path)
     try:
         return path.name, witness.read(path, witness.load_verifier(key_file))

@@ -26,7 +26,16 @@ from gmtool.store import tables as table_store
 from gmtool.store.db import Store
 from gmtool.store.gm import failure
 
-PRIVILEGED = {"kick", "close", "adjust", "deploy", "rollback", "users_add"}
+PRIVILEGED = {
+    "kick",
+    "close",
+    "adjust",
+    "deploy",
+    "rollback",
+    "users_add",
+    "witness_add",
+    "witness_remove",
+}
 
 
 class CommandFailed(GmtoolError):

@@ -61,7 +61,7 @@ class CheckpointCheck:
 def verify_checkpoint(store: Store, checkpoint: Path, key: Path | None = None) -> CheckpointCheck:
     """Whether the store's log extends the signed `checkpoint` (its signature checked
     with `key`, else `<db>.checkpoint.pub`): no problem when history before it is whole."""
-    found, refused, origin = signed_checkpoints(store, checkpoint, key, None)
+    found, refused, origin = signed_checkpoints(store, checkpoint, key)
     with store.snapshot():
         log = LogCheck(store)
         problems = [

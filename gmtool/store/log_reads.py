@@ -28,6 +28,7 @@ from gmtool.evidence.records import (
     hand_end_body,
     ledger_body,
     player_body,
+    witness_body,
 )
 
 if TYPE_CHECKING:
@@ -316,6 +317,7 @@ LOGGED_ROWS = {  # in the order of their records' keys (name or id), as SQLite o
     "gm_user": ("SELECT * FROM gm_users ORDER BY name", gm_user_body),
     "gm_request": ("SELECT * FROM gm_commands ORDER BY id", gm_request_body),
     "player": ("SELECT * FROM players ORDER BY name", player_body),
+    "witness": ("SELECT * FROM witnesses ORDER BY id", witness_body),
 }
 NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the others by id
 
@@ -489,7 +491,7 @@ def active_deployments(store: Store) -> set[int]:
     return {r[0] for r in store.conn.execute("SELECT id FROM deployments WHERE active = 1")}
 
 
-GUARDED = ("events", "ledger", "gm_actions", "log", "log_nodes", "meta")
+GUARDED = ("events", "ledger", "gm_actions", "log", "log_nodes", "meta", "witnesses")
 
 
 def missing_guards(store: Store) -> list[str]:

@@ -301,11 +301,29 @@ def m004_gm_keys(db: Database) -> None:
         log_append.append_many(db.conn, bodies)
 
 
+@migrations()
+def m005_witnesses(db: Database) -> None:
+    """The store's witnesses (store/witnesses.py): every change to where its signed
+    checkpoints are kept, append-only and logged with each change. A store from before
+    records none; its next host start (or an operator) records the first."""
+    db.execute(
+        "CREATE TABLE witnesses (id INTEGER PRIMARY KEY, change TEXT NOT NULL, type TEXT NOT "
+        "NULL, location TEXT NOT NULL, key TEXT, gm_action_id INTEGER REFERENCES "
+        "gm_actions (id), at TEXT NOT NULL)"
+    )
+    for change in ("UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER witnesses_no_{change.lower()} BEFORE {change} ON witnesses "
+            "BEGIN SELECT RAISE(ABORT, 'witnesses are append-only'); END"
+        )
+
+
 KNOWN = (
     m001_initial.__name__,
     m002_chain_heads.__name__,
     m003_evidence_log.__name__,
     m004_gm_keys.__name__,
+    m005_witnesses.__name__,
 )  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 

@@ -1,0 +1,109 @@
+"""`gmtool gm witness`: where the store's signed checkpoints are kept (its witnesses),
+changed only by an operator's signed, logged GM action (docs/evidence.md)."""
+
+from __future__ import annotations
+
+import typer
+
+from gmtool.cli.common import (
+    AS_OPTION,
+    DB_OPTION,
+    JSON_OPTION,
+    acting_user,
+    emit,
+    with_store,
+    writing,
+)
+from gmtool.cli.console import console
+
+app = typer.Typer(
+    help="The store's witnesses: the folders its signed checkpoints go to and are audited against.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+FOLDER_ARGUMENT = typer.Argument(
+    ..., metavar="DIR", help="The witness folder (relative to the working directory)."
+)
+
+
+@app.command("add")
+def add(
+    folder: str = FOLDER_ARGUMENT,
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Record DIR as a witness of the store (operators, signed with your key; made if it is
+    missing): checkpoints are signed into it from now on, one at once, and the audit
+    checks them. Put it on other storage than the store."""
+    from gmtool.ops.witnesses import add as add_witness
+
+    emit(writing(db, add_witness, acting_user(as_user), folder), as_json, _render("now a witness"))
+
+
+@app.command("remove")
+def remove(
+    folder: str = FOLDER_ARGUMENT,
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Stop signing checkpoints into DIR and auditing against it (operators, signed with
+    your key); its files stay. The store's last witness cannot be removed."""
+    from gmtool.ops.witnesses import remove as remove_witness
+
+    emit(
+        writing(db, remove_witness, acting_user(as_user), folder),
+        as_json,
+        _render("no longer a witness", "; its files stay"),
+    )
+
+
+def _render(now: str, after: str = ""):
+    def render(done: dict) -> None:
+        if done.get("created"):
+            console.line(f"created the folder {done['folder']}")
+        if not done["changed"]:
+            console.success(f"{done['folder']} is a witness of this store already (unchanged)")
+            return
+        console.success(
+            f"{done['folder']} is {now} of this store (GM action {done['gm_action']}){after}"
+        )
+        if done["signed"]:
+            console.line(f"signed a checkpoint into {', '.join(done['signed'])}")
+        else:
+            console.warning(f"no checkpoint signed now: {done['unsigned']}")
+
+    return render
+
+
+@app.command("list")
+def list_(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None:
+    """The store's witnesses and every change to them: when, what, by whom."""
+    from gmtool.ops.witnesses import listing
+
+    emit(with_store(db, listing), as_json, _render_list)
+
+
+def _render_list(found: dict) -> None:
+    if found["witnesses"]:
+        console.line("witnesses (checkpoints are signed into and audited against each):")
+        console.lines(f"  {w['type']} {w['folder']}" for w in found["witnesses"])
+    else:
+        console.line(
+            f"this store records no witness yet: checkpoint commands use "
+            f"{found['unrecorded_default']} (or --witness DIR); its next host start records "
+            "the folder it signs into, or an operator records one: `gmtool gm witness add DIR`"
+        )
+    if found["changes"]:
+        console.line("changes:")
+        console.lines(
+            f"  #{c['id']} {c['at'][:19]} {c['change']} {c['type']} {c['location']} "
+            + (
+                f"(by {c['by']}, GM action {c['gm_action_id']})"
+                if c["gm_action_id"] is not None
+                else "(by the store's first host start)"
+            )
+            for c in found["changes"]
+        )
