@@ -230,9 +230,15 @@ class Host:
         from gmtool.house.owner_host import OwnerAnteTable
 
         counts: dict[tuple[str, str], int] = {}
+        closed = table_store.closed_ids(self.store)
+        passed_over = []
         for profile, tier, game in plan:
             counts[(profile, tier)] = counts.get((profile, tier), 0) + 1
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
+            while table_id in closed:  # closed by a GM: stays closed until a GM reopens it
+                passed_over.append(table_id)
+                counts[(profile, tier)] += 1
+                table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
             config = self.room(profile, tier).config
             cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
             rng = random.Random(
@@ -241,6 +247,11 @@ class Host:
             table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
             self.tables[table_id] = cls(self, table_id, profile, tier, game, rng)
         self.report.tables = list(self.tables)
+        if passed_over:
+            self.notify(
+                f"not hosting closed table(s) {', '.join(passed_over)}: a GM closed them "
+                "(`gmtool tables open TABLE` reopens one); their rooms' next tables instead"
+            )
 
     async def _table_loop(self, table: HostedTable) -> None:
         try:
