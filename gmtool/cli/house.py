@@ -42,7 +42,9 @@ def run(
     seed: str | None = typer.Option(
         None,
         "--seed",
-        help="Reproducible bots and decks (demo/test only: the seed text reveals every deck).",
+        help="Reproducible bots and decks (demo/test stores only: the seed text reveals "
+        "every deck). A store without a host key takes it as its key; on a store with "
+        "another key it is refused.",
     ),
     grace: float = number_option(
         10.0,
@@ -70,7 +72,8 @@ def run(
     import asyncio
 
     from gmtool.house.host import HostOptions, prepare_host
-    from gmtool.house.lock import HostLock
+    from gmtool.house.lock import HostLock, check_writable
+    from gmtool.store.db import resolve_path
 
     options = HostOptions(
         tables=tables,
@@ -85,6 +88,7 @@ def run(
         witness=witness,
         checkpoint_every=checkpoint_every,
     )
+    check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
     say = HostLines()
     with open_store(db, write=True) as store, HostLock(store.path):
         host = prepare_host(store, options, notify=say)

@@ -90,46 +90,14 @@ class Host:
     # -- set-up -----------------------------------------------------------------------
 
     def recover(self) -> list[int]:
-        """Void every hand left running by a crash, before any table plays (stakes returned)."""
-        from gmtool.engine.deck import commitment
+        """Void every hand left running by a crash, before any table plays (stakes
+        returned), and log the commands a stopped host had taken as interrupted."""
+        from gmtool.house.recovery import recover
 
-        voided = []
-        for row in hand_store.unfinished_hands(self.store):
-            seed = seeds.hand_seed(self.key, row["table_id"], row["number"])
-            revealed = seed.hex() if commitment(seed) == row["commitment"] else None
-            if self.options.verbose:
-                self.notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
-            log = hand_store.TableLog(self.store, row["table_id"])
-            hand_store.void_hand(
-                self.store,
-                log,
-                row["id"],
-                "crash_recovery",
-                revealed,
-                "the host stopped without finishing this hand",
-            )
-            voided.append(row["id"])
-        self.report.recovered = voided
-        interrupted = gm.interrupt_taken(
-            self.store,
-            failure(
-                Unavailable(
-                    "the host stopped while carrying this command out: see the table's events for "
-                    "how far it got before sending it again"
-                )
-            ),
+        self.report.recovered = recover(
+            self.store, lambda: self.key, self.notify, self.options.verbose
         )
-        if interrupted:
-            self.notify(
-                f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "
-                "the host that stopped are logged as interrupted"
-            )
-        if voided:
-            self.notify(
-                f"recovered: {len(voided)} unfinished hand(s) voided, every stake "
-                f"returned: {', '.join(map(str, voided))}"
-            )
-        return voided
+        return self.report.recovered
 
     def plan_tables(self) -> list[tuple[str, str, str]]:
         """(profile, tier, game) for each table: round-robin over deployed, open rooms."""
@@ -376,11 +344,21 @@ def prepare_host(
     host = Host(store, options, notify=notify, clock=clock)
     host.notary.check_not_behind()
     plan = plan or host.plan_tables()  # refusals (nothing deployed, no such system) first
+    # What could refuse the start is checked before anything is written: a failed start
+    # changes nothing (no crashed hand voided, no table opened to be shown "gone").
+    seeds.check_key(store.path, options.seed)  # a damaged key file, or another --seed
+    host.notary.check_writable()
+    new_seeded_key = options.seed is not None and not seeds.key_path(store.path).exists()
     host.recover()
     host.ensure_bots(plan)
-    host.build_tables(plan)
-    host.key  # noqa: B018 - a damaged key file refuses the start here, not at a first hand
+    host.key  # noqa: B018 - the key file is made here, not at a first hand
+    if new_seeded_key:
+        notify(
+            f"host key: {seeds.key_path(store.path)} now holds the key --seed stands for; "
+            "anyone who knows the seed text can work out every deck (demo and test stores only)"
+        )
     host.notary.sign()  # keys and witness files only once the start has succeeded
+    host.build_tables(plan)  # last: tables are open only when the host will play them
     return host
 
 
