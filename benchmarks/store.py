@@ -83,7 +83,7 @@ def play_hands(configs: dict[str, dict], count: int, seed: int) -> list[tuple]:
     """Hands played in memory by the house bots: (profile, tier, number, seed, batches),
     where batches are the engine's events per input, as the host hands them over."""
     rng = random.Random(seed)
-    key = seeds.load_key(Path("unused"), f"bench-{seed}")
+    key = seeds.seed_key(f"bench-{seed}")
     hands, numbers = [], {}
     for _ in range(count):
         profile, tier = rng.choice(ROOMS)

@@ -114,7 +114,7 @@ def test_a_command_a_killed_host_had_taken_is_logged_as_interrupted(
     command_id = _queue(store, table_id, player, "host dies")
     assert gm_store.claim(store, command_id, lambda command: None)
     host.stop()
-    virtual_host(Path(store.path), tables=2, seed="fates-2")
+    virtual_host(Path(store.path), tables=2, seed="fates")  # the store's key: its seed
     assert gm_store.command(store, command_id)["status"] == "interrupted"
     (fate,) = _fates(Path(store.path), command_id)
     assert fate["ok"] is False and "stopped while carrying" in fate["error"]

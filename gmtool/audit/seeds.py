@@ -36,10 +36,10 @@ def verify_seeds(
         )
     if key is not None:
         for row in scan.hand_seeds(store):
-            yield from _derived(key, row)
+            yield from _derived(key, row, _key_name(store))
 
 
-def _derived(key: bytes, row) -> Iterator[Finding]:
+def _derived(key: bytes, row, key_name: str) -> Iterator[Finding]:
     """The host key's seed of the hand's table and number, if it revealed another."""
     from gmtool.engine.deck import hand_seed
 
@@ -52,10 +52,18 @@ def _derived(key: bytes, row) -> Iterator[Finding]:
     ):
         yield Finding(
             "seed",
-            f"hand {row['id']}: its seed is not the host key's seed of "
-            f"{row['table_id']} #{row['number']}",
+            f"hand {row['id']} was not dealt from this store's host key ({key_name}): its "
+            f"seed is not the one the key derives for {row['table_id']} #{row['number']}, so "
+            "nothing shows its deck was fixed by its table and number rather than chosen "
+            "(a host with another key dealt it: `house run --seed` with another text, or a "
+            "key file replaced since)",
             hand=row["id"],
         )
+
+
+def _key_name(store: Store) -> str:
+    """The host key file's name, as the host keeps it beside the store (`<db>.key`)."""
+    return f"{store.path.name}.key"
 
 
 def _seeds_around(
@@ -87,4 +95,4 @@ def _seeds_around(
             )
         seeds.setdefault(seed, row["id"])
         if key is not None:
-            yield from _derived(key, row)
+            yield from _derived(key, row, _key_name(store))

@@ -5,11 +5,11 @@ action and each command's request. Walking them in that order rebuilds who was a
 operator with which key at every moment, so each action is checked against the keys and
 roles of its time, not today's:
 
-- an action that did something (kick, close, adjust, deploy, rollback, users add, witness
-  add or remove) carries the request of an operator, signed by their registered key,
-  naming this store and asking for exactly what was done (the amount of an adjustment,
-  the role and key given, the config deployed, the witness); a kick or close points at
-  its command, whose request must hold;
+- an action that did something (kick, close, open, adjust, deploy, rollback, users add,
+  witness add or remove) carries the request of an operator, signed by their registered
+  key, naming this store and asking for exactly what was done (the amount of an
+  adjustment, the role and key given, the config deployed, the witness); a kick or close
+  points at its command, whose request must hold;
 - every command's request holds (the console never queues one that does not);
 - a GM user's role or key changes only with a signed `users add` right after it, and
   the first key is registered once (bootstrap), by its own holder, while no GM had a key;
@@ -32,6 +32,7 @@ from gmtool.store import gm, log_append, log_reads
 PRIVILEGED = {
     "kick",
     "close",
+    "open",
     "adjust",
     "deploy",
     "rollback",

@@ -10,6 +10,7 @@ the root command group, so the console script and tests that invoke the app dire
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -44,21 +45,58 @@ def exit_code_for(error: Exception) -> int:
 class GmtoolGroup(TyperGroup):
     """The root group: runs the command and turns our exceptions into exit codes."""
 
+    def main(self, *args, **kwargs):  # noqa: ANN002, ANN003 - click's signature
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as stop:
+            # click's own output (--help, usage) met a reader that went away: click exits 1
+            if isinstance(stop.__context__, OSError) and stop.__context__.errno == errno.EPIPE:
+                raise SystemExit(reader_gone()) from None
+            raise
+
     def invoke(self, ctx):  # noqa: ANN001 - click's signature
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except KeyboardInterrupt:
             console.error("interrupted")
             raise typer.Exit(130) from None
         except BrokenPipeError:
-            # The reader went away (`gmtool ... | head`): stop quietly, as Unix tools do.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            raise typer.Exit(141) from None
+            raise typer.Exit(reader_gone()) from None
+        except SystemExit as stop:
+            if isinstance(stop.__context__, BrokenPipeError):  # rich's own broken-pipe exit
+                raise typer.Exit(reader_gone()) from None
+            raise
         except Exception as error:  # noqa: BLE001 - the one place errors become messages
             if type(error).__module__.split(".")[0] in ("typer", "click"):
+                flush_stdout()  # an exit code the command chose stays, reader or not
                 raise  # usage errors and exits: click reports them itself (exit 2)
             debug = ctx.params.get("debug") or os.environ.get("GMTOOL_DEBUG") == "1"
             if debug and not expected(error):
                 raise  # --debug: the traceback of an internal error, never of bad input
             raise typer.Exit(exit_code_for(error)) from None
+        flush_stdout()
+        return result
+
+
+def reader_gone() -> int:
+    """The reader of stdout went away (`gmtool ... | head -1`): what it read was all it
+    wanted, so the command stops quietly with exit 0 (1 would be a finding). Further
+    output goes nowhere, so nothing fails again when Python flushes stdout at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (a test's buffer)
+        pass
+    return 0
+
+
+def flush_stdout() -> None:
+    """Write what is still buffered now, where a reader that went away is noticed (and
+    quietly ignored), rather than at interpreter exit (a warning and exit 120)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        reader_gone()
+    except (OSError, ValueError):
+        pass  # a closed or odd stdout: nothing more can be shown on it

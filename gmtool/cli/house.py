@@ -42,7 +42,9 @@ def run(
     seed: str | None = typer.Option(
         None,
         "--seed",
-        help="Reproducible bots and decks (demo/test only: the seed text reveals every deck).",
+        help="Reproducible bots and decks (demo/test stores only: the seed text reveals "
+        "every deck). A store without a host key takes it as its key; on a store with "
+        "another key it is refused.",
     ),
     grace: float = number_option(
         10.0,
@@ -65,11 +67,13 @@ def run(
     ),
     db: str | None = DB_OPTION,
 ) -> None:
-    """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration."""
+    """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration.
+    Its lines go on stdout as they happen; if stdout's reader goes away, it plays on."""
     import asyncio
 
     from gmtool.house.host import HostOptions, prepare_host
-    from gmtool.house.lock import HostLock
+    from gmtool.house.lock import HostLock, check_writable
+    from gmtool.store.db import resolve_path
 
     options = HostOptions(
         tables=tables,
@@ -84,17 +88,19 @@ def run(
         witness=witness,
         checkpoint_every=checkpoint_every,
     )
+    check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
+    say = HostLines()
     with open_store(db, write=True) as store, HostLock(store.path):
-        host = prepare_host(store, options, notify=console.line)
+        host = prepare_host(store, options, notify=say)
         report = asyncio.run(host.run())
-    console.line(f"stopped: {report.hands} hand(s) settled")
+    say(f"stopped: {report.hands} hand(s) settled")
     if report.voided_on_stop:
-        console.line(
+        say(
             f"voided on stop (every stake returned): hand(s) "
             f"{', '.join(map(str, report.voided_on_stop))}"
         )
     if report.finished_on_stop:
-        console.line(f"finished their hand before stopping: {', '.join(report.finished_on_stop)}")
+        say(f"finished their hand before stopping: {', '.join(report.finished_on_stop)}")
     if report.failed_tables:
         raise Abort(
             f"table(s) stopped by an internal error: {', '.join(report.failed_tables)}"
@@ -103,3 +109,34 @@ def run(
         )
     if report.interrupted:
         raise typer.Exit(130)
+
+
+class HostLines:
+    """The host's lines on stdout, each flushed as it is written (a reader through a pipe,
+    `tee` or a log shipper sees it at once). When the reader goes away (`| head -1`, a log
+    shipper restarting), the host plays on, as a service does when its log is cut: its
+    hands go on, its lines go nowhere, and one warning on stderr says how to stop it."""
+
+    def __init__(self) -> None:
+        self.gone = False
+
+    def __call__(self, message: str) -> None:
+        if self.gone:
+            return
+        try:
+            console.line(message)
+            console.out.flush()
+        except BrokenPipeError:
+            import os
+
+            from gmtool.cli.errors import reader_gone
+
+            self.gone = True
+            reader_gone()
+            try:
+                console.warning(
+                    "stdout was closed: the host plays on without printing; stop it with "
+                    f"Ctrl-C or `kill {os.getpid()}` (a clean stop: running hands get --grace)"
+                )
+            except OSError:
+                pass  # stderr went with it

@@ -1,4 +1,5 @@
-"""`gmtool tables`: live tables (list, show, watch) and GM commands to them (kick, close).
+"""`gmtool tables`: live tables (list, show, watch), GM commands to them (kick, close) and
+reopening a closed one (open).
 
 Hole cards of a running hand never appear here, in any format (RULES G3): the host
 publishes only the engine's public view, which has none.
@@ -23,7 +24,7 @@ from gmtool.cli.common import (
 from gmtool.cli.console import Abort, console
 
 app = typer.Typer(
-    help="Live tables: list, show, watch; kick a player, close a table.",
+    help="Live tables: list, show, watch; kick a player, close or reopen a table.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -111,21 +112,39 @@ def close(
     db: str | None = DB_OPTION,
     as_user: str | None = AS_OPTION,
 ) -> None:
-    """Close a table (operators); a running hand is voided with every stake returned."""
+    """Close a table (operators); a running hand is voided with every stake returned. It
+    stays closed, across host restarts, until a GM reopens it (`tables open`)."""
     from gmtool.cli.render_tables import command_lines
     from gmtool.ops.gm import send_command
 
-    console.lines(
-        command_lines(
-            writing(
-                db,
-                send_command,
-                acting_user(as_user),
-                "close",
-                table,
-                None,
-                reason or None,
-                timeout,
-            )
-        )
+    outcome = writing(
+        db, send_command, acting_user(as_user), "close", table, None, reason or None, timeout
     )
+    if since := outcome.get("already_closed"):
+        console.line(
+            f"{table} is already closed"
+            + (f" (since {since[:19]})" if isinstance(since, str) else "")
+            + f": unchanged; `gmtool tables open {table}` reopens it"
+        )
+    else:
+        console.lines(command_lines(outcome))
+
+
+@app.command("open")
+def open_(
+    table: str = typer.Argument(..., help="Table id (see `tables list --closed`)."),
+    reason: str = typer.Option("", "--reason", help="Why (recorded in the GM log)."),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+) -> None:
+    """Reopen a table a GM closed (operators): the next `house run` start hosts it again."""
+    from gmtool.ops.tables import reopen
+
+    outcome = writing(db, reopen, acting_user(as_user), table, reason or None)
+    if outcome.get("opened"):
+        console.line(
+            f"reopened {table}: the next `gmtool house run` start hosts it again "
+            "(a host running now does not)"
+        )
+    else:
+        console.line(f"{table} is not closed ({outcome['not_closed']}): unchanged")

@@ -90,46 +90,14 @@ class Host:
     # -- set-up -----------------------------------------------------------------------
 
     def recover(self) -> list[int]:
-        """Void every hand left running by a crash, before any table plays (stakes returned)."""
-        from gmtool.engine.deck import commitment
+        """Void every hand left running by a crash, before any table plays (stakes
+        returned), and log the commands a stopped host had taken as interrupted."""
+        from gmtool.house.recovery import recover
 
-        voided = []
-        for row in hand_store.unfinished_hands(self.store):
-            seed = seeds.hand_seed(self.key, row["table_id"], row["number"])
-            revealed = seed.hex() if commitment(seed) == row["commitment"] else None
-            if self.options.verbose:
-                self.notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
-            log = hand_store.TableLog(self.store, row["table_id"])
-            hand_store.void_hand(
-                self.store,
-                log,
-                row["id"],
-                "crash_recovery",
-                revealed,
-                "the host stopped without finishing this hand",
-            )
-            voided.append(row["id"])
-        self.report.recovered = voided
-        interrupted = gm.interrupt_taken(
-            self.store,
-            failure(
-                Unavailable(
-                    "the host stopped while carrying this command out: see the table's events for "
-                    "how far it got before sending it again"
-                )
-            ),
+        self.report.recovered = recover(
+            self.store, lambda: self.key, self.notify, self.options.verbose
         )
-        if interrupted:
-            self.notify(
-                f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "
-                "the host that stopped are logged as interrupted"
-            )
-        if voided:
-            self.notify(
-                f"recovered: {len(voided)} unfinished hand(s) voided, every stake "
-                f"returned: {', '.join(map(str, voided))}"
-            )
-        return voided
+        return self.report.recovered
 
     def plan_tables(self) -> list[tuple[str, str, str]]:
         """(profile, tier, game) for each table: round-robin over deployed, open rooms."""
@@ -230,9 +198,15 @@ class Host:
         from gmtool.house.owner_host import OwnerAnteTable
 
         counts: dict[tuple[str, str], int] = {}
+        closed = table_store.closed_ids(self.store)
+        passed_over = []
         for profile, tier, game in plan:
             counts[(profile, tier)] = counts.get((profile, tier), 0) + 1
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
+            while table_id in closed:  # closed by a GM: stays closed until a GM reopens it
+                passed_over.append(table_id)
+                counts[(profile, tier)] += 1
+                table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
             config = self.room(profile, tier).config
             cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
             rng = random.Random(
@@ -241,6 +215,11 @@ class Host:
             table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
             self.tables[table_id] = cls(self, table_id, profile, tier, game, rng)
         self.report.tables = list(self.tables)
+        if passed_over:
+            self.notify(
+                f"not hosting closed table(s) {', '.join(passed_over)}: a GM closed them "
+                "(`gmtool tables open TABLE` reopens one); their rooms' next tables instead"
+            )
 
     async def _table_loop(self, table: HostedTable) -> None:
         try:
@@ -365,11 +344,21 @@ def prepare_host(
     host = Host(store, options, notify=notify, clock=clock)
     host.notary.check_not_behind()
     plan = plan or host.plan_tables()  # refusals (nothing deployed, no such system) first
+    # What could refuse the start is checked before anything is written: a failed start
+    # changes nothing (no crashed hand voided, no table opened to be shown "gone").
+    seeds.check_key(store.path, options.seed)  # a damaged key file, or another --seed
+    host.notary.check_writable()
+    new_seeded_key = options.seed is not None and not seeds.key_path(store.path).exists()
     host.recover()
     host.ensure_bots(plan)
-    host.build_tables(plan)
-    host.key  # noqa: B018 - a damaged key file refuses the start here, not at a first hand
+    host.key  # noqa: B018 - the key file is made here, not at a first hand
+    if new_seeded_key:
+        notify(
+            f"host key: {seeds.key_path(store.path)} now holds the key --seed stands for; "
+            "anyone who knows the seed text can work out every deck (demo and test stores only)"
+        )
     host.notary.sign()  # keys and witness files only once the start has succeeded
+    host.build_tables(plan)  # last: tables are open only when the host will play them
     return host
 
 

@@ -21,7 +21,13 @@ class HostLock:
         self._fd: int | None = None
 
     def acquire(self) -> HostLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as error:
+            raise StoreError(
+                f"{self.path}: the host cannot make its lock beside the store "
+                f"({error.strerror or error}); run it where the store's folder can be written"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -47,3 +53,28 @@ class HostLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def check_writable(db_path: Path) -> None:
+    """Refuse, in plain words and before anything is written, a store the host could not
+    write: on a read-only mount, or in a folder or file this user may not write. The host
+    writes every hand into the store, and its lock, key and checkpoints beside it."""
+    if not db_path.is_file():
+        return  # no store there: opening it says so
+    folder = db_path.resolve().parent
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        raise StoreError(
+            f"{db_path}: the store is on a read-only file system: the host writes every "
+            "hand into it (and its lock, host key and checkpoints beside it). Run `gmtool "
+            "house run` on a copy in writable storage; reading commands work where it is"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK) or not os.access(db_path, os.R_OK | os.W_OK):
+        raise StoreError(
+            f"{db_path}: this user may not write the store or its folder, and the host "
+            "writes every hand into it (and its lock, host key and checkpoints beside it); "
+            "run it as the store's owner. Reading commands work as they are"
+        )

@@ -18,6 +18,7 @@ would otherwise have the host deal hands whose seeds were already revealed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -121,6 +122,25 @@ class Notary:
                 f"are not the ones {path} signed (history was rewritten); the "
                 "host will not start on it: run `gmtool audit`"
             )
+
+    def check_writable(self) -> None:
+        """Refuse, before the host changes anything, a witness it could not sign into: a
+        path that is not a folder, or one this user may not write (a read-only mount)."""
+        for folder in self.folders()[0]:
+            existing = folder
+            while not existing.exists() and existing != existing.parent:
+                existing = existing.parent  # the folder is made at the first checkpoint
+            if not existing.is_dir():
+                raise StoreError(
+                    f"{existing}: not a folder; the witness ({folder}) is the folder the "
+                    "host signs its checkpoints into: give --witness a folder, or a path to "
+                    "make one"
+                )
+            if not os.access(existing, os.W_OK | os.X_OK):
+                raise StoreError(
+                    f"{folder}: the host cannot write checkpoints there ({existing} is "
+                    "read-only or not this user's to write); nothing was changed"
+                )
 
     def _usable(self, folder: Path, recorded: bool) -> bool:
         """Whether `folder` exists (False: it may be made now); StoreError when it is no

@@ -3,8 +3,13 @@
 Each hand's seed is HMAC-SHA256(host key, "table#number"). The host key lives in a file
 beside the database (`<db>.key`, mode 0600), so after a `kill -9` the seed of an
 unfinished hand can still be revealed when the hand is voided, and audit can check its
-commitment. `--seed TEXT` replaces the key by sha256(TEXT) for reproducible demos and
-tests; never use it for real play (anyone who knows the text knows every deck).
+commitment. `--seed TEXT` makes sha256(TEXT) the key, for reproducible demos and tests;
+never use it for real play (anyone who knows the text knows every deck).
+
+The key file is the one key of a store, so the host and the audit agree by construction:
+`--seed` on a store without a key file writes its key there (as the demo does), and
+`--seed` whose key is not the one in the file is refused before the host changes
+anything (its hands would fail the audit's seed check for good).
 """
 
 from __future__ import annotations
@@ -22,27 +27,55 @@ def key_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".key")
 
 
+def seed_key(demo_seed: str) -> bytes:
+    """The host key `--seed TEXT` stands for: sha256(TEXT)."""
+    return hashlib.sha256(demo_seed.encode("utf-8")).digest()
+
+
+def check_key(db_path: Path, demo_seed: str | None = None) -> None:
+    """Refuse a start whose host key would not be the store's, before anything changes:
+    a damaged key file, or a `--seed` that stands for another key than the file's."""
+    path = key_path(db_path)
+    if path.exists():
+        _agrees(path, _read_key(path), demo_seed)
+
+
 def load_key(db_path: Path, demo_seed: str | None = None) -> bytes:
-    """The host key: from `--seed` text, else the key file (created on first use).
+    """The store's host key, from its key file; created on first use: the key `--seed`
+    stands for, else a random one. A `--seed` of another key than the file's is refused.
 
     The file is written to a temporary name, flushed, then linked into place, so a crash
     never leaves an empty or half-written key; a second host starting at the same moment
     keeps the key of whichever linked first.
     """
-    if demo_seed is not None:
-        return hashlib.sha256(demo_seed.encode("utf-8")).digest()
     path = key_path(db_path)
     if not path.exists():
-        _create_key(path)
+        _create_key(path, seed_key(demo_seed) if demo_seed is not None else None)
+    return _agrees(path, _read_key(path), demo_seed)
+
+
+def _read_key(path: Path) -> bytes:
     try:
         key = bytes.fromhex(path.read_text(encoding="ascii").strip())
     except (ValueError, UnicodeDecodeError):
         key = b""
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the host key ({error.strerror or error})") from None
     if len(key) != 32:
         raise StoreError(
             f"{path} is not a gmtool host key (64 hex digits); without the key "
             "the seeds of unfinished hands cannot be revealed. Restore it from a "
             "backup, or move it away to start with a new key."
+        )
+    return key
+
+
+def _agrees(path: Path, key: bytes, demo_seed: str | None) -> bytes:
+    if demo_seed is not None and key != seed_key(demo_seed):
+        raise StoreError(
+            f"--seed {demo_seed!r} stands for another host key than this store's ({path}): "
+            "the hands it would deal would fail the audit's seed check for good. --seed is for "
+            "demo and test stores; run without it (the host deals from the store's own key)"
         )
     return key
 
@@ -59,7 +92,7 @@ def existing_key(db_path: Path) -> bytes | None:
 def keep_demo_key(db_path: Path, demo_seed: str) -> None:
     """Write the key `--seed` stands for beside a new demo store, so that a host run on it
     later without `--seed` deals from the same key, and audit checks every seed with it."""
-    _create_key(key_path(db_path), load_key(db_path, demo_seed))
+    _create_key(key_path(db_path), seed_key(demo_seed))
 
 
 def _create_key(path: Path, key: bytes | None = None) -> None:

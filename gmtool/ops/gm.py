@@ -29,6 +29,7 @@ from gmtool.store.gm import failure
 PRIVILEGED = {
     "kick",
     "close",
+    "open",
     "adjust",
     "deploy",
     "rollback",
@@ -252,10 +253,13 @@ def send_command(
     """Queue a kick/close for the host (its signed request logged), wait for its fate.
 
     Returns the host's outcome; raises (after logging) when there is no such table, no
-    host answered in time, or the host refused or could not carry out the command.
+    host answered in time, or the host refused or could not carry out the command. A
+    close of a table already closed is answered at once (`already_closed`), unsent.
     """
     reason = text(reason, "the reason", required=kind == "kick")
     command_id = _queue(store, actor, kind, table_id, player, reason)
+    if command_id is None:
+        return _already_closed(store, table_id)
     deadline = time.monotonic() + timeout
     while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
         time.sleep(POLL_S)
@@ -278,6 +282,8 @@ async def send_command_async(
     loop = asyncio.get_running_loop()
     reason = text(reason, "the reason", required=kind == "kick")
     command_id = _queue(store, actor, kind, table_id, player, reason)
+    if command_id is None:
+        return _already_closed(store, table_id)
     deadline = loop.time() + timeout
     while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:
         await asyncio.sleep(POLL_S)
@@ -286,14 +292,24 @@ async def send_command_async(
 
 def _queue(
     store: Store, actor: Gm, kind: str, table_id: str, player: str | None, reason: str | None
-) -> int:
+) -> int | None:
+    """The queued command's id; None, with nothing queued or logged, for a close of a
+    table a GM closed already (no host hosts it, and there is nothing left to do)."""
     target = f"{table_id}/{player}" if player else table_id
     request = authorize(store, actor, kind, target, reason)
-    if not table_store.exists(store, table_id):
+    state = table_store.status(store, table_id)
+    if state is None:
         error = NotFound(f"no table {table_id!r} (see `gmtool tables list`)")
         log(store, actor.name, kind, target, reason, failure(error), request)
         raise error
+    if kind == "close" and state["status"] == "closed":
+        return None
     return gm.enqueue(store, kind, table_id, player, reason, actor.name, request)
+
+
+def _already_closed(store: Store, table_id: str) -> dict:
+    state = table_store.status(store, table_id) or {}
+    return {"ok": True, "closed": table_id, "already_closed": state.get("closed_at") or True}
 
 
 def _answer(store: Store, command_id: int) -> dict | None:

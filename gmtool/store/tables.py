@@ -17,16 +17,42 @@ def exists(store: Store, table_id: str) -> bool:
     return store.one("SELECT 1 FROM tables WHERE id = ?", (table_id,)) is not None
 
 
+def status(store: Store, table_id: str) -> dict | None:
+    """A table's status ('open': hosted, 'stopped', 'closed' by a GM) and when it was
+    closed; None when there is no such table."""
+    row = store.one("SELECT status, closed_at FROM tables WHERE id = ?", (table_id,))
+    return dict(row) if row else None
+
+
+def closed_ids(store: Store) -> set[str]:
+    """The tables a GM closed: no host opens them again until a GM reopens them."""
+    return {r[0] for r in store.all("SELECT id FROM tables WHERE status = 'closed'")}
+
+
 def open_table(
     store: Store, table_id: str, profile_id: str, tier: str, game: str, host_pid: int
 ) -> None:
+    """The host hosts the table now (registered if new); a closed table is left closed."""
     with store.write():
         store.conn.execute(
             "INSERT INTO tables (id, profile_id, tier, game, status, host_pid, created_at) "
             "VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT(id) DO UPDATE SET status = 'open', "
-            "host_pid = excluded.host_pid, closed_at = NULL",
+            "host_pid = excluded.host_pid, closed_at = NULL WHERE status != 'closed'",
             (table_id, profile_id, tier, game, host_pid, store.now()),
         )
+
+
+def reopen_table(store: Store, table_id: str) -> bool:
+    """A closed table may be hosted again (stopped: the next host start opens it); inside
+    the caller's write transaction. False when it was not closed."""
+    return (
+        store.conn.execute(
+            "UPDATE tables SET status = 'stopped', closed_at = NULL, updated_at = ? "
+            "WHERE id = ? AND status = 'closed'",
+            (store.now(), table_id),
+        ).rowcount
+        == 1
+    )
 
 
 def set_seats(store: Store, table_id: str, players: list[str]) -> None:

@@ -1,0 +1,63 @@
+"""Crash recovery at a host's start: what a host that stopped without finishing left behind.
+
+Every hand left running is voided before any table plays: every stake returned, its
+seed revealed when the host key derives it (its commitment says so), a significant event
+recorded in its table's chain. Every GM command the stopped host had taken and never
+answered gets its logged fate, interrupted, so it is never carried out twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gmtool.errors import Unavailable
+from gmtool.house import seeds
+from gmtool.store import gm
+from gmtool.store import hands as hand_store
+from gmtool.store.db import Store
+from gmtool.store.gm import failure
+
+
+def recover(
+    store: Store, key: Callable[[], bytes], notify: Callable[[str], None], verbose: bool = False
+) -> list[int]:
+    """Void the unfinished hands (their ids) and log taken commands as interrupted; `key()`
+    is the host key, asked for only when a hand needs its seed revealed."""
+    from gmtool.engine.deck import commitment
+
+    voided = []
+    for row in hand_store.unfinished_hands(store):
+        seed = seeds.hand_seed(key(), row["table_id"], row["number"])
+        revealed = seed.hex() if commitment(seed) == row["commitment"] else None
+        if verbose:
+            notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
+        log = hand_store.TableLog(store, row["table_id"])
+        hand_store.void_hand(
+            store,
+            log,
+            row["id"],
+            "crash_recovery",
+            revealed,
+            "the host stopped without finishing this hand",
+        )
+        voided.append(row["id"])
+    interrupted = gm.interrupt_taken(
+        store,
+        failure(
+            Unavailable(
+                "the host stopped while carrying this command out: see the table's events for "
+                "how far it got before sending it again"
+            )
+        ),
+    )
+    if interrupted:
+        notify(
+            f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "
+            "the host that stopped are logged as interrupted"
+        )
+    if voided:
+        notify(
+            f"recovered: {len(voided)} unfinished hand(s) voided, every stake "
+            f"returned: {', '.join(map(str, voided))}"
+        )
+    return voided
