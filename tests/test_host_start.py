@@ -134,13 +134,27 @@ def test_a_refused_host_start_changes_nothing_in_the_store(
     not_a_folder.write_text("")
     before, dump = statuses(gm, closed_db), sql_dump(closed_db)
     message = one_error(host_run(gm, closed_db, "--witness", str(not_a_folder), expect=2))
-    assert message == (
-        f"error: {not_a_folder}: not a folder; the witness ({not_a_folder}) is the folder "
-        "the host signs its checkpoints into: give --witness a folder, or a path to make one"
-    )
+    # The store records the witness its first host signed into (issue 23 item 4): another
+    # one is refused before anything else is looked at.
+    assert message.startswith(f"error: --witness {not_a_folder} is not this store's witness")
     assert sql_dump(closed_db) == dump
     assert statuses(gm, closed_db) == before
     assert before[JUNIOR][0] == "closed" and all(host != "gone" for _, host in before.values())
+
+
+def test_a_first_host_start_refused_for_its_witness_changes_nothing(
+    deployed_db: Path, gm: Gmtool, tmp_path: Path
+) -> None:
+    """A store no host has started on records no witness yet: a `--witness` naming a file
+    is refused before the store is touched (no witness recorded, no table opened)."""
+    not_a_folder = tmp_path / "notadir"
+    not_a_folder.write_text("")
+    dump = sql_dump(deployed_db)
+    message = one_error(host_run(gm, deployed_db, "--witness", str(not_a_folder), expect=2))
+    assert message == (
+        f"error: {not_a_folder} is not a folder: it cannot hold this store's signed checkpoints"
+    )
+    assert sql_dump(deployed_db) == dump
 
 
 # -- item 9: a store on a read-only mount ---------------------------------------------------
