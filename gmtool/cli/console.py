@@ -155,13 +155,25 @@ def rich_table(
     return table
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# Anything that is not plain printable ASCII, a newline or a tab is looked at one by one.
+_SUSPECT = re.compile(r"[^\t\n\x20-\x7e]")
 
 
 def printable(text: str) -> str:
-    """`text` with every control character but newline and tab shown escaped, so what a
-    user typed can never move the cursor, clear the screen or retitle the window."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    """`text` with every control character but newline and tab, and every invisible or
+    bidirectional formatting character (zero-width spaces, U+202E and the like) shown
+    escaped (`\\x1b`, `\\u202e`), so what a user typed can never move the cursor, clear the
+    screen, retitle the window or make the rest of a line read backwards."""
+    if _SUSPECT.search(text) is None:
+        return text
+    return _SUSPECT.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    from gmtool.bounds import is_unsafe_character
+
+    character = match.group()
+    return repr(character)[1:-1] if is_unsafe_character(character) else character
 
 
 def _fit(columns: list[str], rows: list[list[str]], width: int, drop: Sequence[str]) -> list[int]:

@@ -156,6 +156,8 @@ def _check_length(out: Collector, spec: Field, value: list[Any], path: Path) -> 
 
 
 def _check_scalar(out: Collector, spec: Field, value: Any, path: Path) -> bool:
+    if isinstance(value, str) and not checks.check_text(out, path, value):
+        return False
     if spec.choices and value not in spec.choices:
         near = difflib.get_close_matches(str(value), spec.choices, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
