@@ -218,18 +218,18 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
             error = NotFound(f"no player {player!r}")
         elif held + delta < 0:
             error = Refused(
-                f"{player} holds {held}; an adjustment of {delta} would make it negative"
+                f"{player} holds {held:,}; an adjustment of {delta:+,} would make it negative"
             )
         elif delta < 0 and stake and held + delta < stake[1]:
             error = Refused(
                 f"{player} is in running hand {stake[0]} and could lose up to "
-                f"{stake[1]} there; a deduction of {-delta} could leave a negative "
+                f"{stake[1]:,} there; a deduction of {-delta:,} could leave a negative "
                 "balance when it settles: deduct after the hand ends"
             )
         elif held + delta > MAX_BALANCE:
             error = Refused(
-                f"{player} would hold {held + delta}, above the most a player may "
-                f"hold ({MAX_BALANCE})"
+                f"{player} would hold {held + delta:,}, above the most a player may "
+                f"hold ({MAX_BALANCE:,})"
             )
         outcome = (
             failure(error) if error else {"ok": True, "coins_before": held, "coins": held + delta}
