@@ -226,10 +226,10 @@ def test_tables_show_one_table(live, gm) -> None:
         f"config {shown['config_id']}, hand {shown['hand']} (#{shown['hand_number']} "
         "at this table)" in text
     )
-    assert f"pot {shown['pot']}, to act {shown['to_act']}" in text
+    assert f"pot {shown['pot']:,}, to act {shown['to_act']}" in text
     for player in shown["players"]:
         assert re.search(
-            rf"^  {re.escape(player['name'])} +coins +{player['coins']} ", text, re.MULTILINE
+            rf"^  {re.escape(player['name'])} +coins +{player['coins']:,} ", text, re.MULTILINE
         ), text
 
 
@@ -846,7 +846,7 @@ def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
     markdown = gm("hands", "export", hand_id, "--format", "md", "--db", host_db).stdout
     assert markdown.startswith(f"# Hand {hand_id} dispute report")
     for entry in entries:
-        assert f"| {entry['player']} | {entry['delta']:+d} | {entry['reason']} |" in markdown
+        assert f"| {entry['player']} | {entry['delta']:+,} | {entry['reason']} |" in markdown
     assert row["commitment"] in markdown and f"seed: {row['seed']} verifies" in markdown
     assert "## Verification" in markdown
     assert "the engine reproduces every event and the settlement" in markdown

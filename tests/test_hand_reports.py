@@ -32,13 +32,15 @@ def hands_by(db: Path, sql: str) -> list[int]:
 
 
 def settlement_rows(markdown: str) -> list[list[str]]:
-    """The rows of the report's settlement table: player, change, why, rules."""
+    """The rows of the report's settlement table: player, change, why, rules (its reason
+    and result columns, as JSON gives them, left out)."""
     section = markdown.split("## Settlement", 1)[1].split("\n## ", 1)[0]
-    return [
+    rows = [
         [cell.strip() for cell in line.strip("|").split(" | ")]
         for line in section.splitlines()
         if line.startswith("| ") and not line.startswith("| player")
     ]
+    return [[player, change, why, rules] for player, change, _, _, why, rules in rows]
 
 
 def signed(text: str) -> int:

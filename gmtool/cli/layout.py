@@ -4,9 +4,9 @@ A table that fits is shown as it is. One that does not first loses its empty col
 then the columns its command names as least important, in that order. Then long text
 wraps: between words or after a "/" (a `table/player` target), never inside a word; a
 kept column (an id, a key) only between words, so an id is never broken. When that
-cannot fit, or would leave text columns too narrow to read, every row is printed as a
-record, one "column: value" line a field. Nothing is ever cut
-short with an ellipsis, and the record layout loses no column at all.
+cannot fit, or would leave prose too narrow to read, every row is printed as a record,
+one "column: value" line a field. Nothing is ever cut short with an ellipsis, and the
+record layout loses no column at all.
 
 Widths are terminal cells (a CJK character takes two), measured with rich's `cell_len`.
 """
@@ -50,7 +50,7 @@ def fit(
 ) -> Fit:
     """How `rows` under `columns` fit in `width` cells (see the module's doc)."""
     natural = [
-        max([_longest(column, "\n"), *(_longest(row[i], "\n") for row in rows)])
+        max([_widest_line(column), *(_widest_line(row[i]) for row in rows)])
         for i, column in enumerate(columns)
     ]
     shown = list(range(len(columns)))
@@ -66,12 +66,7 @@ def fit(
         if fits(natural):
             return Fit(tuple(shown), tuple(natural[i] for i in shown))
     least = [
-        max(
-            [
-                _longest(column, None),
-                *(_longest(row[i], None, whole=column in keep) for row in rows),
-            ]
-        )
+        max([_widest_piece(column), *(_widest_piece(row[i], column in keep) for row in rows)])
         for i, column in enumerate(columns)
     ]
     readable = [  # prose (a cell of three words or more) must not be squeezed thinner
@@ -148,9 +143,11 @@ def _prose(column: str, rows: Sequence[Sequence[str]], index: int, keep: Sequenc
     return column not in keep and any(len(row[index].split()) > 2 for row in rows)
 
 
-def _longest(text: str, split: str | None, whole: bool = False) -> int:
-    """The widest line of `text` (split "\\n"), or its widest unbreakable piece (None)."""
-    if split is not None:
-        return max(cells(line) for line in text.split(split))
+def _widest_line(text: str) -> int:
+    return max(cells(line) for line in text.split("\n"))
+
+
+def _widest_piece(text: str, whole: bool = False) -> int:
+    """The widest part of `text` that `wrap` never breaks."""
     pieces = (_WORDS if whole else _PIECES).findall(text)
     return max([0, *(cells(piece) for piece in pieces if not piece.isspace())])

@@ -187,9 +187,13 @@ def markdown_report(report: dict) -> str:
     summary = explained.summary[:1].upper() + explained.summary[1:]
     out += ["## Outcome", "", _md(summary), "", "## Settlement", ""]
     if explained.lines:
-        out += ["| player | change | why | rules |", "|---|---:|---|---|"]
         out += [
-            f"| {_md(line.player)} | {signed_coins(line.delta)} | {_md(line.why)} | {line.rules} |"
+            "| player | delta | reason | result | why | rules |",
+            "|---|---:|---|---|---|---|",
+        ]
+        out += [
+            f"| {_md(line.player)} | {signed_coins(line.delta)} | {line.reason} | "
+            f"{line.result} | {_md(line.why)} | {line.rules} |"
             for line in explained.lines
         ]
         out += ["", _md(explained.note)] if explained.note else []

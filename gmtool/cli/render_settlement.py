@@ -9,7 +9,7 @@ recorded events only; the engine decided everything it explains.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gmtool.cli.formats import coins, signed_coins
 
@@ -22,6 +22,8 @@ class Line:
     delta: int
     why: str
     rules: str
+    reason: str = ""  # the ledger entry's own reason (`escape_win`), as JSON gives it
+    result: str = ""  # the player's result (win, loss, draw, escape, void)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def _voided(report: dict, voided: dict) -> Explained:
     if detail and reason not in EXPLAINED_ALONE:
         why += f" ({detail})"
     lines = [
-        Line(seat["player"], 0, "stake returned: the hand was voided", "S20")
+        Line(seat["player"], 0, "stake returned: the hand was voided", "S20", "voided", "void")
         for seat in report["seats"]
     ]
     return Explained(
@@ -107,7 +109,11 @@ def _settled(report: dict, ended: dict, settlement: dict) -> Explained:
     scores = settlement.get("score") or {}
     results = settlement.get("results") or {}
     lines = [
-        _line(entry, reason, ended, events, results, scores)
+        replace(
+            _line(entry, reason, ended, events, results, scores),
+            reason=entry["reason"],
+            result=str(results.get(entry["player"], "")),
+        )
         for entry in settlement.get("entries", [])
     ]
     removed = [e for e in events if e["type"] == "below_minimum"]
