@@ -49,6 +49,19 @@ def _resolved(data: dict[str, Any], ctx: Context, section: str, key: str) -> Any
     return default.resolve(ctx, table if isinstance(table, dict) else {})
 
 
+def check_strings(out: Collector, value: Any, path: Path = ()) -> None:
+    """`check_text` for every string of the document, wherever it is (a JSON Schema cannot
+    say which characters a string may hold, so this is not a check of the shape)."""
+    if isinstance(value, str):
+        check_text(out, path, value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_strings(out, item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_strings(out, item, path + (index,))
+
+
 def check_text(out: Collector, path: Path, value: str) -> bool:
     """A string of a profile is shown to players and in reports (titles, ids), so it may
     hold no control, bidirectional or invisible character (`bounds.unsafe_characters`),

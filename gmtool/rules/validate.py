@@ -71,6 +71,7 @@ def validate_text(
     collector = Collector(file, data, text)
     ctx = context_of(data)
     check_structure(collector, schema.ROOT, data, (), ctx)
+    checks.check_strings(collector, data)
     if ctx.game is not None:
         checks.check_semantics(collector, data, ctx)
     return sorted(collector.findings, key=lambda f: (f.line, f.column, f.code))
@@ -156,8 +157,6 @@ def _check_length(out: Collector, spec: Field, value: list[Any], path: Path) -> 
 
 
 def _check_scalar(out: Collector, spec: Field, value: Any, path: Path) -> bool:
-    if isinstance(value, str) and not checks.check_text(out, path, value):
-        return False
     if spec.choices and value not in spec.choices:
         near = difflib.get_close_matches(str(value), spec.choices, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
