@@ -11,19 +11,26 @@ from gmtool.store import scan
 from gmtool.store.db import Store
 
 
+def amount(value: object) -> str:
+    """Coins as every text output writes them (`248,000`); what a damaged row holds instead
+    of a whole number, as it is."""
+    return f"{value:,}" if type(value) is int else str(value)
+
+
 def verify_balances(store: Store, player: str | None = None) -> Iterator[Finding]:
     """Every player's coins equal the sum of their ledger rows."""
     for row in scan.balances(store, player):
         if type(row["coins"]) is int and row["coins"] < 0:
             yield Finding(
                 "balance",
-                f"{row['name']} holds {row['coins']} coins: a balance is never negative",
+                f"{row['name']} holds {amount(row['coins'])} coins: a balance is never negative",
                 player=row["name"],
             )
         if row["coins"] != row["ledger"]:
             yield Finding(
                 "balance",
-                f"{row['name']} holds {row['coins']} coins but the ledger sums to {row['ledger']}",
+                f"{row['name']} holds {amount(row['coins'])} coins but the ledger sums to "
+                f"{amount(row['ledger'])}",
                 player=row["name"],
             )
 
@@ -76,7 +83,7 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1) -
                 yield Finding(
                     "unjustified_coins",
                     f"ledger row {row['id']}: an opening "
-                    f"balance of {row['delta']} that is not {row['player']}'s first "
+                    f"balance of {amount(row['delta'])} that is not {row['player']}'s first "
                     "ledger row (minted)",
                     **where,
                 )
@@ -92,7 +99,7 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1) -
             ):
                 yield Finding(
                     "unjustified_coins",
-                    f"ledger row {row['id']}: {row['delta']} "
+                    f"ledger row {row['id']}: {amount(row['delta'])} "
                     f"for {row['player']} is not the adjustment GM action "
                     f"{row['gm_action_id']} records",
                     gm_action=row["gm_action_id"],

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gmtool.audit.chain import json_or_none
+from gmtool.audit.coins import amount
 from gmtool.evidence import opening
 from gmtool.evidence.note import Verifier
 from gmtool.findings import Finding
@@ -28,7 +29,10 @@ def verify_openings(
 ) -> Iterator[Finding]:
     first_signed = scan.first_signed_opening(store)
     for row in scan.openings(store, from_ledger):
-        what = f"ledger row {row['id']}: an opening balance of {row['delta']} for {row['player']}"
+        what = (
+            f"ledger row {row['id']}: an opening balance of {amount(row['delta'])} "
+            f"for {row['player']}"
+        )
         where = {"player": row["player"], "at": row["created_at"]}
         if row["signed"] is None:
             # (a row that is not logged at all is reported by the log's own check)

@@ -22,6 +22,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from gmtool.audit.chain import check_head
+from gmtool.audit.coins import amount
 from gmtool.audit.replay import (
     ReplaySetup,
     decode_payloads,
@@ -337,7 +338,7 @@ def _check_hand(
             {
                 "hand": hand_id,
                 "kind": "zero_sum",
-                "detail": f"the settlement sums to {total}, not 0",
+                "detail": f"the settlement sums to {amount(total)}, not 0",
             }
         )
     training = (

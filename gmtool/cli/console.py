@@ -83,18 +83,21 @@ class Console:
         keep: Sequence[str] = (),
         drop: Sequence[str] = (),
     ) -> None:
-        """A rich table on a terminal; the same table in plain aligned text elsewhere.
+        """A table fitted to the output's width (cli/layout.py): on a terminal, its width;
+        in a file or a pipe, $COLUMNS, else wide enough for any table.
 
-        When the terminal is too narrow, the columns named in `drop` go first, in that
-        order; the columns named in `keep` (ids, who is to act, outcomes) are never cut
-        short: they wrap instead. Other columns may be shortened with an ellipsis.
+        When it does not fit, its empty columns and then the columns named in `drop`
+        go first, in that order; long text wraps; the columns named in `keep` (ids, keys)
+        are never broken. A table that still cannot fit is printed as records, one
+        "column: value" line a field. Nothing is ever cut short.
         """
-        from rich.console import Console as RichConsole
-
-        self.line(title)  # a plain line: a rich title would wrap at the table's width
-        width = _width(self.out)
-        table = rich_table(columns, rows, width, right_align, keep, drop)
-        RichConsole(file=self.out, width=width, highlight=False).print(table)
+        width = output_width(self.out)
+        self.lines(_wrap_title(title, width))  # plain lines: a rich title would be cut
+        shown = fitted_table(columns, rows, width, right_align, keep, drop)
+        if isinstance(shown, list):
+            self.lines(shown)  # records: plain lines, never wrapped again by rich
+        else:
+            _rich_console(self.out, width).print(shown)
 
     @contextlib.contextmanager
     def progress(self, description: str, total: float):
@@ -131,63 +134,104 @@ def rich_table(
     drop: Sequence[str] = (),
     title: str | None = None,
 ):
-    """A rich Table of `rows` fitted to `width` (see `Console.table`); cells are plain
-    text, control characters escaped, never rich markup."""
-    from rich.table import Table
+    """A rich renderable of `rows` fitted to `width` (see `Console.table`), for a live
+    display: a table, or the rows as records in one text."""
     from rich.text import Text
 
-    rows = [[printable(str(cell)) for cell in row] for row in rows]
-    shown = _fit(list(columns), rows, width, drop)
-    table = Table(show_lines=False, title=title)
-    for index in shown:
-        column = columns[index]
-        table.add_column(
-            column,
-            justify="right" if index in right_align else "left",
-            no_wrap=column not in keep,
-            overflow="fold" if column in keep else "ellipsis",
-            min_width=max([len(column), *(len(r[index]) for r in rows)])
-            if column in keep
-            else None,
-        )
-    for row in rows:
-        table.add_row(*(Text(row[index]) for index in shown))  # no markup, ever
-    return table
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def printable(text: str) -> str:
-    """`text` with every control character but newline and tab shown escaped, so what a
-    user typed can never move the cursor, clear the screen or retitle the window."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-
-def _fit(columns: list[str], rows: list[list[str]], width: int, drop: Sequence[str]) -> list[int]:
-    """The indices of the columns to show: all, or without the first columns of `drop`
-    until the widest cells fit in `width` (3 characters of border a column, 1 more)."""
-    widths = [
-        max([len(column), *(len(row[i]) for row in rows)]) for i, column in enumerate(columns)
-    ]
-    shown = list(range(len(columns)))
-    for name in drop:
-        if sum(widths[i] + 3 for i in shown) + 1 <= width:
-            break
-        if name in columns:
-            shown.remove(columns.index(name))
+    shown = fitted_table(columns, rows, width, right_align, keep, drop, title)
+    if isinstance(shown, list):
+        return Text("\n".join(([title] if title else []) + shown))
     return shown
 
 
-def _width(stream: TextIO) -> int:
-    """The terminal's width; wide enough for any table when writing to a file or pipe."""
-    try:
-        import os
+def fitted_table(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    width: int,
+    right_align: Sequence[int] = (),
+    keep: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    title: str | None = None,
+):
+    """A rich Table of `rows` fitted to `width` (cli/layout.py), or, where no table fits,
+    the rows as record lines. Cells are plain text, control characters escaped, never rich
+    markup."""
+    from rich.table import Table
+    from rich.text import Text
 
+    from gmtool.cli import layout
+
+    columns = [printable(str(column)) for column in columns]
+    cells = [[printable(str(cell)) for cell in row] for row in rows]
+    fitted = layout.fit(columns, cells, width, keep, drop)
+    if fitted.widths is None:
+        return layout.records(columns, cells, width, keep)
+    table = Table(show_lines=False, title=title)
+    for index, column_width in zip(fitted.shown, fitted.widths, strict=True):
+        table.add_column(
+            Text("\n".join(layout.wrap(columns[index], column_width))),
+            justify="right" if index in right_align else "left",
+            width=column_width,
+            no_wrap=True,  # wrapped already, by layout.wrap
+            overflow="fold",
+        )
+    for row in cells:
+        table.add_row(  # no markup, ever
+            *(
+                Text("\n".join(layout.wrap(row[i], w, whole=columns[i] in keep)))
+                for i, w in zip(fitted.shown, fitted.widths, strict=True)
+            )
+        )
+    return table
+
+
+def _rich_console(stream: TextIO, width: int):
+    from rich.console import Console as RichConsole
+
+    return RichConsole(file=stream, width=width, highlight=False)
+
+
+def _wrap_title(title: str, width: int) -> list[str]:
+    from gmtool.cli.layout import wrap
+
+    return wrap(title, width, whole=True)
+
+
+MAX_WIDTH = 10_000  # the widest $COLUMNS taken
+
+# Anything that is not plain printable ASCII, a newline or a tab is looked at one by one.
+_SUSPECT = re.compile(r"[^\t\n\x20-\x7e]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but newline and tab, and every invisible or
+    bidirectional formatting character (zero-width spaces, U+202E and the like) shown
+    escaped (`\\x1b`, `\\u202e`), so what a user typed can never move the cursor, clear the
+    screen, retitle the window or make the rest of a line read backwards."""
+    if _SUSPECT.search(text) is None:
+        return text
+    return _SUSPECT.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    from gmtool.bounds import is_unsafe_character
+
+    character = match.group()
+    return repr(character)[1:-1] if is_unsafe_character(character) else character
+
+
+def output_width(stream: TextIO) -> int:
+    """The terminal's width; in a file or a pipe $COLUMNS, else wide enough for any table."""
+    import os
+
+    try:
         if stream.isatty():
             return os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError, AttributeError):
         pass
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isascii() and columns.isdigit() and 0 < int(columns) <= MAX_WIDTH:
+        return int(columns)
     return 200
 
 

@@ -155,6 +155,8 @@ def history(
 
 
 def _render_history(rows: list[dict]) -> None:
+    from gmtool.cli.formats import moment
+
     console.table(
         "deployments (in effect: the rules tables play now; other active rows are "
         "what `deploy rollback` returns to)",
@@ -167,12 +169,14 @@ def _render_history(rows: list[dict]) -> None:
                 r["config_id"][:12],
                 ", ".join(r["rooms"]) if r["rooms"] else "all",
                 r["deployed_by"],
-                r["deployed_at"][:19],
+                moment(r["deployed_at"]),
                 "yes" if r["in_effect"] else ("rollback target" if r["active"] else "no"),
                 r["note"] or "",
             )
             for r in rows
         ],
+        right_align=(0, 2),
+        keep=("id", "profile", "config", "by"),
     )
 
 

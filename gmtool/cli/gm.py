@@ -16,7 +16,9 @@ from gmtool.cli.common import (
     writing,
 )
 from gmtool.cli.console import console
+from gmtool.cli.formats import moment
 from gmtool.cli.gm_witness import app as witness
+from gmtool.cli.render_gm import outcome_words
 
 app = typer.Typer(
     help="GM users (roles) and the GM action log.", no_args_is_help=True, rich_markup_mode=None
@@ -121,11 +123,10 @@ def users_list(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None:
             "GM users",
             ["name", "role", "key", "since"],
             [
-                (r["name"], r["role"], r["key"] or "none: cannot act", r["created_at"][:19])
+                (r["name"], r["role"], r["key"] or "none: cannot act", moment(r["created_at"]))
                 for r in rows
             ],
-            keep=("name", "role"),
-            drop=("since",),
+            keep=("name", "key"),
         ),
     )
 
@@ -151,24 +152,15 @@ def _render_log(rows: list[dict]) -> None:
         [
             (
                 r["id"],
-                r["at"][:19],
+                moment(r["at"]),
                 r["actor"] or "",
                 r["action"],
                 r["target"] or "",
                 r["reason"] or "",
-                _outcome(r["outcome"]),
+                outcome_words(r["action"], r["outcome"]),
             )
             for r in rows
         ],
         right_align=(0,),
-        keep=("#", "action", "outcome"),
-        drop=("reason", "at", "target"),
+        keep=("#", "who", "action"),
     )
-
-
-def _outcome(outcome: dict) -> str:
-    if outcome.get("refused"):
-        return "REFUSED: " + outcome["refused"]
-    if not outcome.get("ok", True):
-        return "failed: " + str(outcome.get("error", ""))
-    return "ok"

@@ -15,6 +15,7 @@ from gmtool.cli.common import (
     writing,
 )
 from gmtool.cli.console import console
+from gmtool.cli.formats import coins, moment, signed_coins
 
 app = typer.Typer(
     help="Show a player; adjust a player's coins (operators).",
@@ -52,7 +53,7 @@ def _render_players(listing: dict) -> None:
             (
                 p["name"],
                 p["kind"],
-                f"{p['coins']:,}",
+                coins(p["coins"]),
                 ", ".join(t for t in p["titles"].values() if t) or "-",
                 p["score"],
                 p["table"] or "-",
@@ -82,7 +83,7 @@ def _render_player(player: dict) -> None:
     titles = ", ".join(f"{t or 'no title'} ({p})" for p, t in player["titles"].items())
     console.lines(
         [
-            f"{player['name']} ({player['kind']}): {player['coins']:,} coins, "
+            f"{player['name']} ({player['kind']}): {coins(player['coins'])} coins, "
             f"score {player['score']}",
             f"title: {titles or '-'}",
             f"tallies: {player['wins']} won, {player['losses']} lost, {player['draws']} drawn, "
@@ -94,10 +95,17 @@ def _render_player(player: dict) -> None:
         "recent hands",
         ["hand", "table", "started", "outcome", "delta"],
         [
-            (h["id"], h["table_id"], h["started_at"][:19], h["outcome"], f"{h['delta']:+d}")
+            (
+                h["id"],
+                h["table_id"],
+                moment(h["started_at"]),
+                h["outcome"],
+                signed_coins(h["delta"]),
+            )
             for h in player["recent_hands"]
         ],
         right_align=(0, 4),
+        keep=("hand", "table"),
     )
     console.table(
         "ledger (newest first)",
@@ -107,13 +115,14 @@ def _render_player(player: dict) -> None:
                 r["id"],
                 r["hand_id"] or "",
                 r["gm_action_id"] or "",
-                f"{r['delta']:+d}",
+                signed_coins(r["delta"]),
                 r["reason"],
-                r["created_at"][:19],
+                moment(r["created_at"]),
             )
             for r in player["ledger"]
         ],
         right_align=(0, 3),
+        keep=("row", "hand", "gm action"),
     )
 
 
@@ -135,7 +144,8 @@ def adjust(
     delta = _amount(delta)
     outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)
     console.success(
-        f"{name}: {outcome['coins_before']:,} -> {outcome['coins']:,} coins ({delta:+d}, {reason})"
+        f"{name}: {coins(outcome['coins_before'])} -> {coins(outcome['coins'])} coins "
+        f"({signed_coins(delta)}, {reason})"
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from gmtool.cli.console import Console
+from gmtool.cli.formats import coins, signed_coins
+from gmtool.cli.render_gm import settlement_words
 
 _ACTION_TYPES = {
     "ante",
@@ -32,9 +34,10 @@ def timeline(events) -> list[str]:
     for e in events:
         f = e.fields
         if e.type == "hand_started":
-            seats = ", ".join(f"{s['player']} {s['coins']}" for s in f["seats"])
+            seats = ", ".join(f"{s['player']} {_coins(s['coins'])}" for s in f["seats"])
             lines.append(
-                f"hand {f.get('tier')} (ante {f.get('ante')}): {seats}; banker {f.get('banker')}"
+                f"hand {f.get('tier')} (ante {_coins(f.get('ante'))}): {seats}; "
+                f"banker {f.get('banker')}"
             )
         elif e.type == "deal":
             cards = ", ".join(
@@ -49,7 +52,7 @@ def timeline(events) -> list[str]:
         elif e.type in _ACTION_TYPES:
             lines.append("  " + _action_line(e))
         elif e.type == "street_end":
-            lines.append(f"  street {f['street']} ends, pot {f['pot']}")
+            lines.append(f"  street {f['street']} ends, pot {_coins(f['pot'])}")
         elif e.type == "showdown":
             for hand in f["hands"]:
                 lines.append(
@@ -59,35 +62,56 @@ def timeline(events) -> list[str]:
         elif e.type == "hand_ended":
             lines.append(
                 f"hand ends ({f['reason']}): {', '.join(f['winners'])} "
-                f"win{'s' if len(f['winners']) == 1 else ''} the pot of {f['pot']}"
+                f"win{'s' if len(f['winners']) == 1 else ''} the pot of {_coins(f['pot'])}"
             )
         elif e.type == "settlement":
-            parts = ", ".join(
-                f"{x['player']} {x['delta']:+d} ({x['reason']})" for x in f["entries"]
-            )
-            lines.append(f"settlement: {parts}")
+            lines.append(f"settlement: {settlement_words(f)}")
             if f.get("score"):
                 lines.append("score: " + ", ".join(f"{p} {s:+d}" for p, s in f["score"].items()))
+        elif e.type == "hand_voided":
+            lines.append(f"hand voided: {_void_words(f)}; every stake returned (S20)")
         else:
-            detail = ", ".join(f"{k} {v}" for k, v in f.items() if k not in ("rule",))
+            detail = ", ".join(
+                f"{k} {_coins(v) if k in _COIN_FIELDS else v}"
+                for k, v in f.items()
+                if k not in ("rule",)
+            )
             rule = f" ({f['rule']})" if "rule" in f else ""
             lines.append(f"  {e.type.replace('_', ' ')}: {detail}{rule}")
     return lines
+
+
+_COIN_FIELDS = {"amount", "ante", "coins", "pot", "total", "charge", "min_holding", "price"}
+
+
+def _coins(value) -> str:
+    return coins(value) if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _void_words(fields: dict) -> str:
+    from gmtool.cli.render_settlement import EXPLAINED_ALONE, VOID_REASONS
+
+    reason = str(fields.get("reason") or "")
+    words = VOID_REASONS.get(reason, reason.replace("_", " "))
+    detail = str(fields.get("detail") or "")
+    return words + (f" ({detail})" if detail and reason not in EXPLAINED_ALONE else "")
 
 
 def _action_line(e) -> str:
     f = e.fields
     who = f.get("player") or ""
     words = [who, e.type] if who else [e.type]
-    if "amount" in f:
-        words.append(str(f["amount"]) + (" s" if e.type == "wait" else ""))
+    if e.type == "kick":
+        words = [who, "kicked by a GM" + (f": {f['reason']}" if f.get("reason") else "")]
+    elif "amount" in f:
+        words.append(str(f["amount"]) + " s" if e.type == "wait" else _coins(f["amount"]))
     if "target" in f:
         words.append(f["target"])
     tail = []
     if "total" in f:
-        tail.append(f"total {f['total']}")
+        tail.append(f"total {_coins(f['total'])}")
     if "pot" in f:
-        tail.append(f"pot {f['pot']}")
+        tail.append(f"pot {_coins(f['pot'])}")
     if "cause" in f:
         tail.append(f"because of {f['cause'].replace('_', ' ')}")
     if "rule" in f:
@@ -129,32 +153,53 @@ def _header(report: dict) -> list[str]:
 
 
 def render_report(report: dict) -> list[str]:
+    """`hands show` as text: the header, the timeline, then the outcome and settlement in
+    sentences with the rule behind every line."""
+    from gmtool.cli.render_settlement import explain, text_lines
+
     lines = _header(report)
     if report["outcome"] == "running":
         lines.append("the hand is running: face-down cards are hidden (RULES G3)")
-    return lines + [""] + timeline(_events_of(report))
+    return lines + [""] + timeline(_events_of(report)) + [""] + text_lines(explain(report))
 
 
 def markdown_report(report: dict) -> str:
     """A dispute report a support agent can attach to a ticket."""
+    from gmtool.cli.render_settlement import explain
+
+    profile = report["profile"]
     header = _header(report)
     out = [f"# Hand {report['hand']} dispute report", ""]
-    out += [f"- {line}" for line in header[1:]]
+    out += [
+        f"- profile: {_md(profile['title'])} (`{profile['id']}` version {profile['version']}), "
+        f"tier `{report['tier']}`",
+        f"- table `{report['table']}`, hand #{report['number']}; banker "
+        f"{_md(report['banker'] or '-')}, ante {_coins(report['ante'])}",
+    ]
+    out += [f"- {_md(line)}" for line in header[1:]]
     out += [
         "",
-        f"Table `{report['table']}`, hand #{report['number']}; players: "
-        + ", ".join(f"{s['player']} ({s['coins']} coins)" for s in report["seats"]),
+        "Players at the start: "
+        + ", ".join(f"{_md(s['player'])} ({_coins(s['coins'])} coins)" for s in report["seats"]),
         "",
     ]
-    settlement = report.get("settlement")
-    if settlement:
-        out += ["## Settlement", "", "| player | delta | reason | result |", "|---|---|---|---|"]
-        results = settlement.get("results", {})
+    explained = explain(report)
+    summary = explained.summary[:1].upper() + explained.summary[1:]
+    out += ["## Outcome", "", _md(summary), "", "## Settlement", ""]
+    if explained.lines:
         out += [
-            f"| {e['player']} | {e['delta']:+d} | {e['reason']} | {results.get(e['player'], '')} |"
-            for e in settlement["entries"]
+            "| player | delta | reason | result | why | rules |",
+            "|---|---:|---|---|---|---|",
         ]
-        out.append("")
+        out += [
+            f"| {_md(line.player)} | {signed_coins(line.delta)} | {line.reason} | "
+            f"{line.result} | {_md(line.why)} | {line.rules} |"
+            for line in explained.lines
+        ]
+        out += ["", _md(explained.note)] if explained.note else []
+    else:
+        out.append("None yet: coins move only when the hand ends (S20).")
+    out.append("")
     replay = report.get("replay")
     if replay is not None:
         verdict = (
@@ -167,8 +212,14 @@ def markdown_report(report: dict) -> str:
             "",
             f"- seed against commitment: "
             f"{'matches' if report['seed_verifies'] else 'does not match'}",
-            f"- replay under config `{report['config_id'][:12]}`: {verdict}",
+            f"- replay under config `{report['config_id'][:12]}`: {_md(verdict)}",
             "",
         ]
     out += ["## Timeline", "", "```"] + timeline(_events_of(report)) + ["```", ""]
     return "\n".join(out)
+
+
+def _md(text: str) -> str:
+    """Text in a markdown line or table cell: a `|` or a backtick typed into a name or a
+    reason cannot end the cell or open code."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gmtool.cli.console import Console
+from gmtool.cli.formats import coins
 from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of
 from gmtool.engine.seating import coins_to_sit
@@ -60,10 +61,10 @@ def _capped_tiers(compiled: dict, console: Console) -> None:
         [
             t["id"],
             t["title"],
-            t["ante"],
-            *t["street_caps"],
-            t["hand_cap"],
-            coins_to_sit(compiled, t["id"]),
+            coins(t["ante"]),
+            *(coins(cap) for cap in t["street_caps"]),
+            coins(t["hand_cap"]),
+            coins(coins_to_sit(compiled, t["id"])),
             _room_state(t),
         ]
         for t in compiled["tiers"]
@@ -74,24 +75,25 @@ def _capped_tiers(compiled: dict, console: Console) -> None:
         _CAPPED_COLUMNS,
         rows,
         right_align=range(2, 9),
+        keep=("tier",),
     )
 
 
 def _three_card_tiers(compiled: dict, console: Console) -> None:
     def amounts(values: list[int]) -> str:
-        return " or ".join(str(v) for v in values)
+        return " or ".join(coins(v) for v in values)
 
     rows = [
         [
             t["id"],
             t["title"],
-            t["ante"],
-            t["cap"],
+            coins(t["ante"]),
+            coins(t["cap"]),
             amounts(t["blind_follows_blind"]),
             amounts(t["seen_follows_seen"]),
             amounts(t["blind_follows_seen"]),
             amounts(t["seen_follows_blind"]),
-            coins_to_sit(compiled, t["id"]),
+            coins(coins_to_sit(compiled, t["id"])),
             "yes" if t["enabled"] else "no",
         ]
         for t in compiled["tiers"]
@@ -101,6 +103,7 @@ def _three_card_tiers(compiled: dict, console: Console) -> None:
         _THREE_CARD_COLUMNS,
         rows,
         right_align=(2, 3, 8),
+        keep=("room",),
     )
     three = compiled["three_card"]
     cost = three["open_cost"]
@@ -122,14 +125,19 @@ def _owner_ante(compiled: dict, console: Console) -> None:
     rows = [[t["id"], t["title"], _room_state(t)] for t in compiled["tiers"]]
     console.table("tables", ["tier", "title", "room"], rows)
     console.line(
-        f"ante (L2): set by the owner with chips {owner['chips']} plus max; "
+        f"ante (L2): set by the owner with chips {_amounts(owner['chips'])} plus max; "
         f"at most the owner's coins / {owner['max_divisor']}"
     )
     console.line(f"minimum holding (L7): {owner['min_holding_antes']} x ante")
     console.line(
         f"opening (L9): at least {betting['open_min_antes']} x ante; "
-        f"raise chips (L10): {betting['raise_chips']}"
+        f"raise chips (L10): {_amounts(betting['raise_chips'])}"
+        + (" antes" if betting.get("raise_chip_unit") == "ante" else " coins")
     )
+
+
+def _amounts(values: list[int]) -> str:
+    return ", ".join(coins(v) for v in values)
 
 
 _ROOMS = {"stud5": _capped_tiers, "three-card": _three_card_tiers}  # the rooms table by game

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from gmtool.cli.console import Console
+from gmtool.cli.formats import coins as _coins
 
 
 def table_summaries(store, include_closed: bool = False) -> list[dict]:
@@ -119,7 +120,7 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
     rows = []
     for s in summaries:
         players = s.get("players") or []
-        coins = sum(p["coins"] or 0 for p in players) if players else ""
+        coins = amount(sum(p["coins"] or 0 for p in players)) if players else ""
         away = ", ".join(_away(p) for p in players if not p["connected"])
         host = s["host"] if s["host"] != "gone" else f"gone ({_ago(s['host_seen_s'])})"
         rows.append(
@@ -130,7 +131,7 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
                 (s["config_id"] or "")[:12],
                 len(s["seated"]),
                 coins,
-                s.get("pot", ""),
+                amount(s["pot"]) if "pot" in s else "",
                 s.get("street") or "",
                 s.get("to_act")
                 or s.get("phase")
@@ -190,12 +191,12 @@ def render_table(s: dict) -> list[str]:
         + (f" (#{s['hand_number']} at this table)" if s.get("hand_number") else ""),
     ]
     if "owner" in s:
-        lines.append(f"owner {s['owner']}, ante {s['ante']}, phase {s['phase']}")
+        lines.append(f"owner {s['owner']}, ante {amount(s['ante'])}, phase {s['phase']}")
     if not s.get("players"):
         lines.append(f"no hand running; seated: {', '.join(s['seated']) or 'nobody'}")
         return lines
     lines.append(
-        f"street {s.get('street') or '-'}, pot {s['pot']}, to act {s['to_act']} "
+        f"street {s.get('street') or '-'}, pot {amount(s['pot'])}, to act {s['to_act']} "
         f"({s['seconds_left']:.0f} s left)"
     )
     for p in s["players"]:
@@ -204,7 +205,7 @@ def render_table(s: dict) -> list[str]:
             state += ", disconnected: " + _away(p)
         showing = " ".join(p["showing"]) if p["showing"] else "-"
         lines.append(
-            f"  {p['name']:<12} coins {p['coins']!s:>10}  in pot {p['total']:>7}  "
+            f"  {p['name']:<12} coins {amount(p['coins']):>13}  in pot {amount(p['total']):>9}  "
             f"showing {showing:<14} {state}"
         )
     return lines
@@ -217,9 +218,10 @@ def watch_tables(
     from rich.console import Console as RichConsole
     from rich.live import Live
 
-    from gmtool.cli.console import rich_table
+    from gmtool.cli.console import output_width, rich_table
 
-    rich_console = RichConsole(file=console.out, width=200 if not console.out.isatty() else None)
+    width = None if console.out.isatty() else output_width(console.out)  # a terminal: its own
+    rich_console = RichConsole(file=console.out, width=width)
 
     def snapshot():
         summaries = [s for s in table_summaries(store) if table is None or s["id"] == table]
@@ -249,28 +251,19 @@ def watch_tables(
 
 def command_lines(outcome: dict) -> list[str]:
     """What the host did with a kick or close it carried out."""
+    from gmtool.cli.render_gm import close_words, kick_words, settlement_words
+
     if "closed" in outcome:
-        voided = outcome.get("voided_hand")
-        return [
-            f"closed {outcome['closed']}"
-            + (f"; hand {voided} voided, every stake returned" if voided else "")
-        ]
-    lines = [
-        f"kicked {outcome['kicked']}"
-        + (
-            f" during a hand: an escape under policy {outcome['escape_policy']} (RULES G2, S19)"
-            if outcome.get("during_hand")
-            else " between hands: the seat is free"
-        )
-    ]
+        return [close_words(outcome)]
+    lines = [kick_words(outcome)]
     settlement = outcome.get("settlement")
     if settlement:
-        lines.append(
-            "settlement: "
-            + ", ".join(
-                f"{e['player']} {e['delta']:+d} ({e['reason']})" for e in settlement["entries"]
-            )
-        )
+        lines.append("settlement: " + settlement_words(settlement))
     elif outcome.get("during_hand"):
         lines.append("the hand goes on without them")
     return lines
+
+
+def amount(value) -> str:
+    """Coins as text output writes them; a missing amount (None) as nothing."""
+    return _coins(value) if isinstance(value, int) else str(value if value is not None else "")

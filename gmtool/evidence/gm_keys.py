@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gmtool.bounds import unsafe_characters
 from gmtool.errors import UsageError
 from gmtool.evidence.note import NoteError, Signer, _check_name
 from gmtool.evidence.witness import WitnessError, read_text, write_private
@@ -27,7 +28,7 @@ def key_dir() -> Path:
 
 def check_name(name: str) -> None:
     """UsageError unless `name` can name a key (and a key file): not empty, no spaces, '+'
-    or '/', not starting with a dot."""
+    or '/', not starting with a dot, and no character `bounds.unsafe_characters` finds."""
     try:
         _check_name(name)
     except NoteError as error:
@@ -35,6 +36,12 @@ def check_name(name: str) -> None:
     if "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
         raise UsageError(
             f"GM {name!r} cannot have a key: a key name may not contain '/' or start with a dot"
+        )
+    unsafe = unsafe_characters(name)
+    if unsafe:
+        raise UsageError(
+            f"GM {name!r} cannot have a key: a name may hold no control, bidirectional or "
+            f"invisible character ({', '.join(unsafe)})"
         )
 
 

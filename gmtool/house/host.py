@@ -42,6 +42,8 @@ def command_summary(outcome: dict) -> str:
         voided = outcome.get("voided_hand")
         return f"closed{f', hand {voided} voided' if voided else ''}"
     when = "during a hand" if outcome.get("during_hand") else "between hands"
+    if outcome.get("hand") and not outcome.get("during_hand"):
+        when = f"while hand {outcome['hand']} ran, with nothing at stake in it"
     return f"kicked {outcome.get('kicked')} {when}"
 
 

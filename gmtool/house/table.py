@@ -281,6 +281,8 @@ class HostedTable:
             }
         else:
             outcome = {"ok": True, "kicked": player, "during_hand": False}
+            if running:  # a hand they had no stake in (folded, or not dealt in): no escape
+                outcome["hand"] = self.recorder.hand_id
         self.host.pool.bench(player)
         self.unseat(player)
         self.publish()  # the snapshot the kick published still seated them

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from gmtool.bounds import MAX_BALANCE
+from gmtool.bounds import MAX_BALANCE, MAX_TEXT, unsafe_characters
 from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable, UsageError
 from gmtool.evidence import request as requests
 from gmtool.evidence.gm_keys import key_dir
@@ -115,21 +115,36 @@ def log(
         return gm.log_action(store, actor, action, target, reason, outcome, request)
 
 
-MAX_TEXT = 500  # the longest name or reason a GM may give
-
-
 def text(value: str | None, what: str, required: bool = True) -> str | None:
     """A GM user name or a reason as the log will keep it: not blank (when `required`), no
-    control characters, at most MAX_TEXT characters. UsageError otherwise."""
+    control, bidirectional or invisible characters (`bounds.unsafe_characters`), at most
+    MAX_TEXT characters. UsageError otherwise."""
     if value is None or not value.strip():
         if required:
             raise UsageError(f"{what} may not be empty")
         return None
-    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
-        raise UsageError(f"{what} {value!r} contains control characters")
+    unsafe = unsafe_characters(value)
+    if unsafe:
+        raise UsageError(
+            f"{what} {value!r} contains control, bidirectional or invisible characters "
+            f"({', '.join(unsafe)}): type it without them"
+        )
     if len(value) > MAX_TEXT:
         raise UsageError(f"{what} is {len(value)} characters long; at most {MAX_TEXT}")
     return value.strip()
+
+
+def plain_name(value: str, what: str) -> str:
+    """A player or table named in a GM command, as the log will keep it: UsageError when it
+    holds a control, bidirectional or invisible character (no such player or table exists:
+    gmtool never makes one, and the GM log never keeps a disguised name)."""
+    unsafe = unsafe_characters(value)
+    if unsafe:
+        raise UsageError(
+            f"{what} {value!r} contains control, bidirectional or invisible characters "
+            f"({', '.join(unsafe)})"
+        )
+    return value
 
 
 def add_user(store: Store, actor: Gm, name: str, role: str, key: str | None = None) -> bool:
@@ -201,6 +216,7 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
     MAX_BALANCE.
     """
     reason = text(reason, "the reason")
+    player = plain_name(player, "the player")
     if delta == 0:
         raise UsageError("an adjustment of 0 changes nothing")
     request = authorize(store, actor, "adjust", player, reason, {"delta": delta})
@@ -212,18 +228,18 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
             error = NotFound(f"no player {player!r}")
         elif held + delta < 0:
             error = Refused(
-                f"{player} holds {held}; an adjustment of {delta} would make it negative"
+                f"{player} holds {held:,}; an adjustment of {delta:+,} would make it negative"
             )
         elif delta < 0 and stake and held + delta < stake[1]:
             error = Refused(
                 f"{player} is in running hand {stake[0]} and could lose up to "
-                f"{stake[1]} there; a deduction of {-delta} could leave a negative "
+                f"{stake[1]:,} there; a deduction of {-delta:,} could leave a negative "
                 "balance when it settles: deduct after the hand ends"
             )
         elif held + delta > MAX_BALANCE:
             error = Refused(
-                f"{player} would hold {held + delta}, above the most a player may "
-                f"hold ({MAX_BALANCE})"
+                f"{player} would hold {held + delta:,}, above the most a player may "
+                f"hold ({MAX_BALANCE:,})"
             )
         outcome = (
             failure(error) if error else {"ok": True, "coins_before": held, "coins": held + delta}
@@ -295,6 +311,8 @@ def _queue(
 ) -> int | None:
     """The queued command's id; None, with nothing queued or logged, for a close of a
     table a GM closed already (no host hosts it, and there is nothing left to do)."""
+    table_id = plain_name(table_id, "the table")
+    player = plain_name(player, "the player") if player is not None else None
     target = f"{table_id}/{player}" if player else table_id
     request = authorize(store, actor, kind, target, reason)
     state = table_store.status(store, table_id)

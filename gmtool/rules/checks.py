@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, cast
 
+from gmtool.bounds import unsafe_characters
 from gmtool.rules import schema
 from gmtool.rules.collector import Collector
 from gmtool.rules.deckspec import DeckSpecError, parse_ranks, parse_suits
@@ -46,6 +47,36 @@ def _resolved(data: dict[str, Any], ctx: Context, section: str, key: str) -> Any
     table = _get(data, section)
     default = cast(Default, spec.default)  # the keys asked for here all have one
     return default.resolve(ctx, table if isinstance(table, dict) else {})
+
+
+def check_strings(out: Collector, value: Any, path: Path = ()) -> None:
+    """`check_text` for every string of the document, wherever it is (a JSON Schema cannot
+    say which characters a string may hold, so this is not a check of the shape)."""
+    if isinstance(value, str):
+        check_text(out, path, value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_strings(out, item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_strings(out, item, path + (index,))
+
+
+def check_text(out: Collector, path: Path, value: str) -> bool:
+    """A string of a profile is shown to players and in reports (titles, ids), so it may
+    hold no control, bidirectional or invisible character (`bounds.unsafe_characters`),
+    as a GM's name or reason may not; False, with an `unsafe-text` finding, if it does.
+    A TOML multi-line string may keep its newlines and tabs, which text output shows as
+    they are."""
+    unsafe = unsafe_characters(value, allowed="\n\t")
+    if unsafe:
+        out.add(
+            path,
+            "unsafe-text",
+            f"{value!r} contains control, bidirectional or invisible characters "
+            f"({', '.join(unsafe)}); write the text without them",
+        )
+    return not unsafe
 
 
 def check_semantics(out: Collector, data: dict[str, Any], ctx: Context) -> None:

@@ -21,6 +21,7 @@ CODES = {
     "wrong-type": "a value of the wrong type",
     "out-of-range": "a value outside its allowed range",
     "bad-value": "a value that is not one of the allowed choices or forms",
+    "unsafe-text": "a string with a control, bidirectional or invisible character",
     "missing-key": "a required key is absent",
     "duplicate-tier": "two tiers share an id",
     "no-enabled-tier": "no tier is enabled",

@@ -77,6 +77,7 @@ def validate_text(
     collector = Collector(file, data, text)
     ctx = context_of(data)
     check_structure(collector, schema.ROOT, data, (), ctx)
+    checks.check_strings(collector, data)
     if ctx.game is not None:
         checks.check_semantics(collector, data, ctx)
     return sorted(collector.findings, key=lambda f: (f.line, f.column, f.code))
