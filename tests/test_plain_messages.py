@@ -121,6 +121,29 @@ def test_verify_key_given_a_binary_file_is_not_a_key(gm: Gmtool, tmp_path: Path)
     assert "<db>.checkpoint.pub" in message, message
 
 
+@pytest.mark.parametrize("command", ["audit", "checkpoint verify"])
+def test_key_given_a_report_or_a_store_is_not_a_key_for_audit_and_checkpoint_verify(
+    command: str, gm: Gmtool, tmp_path: Path
+) -> None:
+    """`audit --key` and `checkpoint verify --key` read the key as `verify` does: the
+    report or the store given there is named in plain words (an 'ascii' codec error before)."""
+    store = tmp_path / "live.db"
+    gm("db", "init", "--db", store, "--as", OPERATOR)
+    report = tmp_path / "report.json"
+    report.write_text('{"hand": 12, "title": "十二"}\n', encoding="utf-8")
+    checkpoint = tmp_path / "000000000001.checkpoint"
+    checkpoint.write_text("x\n")
+    given = [checkpoint] if command == "checkpoint verify" else []
+    for key, words in (
+        (report, "is a JSON file, not a verifier key"),
+        (store, "is not a verifier key"),
+    ):
+        run = gm(*command.split(), *given, "--db", store, "--key", key, expect=2)
+        message = _message(run)
+        assert f"{key} {words}" in message and "<db>.checkpoint.pub" in message, message
+        assert "codec" not in run.stdout + run.stderr
+
+
 # -- a key defined twice ---------------------------------------------------------------------
 
 

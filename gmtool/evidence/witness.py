@@ -126,12 +126,22 @@ def load_signer(db: Path, origin: str) -> Signer:
     return signer
 
 
+KEY_WORDS = "one line of text, NAME+KEYID+KEY: the host's <db>.checkpoint.pub"
+
+
 def load_verifier(path: Path) -> Verifier:
+    """The verifier key at `path`; a file that is not one (a report, a store, any file that
+    is not ASCII text) is said to be so in plain words."""
     if not path.exists():
         raise WitnessError(f"no verifier key at {path}")
+    text = read_text(path, "latin-1")  # any bytes decode: what they are is checked here
+    if text.lstrip().startswith("{"):
+        raise WitnessError(f"{path} is a JSON file, not a verifier key ({KEY_WORDS})")
+    if not text.isascii():
+        raise WitnessError(f"{path} is not a verifier key ({KEY_WORDS})")
     try:
-        return Verifier.parse(read_text(path, "ascii"))
-    except (OSError, NoteError) as error:
+        return Verifier.parse(text)
+    except NoteError as error:
         raise WitnessError(f"{path}: not a verifier key ({error})") from None
 
 

@@ -146,7 +146,7 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
     return ReportCheck(report, verifier, key is None, check_report(text, verifier))
 
 
-KEY_WORDS = "one line of text, NAME+KEYID+KEY: the host's <db>.checkpoint.pub"
+KEY_WORDS = witness.KEY_WORDS
 
 
 def _verifier_key(key: Path) -> Verifier:
