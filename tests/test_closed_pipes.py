@@ -76,6 +76,21 @@ def test_a_command_without_a_store_whose_reader_closes_at_once_exits_0_quietly(a
     assert (code, stderr) == (0, "")
 
 
+def test_findings_keep_exit_1_when_the_reader_closes_at_once(
+    host_copy: Path, tmp_path: Path
+) -> None:
+    """`gmtool audit | head -1` and `gmtool rules validate BAD | head -1` under `set -o
+    pipefail`: the reader going away is not a finding, but it hides none either: exit 1."""
+    host_copy.with_name(host_copy.name + ".key").write_text("0" * 64 + "\n")  # seeds fail
+    for args in (("audit", "--db", host_copy), ("audit", "--db", host_copy, "--json")):
+        _, code, stderr = piped(*args, lines=0)
+        assert (code, stderr) == (1, ""), args
+    bad = Path(__file__).parent / "data" / "profiles" / "invalid" / "ante-above-cap.toml"
+    for output in ("text", "json", "github", "sarif"):
+        _, code, stderr = piped("rules", "validate", bad, "--format", output, lines=0)
+        assert (code, stderr) == (1, ""), output
+
+
 def test_hands_list_into_head_1_exits_0_quietly(host_db: Path) -> None:
     """`gmtool hands list --limit 0 | head -1`: the list is longer than a pipe holds, so the
     reader leaves while the console still writes (exit 1 before, from rich)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from gmtool.cli.errors import flush_stdout, reader_gone
+
 if TYPE_CHECKING:  # (imported where used: `--help` loads this module for its options)
     from gmtool.cli.console import Console
     from gmtool.findings import Finding, Report
@@ -151,7 +153,15 @@ def report_with(
     """Print `report` with the reporter `--format` names (`--json`: json) and return the
     report's exit code."""
     name = "json" if as_json else getattr(output_format, "value", output_format)
-    REPORTERS[name](report, console, strict)
+    try:
+        REPORTERS[name](report, console, strict)
+        flush_stdout()  # a reader gone shows here, not at exit
+    except BrokenPipeError:  # the reader went away (`| head -1`): the findings still count
+        reader_gone()
+    except SystemExit as stop:  # rich's own exit on a broken pipe
+        if not isinstance(stop.__context__, BrokenPipeError):
+            raise
+        reader_gone()
     return report.exit_code(strict)
 
 
