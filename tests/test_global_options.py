@@ -86,3 +86,17 @@ def test_debug_after_the_command_turns_on_the_roots_debug() -> None:
 def test_debug_stays_out_of_the_command_help() -> None:
     out = CliRunner().invoke(app, ["hands", "list", "--help"]).output
     assert "--db" in out and "--debug" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [(("--db", "a.db"), ("--db", "b.db")), (("--as", OPERATOR), ("--as=nobody",))],
+)
+def test_an_option_given_before_and_after_the_command_is_refused(
+    gm: Gmtool, tmp_path: Path, before: tuple[str, ...], after: tuple[str, ...]
+) -> None:
+    """`gmtool --db A hands list --db B` read A without a word (the first won): which
+    store, or which GM's key, was meant cannot be guessed, so it is a usage error."""
+    run = gm(*before, "hands", "list", "--db", tmp_path / "x.db", *after, expect=2)
+    assert f"{before[0]} is given both before and after the command: give it once" in run.stderr
+    assert not (tmp_path / "x.db").exists() and not (tmp_path / "b.db").exists()

@@ -56,6 +56,10 @@ def options_behind_the_command(args: list[str]) -> list[str]:
     if not moved or not rest:
         return args  # no command named: the root says what is wrong, as it did
     end = rest.index("--") if "--" in rest else len(rest)
+    for name in COMMAND_OPTIONS:
+        before = any(arg == name or arg.startswith(name + "=") for arg in moved)
+        if before and any(arg == name or arg.startswith(name + "=") for arg in rest[:end]):
+            raise ValueError(f"{name} is given both before and after the command: give it once")
     return [*ahead, *rest[:end], *moved, *rest[end:]]
 
 
@@ -65,7 +69,11 @@ class RootGroup(LazyGroup):
     LAZY = COMMANDS
 
     def parse_args(self, ctx, args):  # noqa: ANN001 - click's signature
-        return super().parse_args(ctx, options_behind_the_command(args))
+        try:
+            args = options_behind_the_command(args)
+        except ValueError as error:
+            ctx.fail(str(error))  # a usage error: exit 2
+        return super().parse_args(ctx, args)
 
 
 app = typer.Typer(
