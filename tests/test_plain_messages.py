@@ -144,6 +144,26 @@ def test_key_given_a_report_or_a_store_is_not_a_key_for_audit_and_checkpoint_ver
         assert "codec" not in run.stdout + run.stderr
 
 
+def test_verify_of_a_binary_file_and_rules_test_of_one_say_not_utf8(
+    gm: Gmtool, tmp_path: Path
+) -> None:
+    """A store or any binary file given as the report, or as a scenario: plain words, never
+    a codec's message (a probe of issue 23 found "'utf-8' codec can't decode byte 0x89")."""
+    store = tmp_path / "live.db"
+    gm("db", "init", "--db", store, "--as", OPERATOR)
+    binary = tmp_path / "noise.bin"
+    binary.write_bytes(bytes(random.Random(23).randrange(128, 256) for _ in range(512)))
+    for given in (store, binary):
+        run = gm("verify", given, expect=2)
+        assert _message(run) == (
+            f"error: {given} is not a dispute report (not UTF-8 text): verify takes the "
+            "report `gmtool hands export HAND --format json` writes"
+        ), run.stderr
+    run = gm("rules", "test", binary, expect=1)
+    assert f"{binary}: not UTF-8 text (byte 0): a scenario is a TOML file" in run.stdout
+    assert "codec" not in run.stdout + run.stderr
+
+
 # -- a key defined twice ---------------------------------------------------------------------
 
 
@@ -193,3 +213,16 @@ def test_a_duplicate_key_names_the_key_and_its_first_line(gm: Gmtool) -> None:
 def test_a_key_or_table_defined_twice_is_named(text: str, message: str) -> None:
     [finding] = validate_text(text, "p.toml")
     assert (finding.code, finding.message) == ("toml-syntax", message)
+
+
+@pytest.mark.parametrize("name", ["bad name/..", "ev\u202ee"])
+def test_db_init_with_a_name_that_cannot_have_a_key_makes_no_store(
+    gm: Gmtool, tmp_path: Path, name: str
+) -> None:
+    """`db init --as NAME` with a refused name: before, it said "store ready", then the
+    error, and left a store with no operator; now nothing is made."""
+    store = tmp_path / "new.db"
+    run = gm("db", "init", "--db", store, "--as", name, expect=2)
+    assert _message(run).startswith(f"error: GM {name!r} cannot have a key: ")
+    assert "store ready" not in run.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -17,12 +17,13 @@ def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     """Create the database (or bring an older one up to date) and register you (--as) as
     its first operator with your GM key, made now if you have none; safe to run twice:
     the first operator is registered once."""
-    from gmtool.evidence.gm_keys import new_key
+    from gmtool.evidence.gm_keys import check_name, new_key
     from gmtool.ops.gm import bootstrap
     from gmtool.store.gm import has_keys
     from gmtool.store.schema import SCHEMA_VERSION
 
     gm = acting_user(as_user)
+    check_name(gm.name)  # before the store is made: a refused name leaves nothing behind
     with open_store(db, create=True) as store:
         console.success(f"{store.path}: gmtool store ready (schema version {SCHEMA_VERSION})")
         if has_keys(store):

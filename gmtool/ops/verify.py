@@ -124,9 +124,17 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
     """Check an exported dispute report with nothing but itself and the host's verifier
     `key` (without it, the key inside the report: that proves only that it is whole)."""
     try:
-        text = witness.read_text(report)
+        text = witness.read_text(report, "latin-1")  # any bytes decode: checked below
     except OSError as error:
         raise UsageError(str(error)) from None
+    if not text.isascii():
+        try:
+            text = text.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"{report} is not a dispute report (not UTF-8 text): verify takes the report "
+                "`gmtool hands export HAND --format json` writes"
+            ) from None
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):

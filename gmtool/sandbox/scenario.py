@@ -106,7 +106,11 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"no such scenario file: {path}")
     try:
         data = parse_toml(read_profile_bytes(path).decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise ScenarioError(
+            f"{path}: not UTF-8 text (byte {error.start}): a scenario is a TOML file"
+        ) from None
+    except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{path}: not valid TOML: {error}") from None
     except ProfileFileError as error:
         raise ScenarioError(str(error)) from None
