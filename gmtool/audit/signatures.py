@@ -26,20 +26,10 @@ from collections.abc import Iterator
 import orjson
 
 from gmtool.evidence import request as requests
+from gmtool.evidence.request import PRIVILEGED
 from gmtool.findings import Finding
 from gmtool.store import gm, log_append, log_reads
 
-PRIVILEGED = {
-    "kick",
-    "close",
-    "open",
-    "adjust",
-    "deploy",
-    "rollback",
-    "users_add",
-    "witness_add",
-    "witness_remove",
-}
 COMMANDS = {"kick", "close"}
 
 

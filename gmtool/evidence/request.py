@@ -20,6 +20,19 @@ from gmtool.canonical import canonical_json
 from gmtool.evidence.note import NoteError, Signer, Verifier, open_note, sign
 
 FIELDS = ("store", "by", "action", "target", "reason", "args", "at", "nonce")
+# The GM actions only an operator may take: each carries the operator's signed request
+# (the console refuses anyone else; the audit holds every successful one to it).
+PRIVILEGED = {
+    "kick",
+    "close",
+    "open",
+    "adjust",
+    "deploy",
+    "rollback",
+    "users_add",
+    "witness_add",
+    "witness_remove",
+}
 
 
 @dataclass(frozen=True)

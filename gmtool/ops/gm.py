@@ -19,24 +19,12 @@ from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable, UsageErro
 from gmtool.evidence import request as requests
 from gmtool.evidence.gm_keys import key_dir
 from gmtool.evidence.note import NoteError, Verifier
-from gmtool.evidence.request import Gm
+from gmtool.evidence.request import PRIVILEGED, Gm
 from gmtool.store import gm, ledger, log_append
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
 from gmtool.store.gm import failure
-
-PRIVILEGED = {
-    "kick",
-    "close",
-    "open",
-    "adjust",
-    "deploy",
-    "rollback",
-    "users_add",
-    "witness_add",
-    "witness_remove",
-}
 
 
 class CommandFailed(GmtoolError):
