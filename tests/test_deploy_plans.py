@@ -97,9 +97,9 @@ def test_dry_run_shows_the_plan_then_the_blocker(gm: Gmtool, store: Path, tmp_pa
     run = gm("deploy", profile, "--dry-run", "--db", store, "--as", OPERATOR, expect=1)
     assert run.stdout.splitlines()[1:] == [
         "  rooms training, junior, middle, senior, expert (live now 4f7163c59916):",
-        "    junior: hand cap 1000 -> 2000 (+100%)",
-        "    junior: minimum holding to sit 1000 -> 2000 (+100%)",
-        "    junior: street-5 cap 1000 -> 2000 (+100%)",
+        "    junior: hand cap 1,000 -> 2,000 (+100%)",
+        "    junior: minimum holding to sit 1,000 -> 2,000 (+100%)",
+        "    junior: street-5 cap 1,000 -> 2,000 (+100%)",
     ]
     assert run.stderr.splitlines()[-1].startswith(
         "error: blocked: qq-showhand version 1 is already deployed with other content"
@@ -131,7 +131,7 @@ def test_dry_run_with_an_unknown_room_plans_the_rooms_there_are(
 def test_dry_run_names_a_gm_who_may_not_deploy(gm: Gmtool, store: Path, tmp_path: Path) -> None:
     """Support may read the plan; the dry run says the deployment would be refused."""
     run = gm("deploy", _qq_v2(gm, tmp_path), "--dry-run", "--db", store, "--as", SUPPORT, expect=1)
-    assert "junior: hand cap 1000 -> 2000 (+100%)" in run.stdout
+    assert "junior: hand cap 1,000 -> 2,000 (+100%)" in run.stdout
     assert run.stderr.splitlines()[-1] == (
         "error: blocked: 'sue' is support; only operators may deploy"
     )
@@ -265,7 +265,7 @@ def test_a_blocked_plan_is_not_written(gm: Gmtool, store: Path, tmp_path: Path) 
     plan = tmp_path / "qq.plan"
     profile = _qq_v2(gm, tmp_path, version=None)
     run = gm("deploy", profile, "--plan-out", plan, "--db", store, "--as", OPERATOR, expect=1)
-    assert "junior: hand cap 1000 -> 2000 (+100%)" in run.stdout
+    assert "junior: hand cap 1,000 -> 2,000 (+100%)" in run.stdout
     assert run.stderr.splitlines()[-1].endswith("; no plan was written")
     assert not plan.exists()
 

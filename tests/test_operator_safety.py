@@ -917,7 +917,7 @@ def test_deploy_dry_run_writes_nothing_and_says_what_changes_for_players(
     out = run.stdout + run.stderr
     assert "would change" in out, out
     junior = [line for line in out.splitlines() if "junior" in line]
-    assert any("hand cap 1000 -> 2000" in line for line in junior), out
+    assert any("hand cap 1,000 -> 2,000" in line for line in junior), out
     assert (count(store, "deployments"), count(store, "gm_actions")) == (deployments, logged)
     assert store_bytes(store) == before
 

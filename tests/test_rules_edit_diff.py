@@ -294,3 +294,24 @@ def test_diff_of_the_same_game_names_no_game_change() -> None:
         app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(RULES / "lequ-showhand.toml")]
     )
     assert result.exit_code == 0 and "game:" not in result.output
+
+
+def test_diff_shows_coins_with_thousands_separators(qq: Path) -> None:
+    """Issue 23 item 8: amounts in `rules diff` (and so in deploy plans) read as the other
+    screens print coins: `10,000`, never `10000`; the JSON keeps raw numbers."""
+    pairs = ["tiers.senior.hand_cap", "20000", "tiers.senior.min_holding", "20000"]
+    pairs += ["tiers.senior.street_caps", "[2000, 5000, 10000, 20000]"]
+    assert runner.invoke(app, ["rules", "set", str(qq), *pairs]).exit_code == 0
+    result = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq)])
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "senior: hand cap 10,000 -> 20,000 (+100%)",
+        "senior: minimum holding to sit 10,000 -> 20,000 (+100%)",
+        "senior: street-5 cap 10,000 -> 20,000 (+100%)",
+    ]
+    raw = runner.invoke(
+        app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq), "--json"]
+    )
+    assert {"old": 10000, "new": 20000} == {
+        k: json.loads(raw.output)["changes"][0][k] for k in ("old", "new")
+    }

@@ -200,9 +200,11 @@ def _section_changes(section: str, old: Any, new: Any) -> list[Change]:
 def _amount_change(old: Any, new: Any, unit: str = "") -> str:
     def shown(value: Any) -> str:
         if isinstance(value, list):
-            return " or ".join(str(v) for v in value)
+            return " or ".join(shown(v) for v in value)
         if isinstance(value, bool):
             return "yes" if value else "no"
+        if isinstance(value, int):
+            return f"{value:,}{unit}"
         return f"{_WORDS.get(value, value)}{unit}" if value is not None else "(none)"
 
     text = f"{shown(old)} -> {shown(new)}"
