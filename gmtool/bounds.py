@@ -26,12 +26,31 @@ MAX_TEXT = 500  # the longest name or reason a GM may give, in characters
 # format characters (Unicode category Cf): bidirectional controls such as U+202E, which
 # make `evil \u202egnp.exe` read "evil exe.png", and zero-width or invisible characters
 # (U+200B-U+200D, U+2060, U+FEFF...), which make two different names look the same.
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Unicode calls more characters "default ignorable" (drawn as nothing) than category Cf
+# holds: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme
+# joiner U+034F, the variation selectors (U+180B-U+180F, U+FE00-U+FE0F, U+E0100-U+E01EF)
+# and Khmer's invisible vowels U+17B4-U+17B5; they are refused too (so is an emoji's
+# U+FE0F: a name or a reason is plain text). So are private-use and unassigned code points
+# (Co, Cn), which no font draws the same way twice.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_IGNORABLE = (  # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) not in Cf
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
 
 
 def is_unsafe_character(character: str) -> bool:
     """Whether `character` may not appear in a name, a reason or a profile string."""
-    return unicodedata.category(character) in _UNSAFE_CATEGORIES
+    if unicodedata.category(character) in _UNSAFE_CATEGORIES:
+        return True
+    code = ord(character)
+    return any(low <= code <= high for low, high in _IGNORABLE)
 
 
 def unsafe_characters(text: str, allowed: str = "") -> list[str]:
@@ -45,4 +64,5 @@ def unsafe_characters(text: str, allowed: str = "") -> list[str]:
 def _unnamed(character: str) -> str:
     """What a character without a Unicode name is (the control characters, surrogates)."""
     kind = unicodedata.category(character)
-    return "(a lone surrogate)" if kind == "Cs" else "(a control character)"
+    words = {"Cs": "a lone surrogate", "Co": "a private-use character", "Cn": "unassigned"}
+    return f"({words.get(kind, 'a control character')})"

@@ -3,7 +3,8 @@ escaped wherever text is printed.
 
 A reason like `evil \u202egnp.exe` reads "evil exe.png" on a terminal, and a zero-width
 space makes two names look the same. Names and reasons refuse every control,
-bidirectional or invisible character (Unicode categories Cc, Cf, Zl, Zp), as they
+bidirectional or invisible character (Unicode categories Cc, Cf, Zl, Zp, the
+ default-ignorable characters of other categories, private-use and unassigned), as they
 refused ESC and BEL; text output shows them escaped (`\u202e`); JSON stays exact; a
 profile string holding one is an `unsafe-text` finding for `rules validate` and
 `rules set`. Every command runs the real console script on a real store.
@@ -44,6 +45,14 @@ DISGUISES = {
     "invisible times (Cf)": "\u2062",
     "language tag (Cf)": "\U000e0001",
     "line separator": "\u2028",
+    "hangul filler (Lo, default ignorable)": "\u3164",
+    "halfwidth hangul filler": "\uffa0",
+    "combining grapheme joiner (Mn, default ignorable)": "\u034f",
+    "variation selector-16": "\ufe0f",
+    "mongolian free variation selector": "\u180b",
+    "variation selector-17": "\U000e0100",
+    "private use": "\ue000",
+    "unassigned": "\U0003fffd",
     "escape": "\x1b",
     "bell": "\x07",
 }
@@ -216,13 +225,19 @@ def test_bidi_and_zero_width_names_are_shown_escaped_and_exact_in_json(
 
 def test_every_control_and_format_character_is_escaped_in_text_output() -> None:
     """The one place text output is made safe (cli/console.py `printable`) escapes every
-    character of categories Cc (but newline and tab), Cf, Zl, Zp and Cs, and nothing else."""
+    character of categories Cc (but newline and tab), Cf, Zl, Zp, Cs, Co and Cn and every
+    other default-ignorable character (Hangul fillers, variation selectors, U+034F), as
+    `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`, and nothing else."""
+    ignorable = {0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0}
+    ignorable |= {*range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
     for code in range(sys.maxunicode + 1):
         character = chr(code)
-        unsafe = unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp", "Cs")
+        category = unicodedata.category(character)
+        unsafe = category in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn") or code in ignorable
         shown = printable(character)
         if unsafe and character not in "\n\t":
-            assert shown == repr(character)[1:-1] and shown.startswith("\\"), hex(code)
+            assert shown.startswith("\\") and len(shown) in (2, 4, 6, 10), hex(code)
+            assert shown.encode().decode("unicode_escape") == character, hex(code)
         else:
             assert shown == character, hex(code)
 

@@ -217,7 +217,13 @@ def _escaped(match: re.Match[str]) -> str:
     from gmtool.bounds import is_unsafe_character
 
     character = match.group()
-    return repr(character)[1:-1] if is_unsafe_character(character) else character
+    if not is_unsafe_character(character):
+        return character
+    shown = repr(character)[1:-1]  # `\x1b`, `\u202e`; a Hangul filler repr() keeps as is
+    if shown != character:
+        return shown
+    code = ord(character)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def output_width(stream: TextIO) -> int:
