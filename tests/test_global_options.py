@@ -100,3 +100,11 @@ def test_an_option_given_before_and_after_the_command_is_refused(
     run = gm(*before, "hands", "list", "--db", tmp_path / "x.db", *after, expect=2)
     assert f"{before[0]} is given both before and after the command: give it once" in run.stderr
     assert not (tmp_path / "x.db").exists() and not (tmp_path / "b.db").exists()
+
+
+@pytest.mark.parametrize("group", ["deploy", "tables", "gm", "hands"])
+def test_help_of_a_group_after_a_global_option_is_shown(gm: Gmtool, group: str) -> None:
+    """`gmtool --db X deploy --help`: moving `--db` behind the group made the group
+    refuse it ("No such option: --db") instead of showing its help."""
+    run = gm("--db", "x.db", "--as", OPERATOR, group, "--help")
+    assert run.stdout.startswith(f"Usage: gmtool {group} "), run.stdout + run.stderr

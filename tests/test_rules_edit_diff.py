@@ -309,9 +309,7 @@ def test_diff_shows_coins_with_thousands_separators(qq: Path) -> None:
         "senior: minimum holding to sit 10,000 -> 20,000 (+100%)",
         "senior: street-5 cap 10,000 -> 20,000 (+100%)",
     ]
-    raw = runner.invoke(
-        app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq), "--json"]
-    )
+    raw = runner.invoke(app, ["rules", "diff", str(RULES / "qq-showhand.toml"), str(qq), "--json"])
     assert {"old": 10000, "new": 20000} == {
         k: json.loads(raw.output)["changes"][0][k] for k in ("old", "new")
     }

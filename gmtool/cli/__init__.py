@@ -56,6 +56,8 @@ def options_behind_the_command(args: list[str]) -> list[str]:
     if not moved or not rest:
         return args  # no command named: the root says what is wrong, as it did
     end = rest.index("--") if "--" in rest else len(rest)
+    if any(arg in ("-h", "--help") for arg in rest[:end]):
+        return [*ahead, *rest]  # help needs no store: `--db X deploy --help` shows it
     for name in COMMAND_OPTIONS:
         before = any(arg == name or arg.startswith(name + "=") for arg in moved)
         if before and any(arg == name or arg.startswith(name + "=") for arg in rest[:end]):
