@@ -3,7 +3,10 @@
 A second host would take the first one's running hands for a crash's leftovers and void
 them, so `house run` and `demo` refuse to start while another host holds the lock. The
 lock is an advisory `flock` on `<db>.host.lock`: the kernel releases it when the holder
-exits in any way, `kill -9` included, so a crashed host never blocks the next one.
+exits in any way, `kill -9` included, so a crashed host never blocks the next one. A host
+that stops (or a start that is refused) removes the file while it still holds the lock, so
+no lock file outlives the host but after a `kill -9`; a host that locked a file another
+one removed meanwhile sees its inode gone from the path and tries again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,19 @@ class HostLock:
         self._fd: int | None = None
 
     def acquire(self) -> HostLock:
+        for _ in range(16):
+            fd = self._lock()
+            if self._still_the_path(fd):
+                break
+            os.close(fd)  # the holder removed it as we locked it: lock the new one
+        else:
+            raise StoreError(f"{self.path}: the host lock keeps being replaced; try again")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        self._fd = fd
+        return self
+
+    def _lock(self) -> int:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as error:
@@ -37,13 +53,22 @@ class HostLock:
                 f"another host (pid {holder}) is running on this database; stop "
                 "it first (one host per database)"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-        self._fd = fd
-        return self
+        return fd
+
+    def _still_the_path(self, fd: int) -> bool:
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
     def release(self) -> None:
         if self._fd is not None:
+            try:
+                os.unlink(self.path)  # still locked: a host opening it now sees it replaced
+            except FileNotFoundError:
+                pass
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
