@@ -6,12 +6,14 @@ the file and what to do, with its exit code, never a traceback or Python's own w
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import OPERATOR, RULES, Gmtool
-from helpers import public_key
+from conftest import OPERATOR, RULES, Gmtool, gmtool_command
+from helpers import clean_env, public_key
 
 from gmtool.rules.validate import validate_bytes, validate_text
 
@@ -98,6 +100,20 @@ def test_rules_compile_replaces_a_file_whole(gm: Gmtool, tmp_path: Path) -> None
     gm("rules", "compile", QQ, "-o", target)
     assert target.read_text(encoding="utf-8") == gm("rules", "compile", QQ).stdout
     assert [p.name for p in tmp_path.iterdir()] == ["qq.json"]  # no temporary file left
+
+
+def test_rules_compile_to_a_dash_writes_standard_output(tmp_path: Path) -> None:
+    """`-o -` is standard output, as in most tools: it wrote a file named `-`."""
+    run = subprocess.run(
+        [*gmtool_command(), "rules", "compile", QQ, "-o", "-"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["config_id"]
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- verify --key ----------------------------------------------------------------------------

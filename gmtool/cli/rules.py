@@ -38,14 +38,16 @@ def validate(
 @app.command("compile")
 def compile_(
     profile: Path = typer.Argument(..., help="The profile to compile."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write to this file."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Write to this file (`-`: standard output)."
+    ),
 ) -> None:
     """Print the canonical engine configuration with its config_id."""
     from gmtool.canonical import canonical_json
     from gmtool.rules.compile import compile_file
 
     text = canonical_json(compile_file(profile)) + "\n"
-    if output is None:
+    if output is None or str(output) == "-":  # `-o -`: standard output, as in most tools
         console.raw(text)
     else:
         write_output(output, text, "-o", f"{profile.stem}.json")
