@@ -242,3 +242,20 @@ def test_db_init_with_a_name_that_cannot_have_a_key_makes_no_store(
     assert _message(run).startswith(f"error: GM {name!r} cannot have a key: ")
     assert "store ready" not in run.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("with_key", [False, True])
+def test_verify_of_some_other_json_object_is_a_usage_error(
+    gm: Gmtool, tmp_path: Path, with_key: bool
+) -> None:
+    """`gmtool verify package.json`: a JSON object with none of a report's fields is not a
+    report that fails to verify (exit 1) but the wrong file (exit 2), key or no key."""
+    other = tmp_path / "other.json"
+    other.write_text('{"a": 1}\n', encoding="utf-8")
+    key = tmp_path / "host.pub"
+    key.write_text(public_key(OPERATOR) + "\n", encoding="utf-8")
+    run = gm("verify", other, *(["--key", key] if with_key else []), expect=2)
+    assert _message(run) == (
+        f"error: {other} is not a dispute report (a JSON object without a hand, its events "
+        "or a proof): verify takes the report `gmtool hands export HAND --format json` writes"
+    )

@@ -144,6 +144,11 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
             f"{report} is not a dispute report (not a JSON object): verify takes the report "
             "`gmtool hands export HAND --format json` writes (a markdown report has no proof)"
         )
+    if not REPORT_FIELDS & parsed.keys():  # some other JSON file: not a report edited
+        raise UsageError(
+            f"{report} is not a dispute report (a JSON object without a hand, its events or "
+            "a proof): verify takes the report `gmtool hands export HAND --format json` writes"
+        )
     if key is not None:
         verifier = _verifier_key(key)
     else:
@@ -155,6 +160,7 @@ def verify_report(report: Path, key: Path | None = None) -> ReportCheck:
 
 
 KEY_WORDS = witness.KEY_WORDS
+REPORT_FIELDS = frozenset({"hand", "events", "proof"})  # any one: a report, maybe edited
 
 
 def _verifier_key(key: Path) -> Verifier:
