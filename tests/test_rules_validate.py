@@ -521,6 +521,20 @@ def test_validate_paths_walks_folders_and_skips_scenarios(tmp_path: Path) -> Non
     assert [(Path(f.file).name, f.code) for f in report.findings] == [("p.toml", "min-holding")]
 
 
+def test_a_scenario_named_alone_says_it_was_skipped_not_just_ok(tmp_path: Path) -> None:
+    """A pre-commit hook passes every changed .toml, so a scenario named directly is
+    skipped and the run stays ok (exit 0), but the summary says so: it said only "0
+    profile(s) checked: 0 error(s), 0 warning(s): ok" (outside probe of issue 23)."""
+    scenario = tmp_path / "hand.toml"
+    scenario.write_text('profile = "p.toml"\ntier = "junior"\n', encoding="utf-8")
+    report = validate_paths([str(scenario)])
+    assert (report.files, report.scenarios, report.exit_code()) == (0, 1, 0)
+    assert report.summary() == (
+        "0 profile(s) checked (1 scenario file(s) skipped: `gmtool rules test` runs them): "
+        "0 error(s), 0 warning(s): ok"
+    )
+
+
 def test_validate_paths_refuses_a_missing_path(tmp_path: Path) -> None:
     with pytest.raises(ProfileFileError, match="no such file or folder"):
         validate_paths([str(tmp_path / "absent.toml")])

@@ -66,6 +66,7 @@ class Report:
     tool: str = "gmtool rules validate"
     artifact: str | None = None
     unusable: list[str] = field(default_factory=list)  # named paths not checked (exit 2)
+    scenarios: int = 0  # scenario files named directly, skipped (`rules test` runs them)
 
     @property
     def errors(self) -> list[Finding]:
@@ -84,9 +85,14 @@ class Report:
         failed = errors or (strict and warnings)  # --strict: warnings fail
         verdict = "invalid" if failed else "incomplete" if self.unusable else "ok"
         unchecked = f", {len(self.unusable)} path(s) not checked" if self.unusable else ""
+        skipped = (
+            f" ({self.scenarios} scenario file(s) skipped: `gmtool rules test` runs them)"
+            if self.scenarios
+            else ""
+        )
         return (
-            f"{self.files} profile(s) checked: {errors} error(s), {warnings} warning(s)"
-            f"{unchecked}: {verdict}"
+            f"{self.files} profile(s) checked{skipped}: {errors} error(s), {warnings} "
+            f"warning(s){unchecked}: {verdict}"
         )
 
     def exit_code(self, strict: bool = False) -> int:

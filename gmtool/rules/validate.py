@@ -311,7 +311,7 @@ def validate_paths(paths: list[str]) -> Report:
     """
     findings: list[Finding] = []
     unusable: list[str] = []
-    checked = 0
+    checked = scenarios = 0
     for name in paths:
         try:
             files = candidate_files([name])
@@ -329,6 +329,8 @@ def validate_paths(paths: list[str]) -> Report:
             if found is not None:
                 profiles += 1
                 findings.extend(found)
+            elif not FsPath(name).is_dir():
+                scenarios += 1  # named as a file: say it was skipped, and why
         if not profiles and FsPath(name).is_dir():
             unusable.append(
                 f"{name}: no profile in this folder, only scenarios (`gmtool rules test` "
@@ -337,7 +339,7 @@ def validate_paths(paths: list[str]) -> Report:
         checked += profiles
     if unusable and len(unusable) == len(paths):
         raise ProfileFileError("; ".join(unusable))
-    return Report(checked, findings, unusable=unusable)
+    return Report(checked, findings, unusable=unusable, scenarios=scenarios)
 
 
 def _validate_file(path: FsPath) -> list[Finding] | None:
