@@ -1,12 +1,12 @@
 """How a table fits the screen it is printed on (`Console.table`, `tables watch`).
 
-A table that fits is shown as it is. One that does not first loses its empty columns,
-then the columns its command names as least important, in that order. Then long text
-wraps: between words or after a "/" (a `table/player` target), never inside a word; a
-kept column (an id, a key) only between words, so an id is never broken. When that
-cannot fit, or would leave prose too narrow to read, every row is printed as a record,
-one "column: value" line a field. Nothing is ever cut short with an ellipsis, and the
-record layout loses no column at all.
+A table that fits is shown as it is. One that does not first loses its empty columns (a
+kept one too: an empty column has nothing to keep), then the columns its command names
+as least important, in that order. Then long text wraps: between words or after a "/"
+(a `table/player` target), never inside a word; a kept column (an id, a key) only
+between words, so an id is never broken. When that cannot fit, or would leave prose too
+narrow to read, every row is printed as a record, one "column: value" line a field.
+Nothing is ever cut short with an ellipsis, and the record layout loses no column at all.
 
 Widths are terminal cells (a CJK character takes two), measured with rich's `cell_len`.
 """
@@ -58,7 +58,7 @@ def fit(
     def fits(widths: Sequence[int]) -> bool:
         return sum(widths[i] + BORDER for i in shown) + 1 <= width
 
-    empty = [i for i in shown if columns[i] not in keep and not any(r[i].strip() for r in rows)]
+    empty = [i for i in shown if not any(r[i].strip() for r in rows)]  # kept ones too
     least_important = empty + [columns.index(c) for c in drop if c in columns and c not in keep]
     for index in [None, *least_important]:
         if index is not None and index in shown and len(shown) > 1:
