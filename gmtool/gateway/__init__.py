@@ -1,0 +1,5 @@
+"""The player gateway (issue 25): how people reach the tables over a network.
+
+- ``protocol``: the player protocol's messages, read strictly from hostile frames
+  (docs/protocol.md; the JSON Schemas in ``schemas/`` describe the same messages).
+"""
