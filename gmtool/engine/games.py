@@ -30,6 +30,7 @@ class Game(ABC):
     cards_each = 0
     seat_rule = ""  # the rule of seats and players (S8, H1)
     room_rule = ""  # the rule of rooms: no such room, a closed one (Q6, H3)
+    blind_until_look = False  # a player sees their face-down cards only once they look (H4)
 
     @abstractmethod
     def ranking(self, config: EngineConfig) -> Ranking:
@@ -84,6 +85,7 @@ class ThreeCard(Game):
     cards_each = 3
     seat_rule = "H1"
     room_rule = "H3"
+    blind_until_look = True
 
     def ranking(self, config: EngineConfig) -> ThreeCardRanking:
         return three_card_ranking(config)

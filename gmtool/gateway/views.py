@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gmtool.engine.games import GAMES
 from gmtool.engine.view import HIDDEN, redact_events
 
 _PUBLIC = frozenset({"showdown"})  # events whose cards are shown to the whole table
@@ -30,15 +31,17 @@ class TableView:
 
     def __init__(self, viewer: str | None) -> None:
         self.viewer = viewer
-        self.game: str | None = None
-        self.own: list[str] = []  # the viewer's face-down cards in this hand
+        self.blind = True  # whether the viewer's face-down cards wait for a look (H4)
+        self.own: list[Any] = []  # the viewer's face-down cards in this hand
         self.looked = False
 
     def see(self, event: dict[str, Any]) -> dict[str, Any]:
         """`event` (a JSON event with its "type") as this viewer may see it."""
         kind = event.get("type")
         if kind == "hand_started":
-            self.game, self.own, self.looked = event.get("game"), [], False
+            game = GAMES.get(event.get("game"))  # type: ignore[arg-type]
+            self.blind = game is None or game.blind_until_look  # an unknown game: blind
+            self.own, self.looked = [], False
             return event
         if kind == "deal":
             return {**event, "cards": [self._card(card) for card in event.get("cards", [])]}
@@ -62,6 +65,6 @@ class TableView:
         if self.viewer is None or card.get("player") != self.viewer:
             return {**card, "card": HIDDEN}
         self.own.append(card.get("card"))
-        if self.game == "three-card" and not self.looked:
+        if self.blind and not self.looked:
             return {**card, "card": HIDDEN}  # blind until the viewer looks (H4)
         return card
