@@ -27,7 +27,7 @@ ALLOWED = {
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
     "ops": ({"ops", "house", "audit", "store", "engine", "rules", "evidence", "bots"}, set()),
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
-    "gateway": ({"gateway", "engine"}, set()),  # the player protocol (issue 25), so far
+    "gateway": ({"gateway", "engine"}, {"jwt", "cryptography"}),  # players (issue 25), so far
     "simulate": ({"simulate", "engine", "rules", "bots"}, {"matplotlib"}),  # what-if, no store
     "cli": (
         {
