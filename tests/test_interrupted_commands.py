@@ -205,7 +205,11 @@ def test_a_kick_whose_console_is_killed_before_the_running_host_takes_it_is_with
         os.kill(host.proc.pid, signal.SIGSTOP)
         try:
             before = _last_command(db)
-            console = _console(db, "kick", table, player, "--reason", "abuse")
+            # --wait: however slowly the console starts, the stopped host's heartbeat
+            # going stale must not make it refuse at once
+            console = _console(
+                db, "kick", table, player, "--reason", "abuse", "--wait", "--timeout", "600"
+            )
             command = _queued(db, before)
             console.kill()
             console.communicate(timeout=WAIT_S)
