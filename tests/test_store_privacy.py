@@ -85,3 +85,20 @@ def test_house_run_makes_a_store_readable_by_others_private_before_hosting(
         host.kill()
     again = gm("house", "run", "--db", db, "--hands", "1", "--tables", "1", "--speed", "200")
     assert "private" not in again.stderr, again.stderr  # nothing to say a second time
+
+
+def test_house_run_never_changes_the_mode_of_what_a_link_points_to(gm, shared_folder: Path) -> None:
+    """A symbolic link in place of one of the store's files (planted by whoever may write
+    its folder) is refused, not followed: a host run as root would otherwise take the
+    group's and others' permissions from any file of the machine."""
+    db = shared_folder / "live.db"
+    gm("db", "init", "--db", db, "--as", OPERATOR)
+    elsewhere = shared_folder / "not-the-stores.txt"
+    elsewhere.write_text("a file of the machine\n")
+    elsewhere.chmod(0o644)
+    db.with_name(db.name + ".key").symlink_to(elsewhere)
+    run = gm("house", "run", "--db", db, "--hands", "1", expect=2)
+    assert "live.db.key: a symbolic link to a file other users may read" in run.stderr, run
+    assert f"chmod go= {elsewhere.resolve()}" in run.stderr, run.stderr
+    assert _mode(elsewhere) == 0o644  # untouched
+    assert not (shared_folder / "live.db.witness").exists()  # refused before anything

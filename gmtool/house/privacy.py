@@ -6,8 +6,10 @@ and sign (`<db>.key`, `<db>.checkpoint.key`). A store copied with umask 022 is m
 every user of the machine could read the cards of running hands. Before it hosts, the
 host makes these files owner-only (the group and others lose every permission) and says
 so; SQLite gives the `-wal` and `-shm` it creates the database file's mode, so they stay
-private. A file the host may not change (another user owns it) is refused, in plain
-words, before anything is written.
+private. A file the host may not change (another user owns it), or a symbolic link in
+place of one (the host never changes what a link points to: it could be any file of the
+machine, and a host run as root could change it), is refused in plain words, before
+anything is written.
 """
 
 from __future__ import annotations
@@ -54,10 +56,22 @@ def make_private(db_path: Path) -> str | None:
             f"have its owner run `chmod go= {' '.join(str(p) for p in theirs)}`, or host as "
             "that user"
         )
+    linked = [path for path, _ in found if path.is_symlink()]
+    if linked:  # never change what a link points to: it may be any file of the machine
+        raise StoreError(
+            f"{', '.join(p.name for p in linked)}: a symbolic link to a file other users may "
+            "read, and while hands run the store holds their face-down cards; the host does "
+            "not change the mode of what a link points to: run `chmod go= "
+            f"{' '.join(str(p.resolve()) for p in linked)}` if that is the store's own file"
+        )
     changed = []
     for path, mode in found:
         try:
-            os.chmod(path, mode & ~OTHERS)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                os.fchmod(fd, mode & ~OTHERS)
+            finally:
+                os.close(fd)
         except OSError as error:
             raise StoreError(
                 f"{path}: readable by other users, and the host cannot make it private "
