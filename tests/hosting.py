@@ -20,7 +20,7 @@ from helpers import gm_identity
 
 from gmtool.house.host import HostOptions, HostReport, prepare_host
 from gmtool.house.virtual_time import Stepper
-from gmtool.ops.gm import send_command_async
+from gmtool.ops.tables import send_command_async
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, connect
 

@@ -6,6 +6,7 @@ found, and a host refuses to deal again from a store that is behind its witness.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import stat
@@ -125,6 +126,18 @@ def test_an_older_copy_restored_is_found_and_the_host_will_not_deal_from_it(
             shutil.copyfile(source, target)
     code, report = _audit(gm, db)
     assert code == 1 and [p["kind"] for p in report["problems"]] == ["checkpoint_rollback"]
+    assert report["checkpoint"]["extended"] is False
+    # Issue 24 point 8: the summary never says the log extends the checkpoint it is behind
+    summary = gm("audit", "--db", db, expect=1).stdout.strip().splitlines()[-1]
+    assert "extends" not in summary, summary
+    assert re.search(
+        r"1 problem\(s\); the log \(\d+ records\) does NOT extend the checkpoint signed at "
+        r"\d+ \(.*\): see the checkpoint problem\(s\) above$",
+        summary,
+    ), summary
+    newest = witness.files(witness.witness_dir(db))[-1]
+    verify = gm("checkpoint", "verify", newest, "--db", db, expect=1).stdout
+    assert "extends" not in verify and "does not extend" in verify, verify
     with pytest.raises(StoreError, match="older copy"):
         VirtualHost(db, HostOptions(tables=2, seed="restore"))
     run = gm("house", "run", "--db", db, "--hands", "1", expect=2)

@@ -3,7 +3,7 @@ it is made; a command the console withdrew is never carried out, even if a host 
 already picked it up; a command a host took is never reported to the GM as withdrawn; a
 command whose request does not verify is refused by the host; a command a killed host had
 taken is logged as interrupted by the next host; a console that dies while waiting
-leaves a command whose fate the host still logs."""
+leaves a command the host logs as withdrawn and never carries out (issue 24)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from helpers import gm_identity, query
 
+from gmtool.house.lease import ConsoleLease
 from gmtool.ops.gm import sign_request
 from gmtool.store import gm as gm_store
 
@@ -66,20 +67,42 @@ def test_a_taken_command_is_not_withdrawn(tmp_path: Path, gm, virtual_host) -> N
     assert gm_store.claim(store, command_id, lambda command: None) is False  # taken once
 
 
-def test_a_command_whose_console_died_is_carried_out_and_its_fate_logged(
+def test_a_command_whose_console_died_is_withdrawn_not_carried_out(
     tmp_path: Path, gm, virtual_host
 ) -> None:
-    """The request is logged when it is made: with nobody waiting for the answer, the host
-    carries the command out and logs what came of it."""
+    """Issue 24 point 1: the request is logged when it is made, but with nobody waiting
+    for the answer (no console holds the command's lease: it was killed) the host logs
+    the command as withdrawn and never carries it out."""
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     command_id = _queue(host.store, table_id, player, "console killed")
     host.run_until(
         lambda: gm_store.command(host.store, command_id)["status"] != "pending",
         what="the host's answer",
     )
+    assert gm_store.command(host.store, command_id)["status"] == "withdrawn"
+    (fate,) = _fates(Path(host.store.path), command_id)
+    assert fate["ok"] is False and fate["error"].startswith("withdrawn: the console"), fate
+    assert "kicked" not in fate
+    assert [m for m in host.messages if f"command {command_id} " in m and "withdrawn" in m]
+
+
+def test_a_command_whose_console_waits_is_carried_out(tmp_path: Path, gm, virtual_host) -> None:
+    """The same command, its console holding the lease (alive, waiting): carried out."""
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
+    request = sign_request(
+        host.store, gm_identity(OPERATOR), "kick", f"{table_id}/{player}", "waits", {}
+    )
+    with ConsoleLease(host.store.path, request):
+        command_id = gm_store.enqueue(
+            host.store, "kick", table_id, player, "waits", OPERATOR, request
+        )
+        host.run_until(
+            lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+            what="the host's answer",
+        )
     assert gm_store.command(host.store, command_id)["status"] == "done"
-    fates = _fates(Path(host.store.path), command_id)
-    assert len(fates) == 1 and fates[0]["ok"] and fates[0]["kicked"] == player
+    (fate,) = _fates(Path(host.store.path), command_id)
+    assert fate["ok"] and fate["kicked"] == player
 
 
 def test_a_command_without_a_valid_signature_is_refused_by_the_host(

@@ -26,7 +26,7 @@ from gmtool.cli.render_tables import command_lines
 from gmtool.engine.view import public_view
 from gmtool.house.host import COMMAND_POLL_S, HostOptions
 from gmtool.ops.demo import SHIPPED as PROFILES
-from gmtool.ops.gm import CommandFailed
+from gmtool.ops.tables import CommandFailed
 from gmtool.store import tables as table_store
 
 OPERATOR, SUPPORT = "boss", "sue"  # added by the conftest fixtures
@@ -302,10 +302,18 @@ def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm
     assert sorted((e["delta"], e["reason"]) for e in entries if e["player"] != player) == [
         (0, "returned")
     ] * (len(entries) - 2) + [(charge, "escape_win")]
+    assert (outcome["hand"], outcome["pot"]) == (hand_id, running["pot"])
+    winner = next(e["player"] for e in entries if e["reason"] == "escape_win")
+    charged = (
+        f"all they held when the hand started, of the {running['pot']:,} on the table (S19, D-9)"
+        if charge < running["pot"]
+        else "the whole pot on the table (S19)"
+    )
     assert command_lines(outcome) == [
         (
-            f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
-            "(RULES G2, S19)"
+            f"kicked {player} during hand {hand_id}: an escape (G2) under the profile's "
+            f"escape_policy forfeit_to_banker: the hand ended at once; {player} is charged "
+            f"{charge:,}, {charged}, and {winner} wins it; every other stake is returned"
         ),
         "settlement: "
         + ", ".join(f"{e['player']} {e['delta']:+,} ({e['reason']})" for e in entries),
@@ -474,7 +482,7 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
             "60",
             expect=None,
         )
-        if run.returncode == 0 and "during a hand" in run.stdout:
+        if run.returncode == 0 and ": an escape (G2)" in run.stdout:
             break
         # Too late for this hand: they were kicked between hands, or while a hand they had
         # folded in ran (issue 23: not "between hands"), or had already left.
@@ -486,9 +494,10 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
         else:
             assert (run.returncode, run.stderr) == (0, ""), run
             assert re.fullmatch(
-                rf"kicked {re.escape(player)} (between hands: the seat is free|while hand "
-                r"\d+ ran, with nothing at stake in it \(folded or not dealt in\): no "
-                r"escape, the seat is free)\n",
+                rf"kicked {re.escape(player)} (between hands: no escape \(G2\), nothing "
+                r"was at stake|while hand \d+ ran, with nothing at stake in it \(folded or "
+                r"not dealt in\): no escape \(G2\)),? (and )?the kick moved none of their "
+                r"coins; the seat is free\n",
                 run.stdout,
             ), run
     else:
@@ -505,10 +514,20 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
     entries = outcome["settlement"]["entries"]
     assert sum(e["delta"] for e in entries) == 0
     assert any(e["player"] == player and e["delta"] < 0 for e in entries)
+    charge = next(-e["delta"] for e in entries if e["reason"] == "escape")
+    winner = next(e["player"] for e in entries if e["reason"] == "escape_win")
     assert run.stdout.splitlines() == [
         (
-            f"kicked {player} during a hand: an escape under policy forfeit_to_banker "
-            "(RULES G2, S19)"
+            f"kicked {player} during hand {outcome['hand']}: an escape (G2) under the "
+            f"profile's escape_policy forfeit_to_banker: the hand ended at once; {player} is "
+            f"charged {charge:,}, "
+            + (
+                f"all they held when the hand started, of the {outcome['pot']:,} on the "
+                "table (S19, D-9)"
+                if charge < outcome["pot"]
+                else "the whole pot on the table (S19)"
+            )
+            + f", and {winner} wins it; every other stake is returned"
         ),
         "settlement: "
         + ", ".join(f"{e['player']} {e['delta']:+,} ({e['reason']})" for e in entries),
@@ -566,7 +585,10 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(
         "kicked": player,
         "during_hand": False,
     }
-    assert command_lines(outcome) == [f"kicked {player} between hands: the seat is free"]
+    assert command_lines(outcome) == [
+        f"kicked {player} between hands: no escape (G2), nothing was at stake and the kick "
+        "moved none of their coins; the seat is free"
+    ]
     # the snapshot published with the kick, before its acknowledgement, shows the seat free
     shown = gm.json("tables", "show", table_id, "--db", db, "--json")
     assert player not in shown["seated"] and shown.get("players") is None

@@ -31,10 +31,11 @@ from hosting import VirtualHost, hand_events
 
 from gmtool.audit.chain import verify_event_chains
 from gmtool.audit.coins import verify_balances
-from gmtool.errors import NotFound
+from gmtool.errors import NotFound, Unavailable
 from gmtool.house.host import COMMAND_POLL_S
 from gmtool.ops.deploy import deploy_profile
-from gmtool.ops.gm import CommandFailed, bootstrap
+from gmtool.ops.gm import bootstrap
+from gmtool.ops.tables import CommandFailed
 from gmtool.rules.edit import set_in_file
 from gmtool.store import gm as gm_store
 from gmtool.store import tables as table_store
@@ -428,7 +429,7 @@ def test_g2_a_gm_close_voids_the_running_hand(tmp_path: Path, virtual_host) -> N
     assert (
         store.all("SELECT id FROM hands WHERE table_id = ? AND id > ?", (table_id, hand_id)) == []
     )
-    with pytest.raises(CommandFailed, match="not hosted here"):
+    with pytest.raises(Unavailable, match=f"{table_id} is closed .*: nobody sits there"):
         host.command(OPERATOR, "kick", table_id, next(iter(seats)), "test kick")
     host.stop()
     assert_host_healthy(host)

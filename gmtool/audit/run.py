@@ -74,10 +74,14 @@ class AuditReport:
         if self.checkpoint:
             signed = self.checkpoint
             held = f" in {signed['witness']}" if signed.get("witness") else ""
-            verdict += (
-                f"; the log ({signed['records']} records) extends the checkpoint "
-                f"signed at {signed['size']} ({signed['file']}{held})"
-            )
+            against = f"the checkpoint signed at {signed['size']} ({signed['file']}{held})"
+            if self.extends_checkpoint:
+                verdict += f"; the log ({signed['records']} records) extends {against}"
+            else:  # a rollback, a rewrite or a bad signature: never claimed to extend it
+                verdict += (
+                    f"; the log ({signed['records']} records) does NOT extend {against}: "
+                    "see the checkpoint problem(s) above"
+                )
         after = self.incremental
         since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
         if self.window:
@@ -86,6 +90,12 @@ class AuditReport:
                 f"{self.window['until'] or 'now'}"
             )
         return f"{self.hands_checked} hand(s) checked{since}: {verdict}"
+
+    @property
+    def extends_checkpoint(self) -> bool:
+        """Whether the log extends every checkpoint checked: no checkpoint finding (a
+        rollback, a rewrite, a checkpoint whose signature does not hold)."""
+        return not any(str(p.get("kind", "")).startswith("checkpoint") for p in self.problems)
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.problems else 0
@@ -97,7 +107,7 @@ class AuditReport:
         if self.window is not None:
             out["window"] = self.window
         if self.checkpoint is not None:
-            out["checkpoint"] = self.checkpoint
+            out["checkpoint"] = {**self.checkpoint, "extended": self.extends_checkpoint}
         return out
 
 

@@ -73,6 +73,7 @@ def run(
 
     from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock, check_writable
+    from gmtool.house.privacy import make_private
     from gmtool.store.db import resolve_path
 
     options = HostOptions(
@@ -89,6 +90,8 @@ def run(
         checkpoint_every=checkpoint_every,
     )
     check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
+    if made_private := make_private(resolve_path(db)):  # before SQLite opens its -wal
+        console.warning(made_private)
     say = HostLines()
     with open_store(db, write=True) as store, HostLock(store.path):
         host = prepare_host(store, options, notify=say)

@@ -6,6 +6,7 @@ import time
 
 from gmtool.cli.console import Console
 from gmtool.cli.formats import coins as _coins
+from gmtool.house.lock import STALE_S  # a host silent this long is gone
 
 
 def table_summaries(store, include_closed: bool = False) -> list[dict]:
@@ -77,7 +78,6 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
     return out
 
 
-STALE_S = 15.0  # a host that has not said its tables are alive for this long is gone
 # `tables list`/`watch`: what is never cut short, and what goes first on a narrow screen
 KEEP = ("table", "to act", "pot", "host")
 DROP = ("config", "system", "coins", "disconnected", "room", "players", "street", "left")
@@ -259,8 +259,6 @@ def command_lines(outcome: dict) -> list[str]:
     settlement = outcome.get("settlement")
     if settlement:
         lines.append("settlement: " + settlement_words(settlement))
-    elif outcome.get("during_hand"):
-        lines.append("the hand goes on without them")
     return lines
 
 

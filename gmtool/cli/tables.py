@@ -23,6 +23,13 @@ from gmtool.cli.common import (
 )
 from gmtool.cli.console import Abort, console
 
+WAIT_OPTION = typer.Option(
+    False,
+    "--wait",
+    help="When no host runs the table, queue it anyway for a host that starts within "
+    "--timeout seconds (default: say so at once and send nothing).",
+)
+
 app = typer.Typer(
     help="Live tables: list, show, watch; kick a player, close or reopen a table.",
     no_args_is_help=True,
@@ -88,16 +95,27 @@ def kick(
     timeout: float = number_option(
         10.0, "--timeout", min=0.1, max=3600.0, help="Seconds to wait for the host."
     ),
+    wait: bool = WAIT_OPTION,
     db: str | None = DB_OPTION,
     as_user: str | None = AS_OPTION,
 ) -> None:
     """Kick a player (operators): during a hand it is an escape under the profile's policy."""
     from gmtool.cli.render_tables import command_lines
-    from gmtool.ops.gm import send_command
+    from gmtool.ops.tables import send_command
 
     console.lines(
         command_lines(
-            writing(db, send_command, acting_user(as_user), "kick", table, player, reason, timeout)
+            writing(
+                db,
+                send_command,
+                acting_user(as_user),
+                "kick",
+                table,
+                player,
+                reason,
+                timeout,
+                wait,
+            )
         )
     )
 
@@ -109,16 +127,17 @@ def close(
     timeout: float = number_option(
         10.0, "--timeout", min=0.1, max=3600.0, help="Seconds to wait for the host."
     ),
+    wait: bool = WAIT_OPTION,
     db: str | None = DB_OPTION,
     as_user: str | None = AS_OPTION,
 ) -> None:
     """Close a table (operators); a running hand is voided with every stake returned. It
     stays closed, across host restarts, until a GM reopens it (`tables open`)."""
     from gmtool.cli.render_tables import command_lines
-    from gmtool.ops.gm import send_command
+    from gmtool.ops.tables import send_command
 
     outcome = writing(
-        db, send_command, acting_user(as_user), "close", table, None, reason or None, timeout
+        db, send_command, acting_user(as_user), "close", table, None, reason or None, timeout, wait
     )
     if since := outcome.get("already_closed"):
         console.line(

@@ -19,6 +19,7 @@ from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of, ranking_for
 from gmtool.errors import Refused, Unavailable
 from gmtool.house import seeds
+from gmtool.house.lease import abandoned
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
@@ -182,7 +183,22 @@ class Host:
             self.stopping = True
 
     def claim(self, command: dict) -> bool:
-        return gm.claim(self.store, command["id"], partial(refusal, self.store))
+        """Take `command` to carry it out: False when its request does not hold (failed)
+        or nobody waits for it any more (withdrawn: house/lease.py), both logged."""
+        gone: list[dict] = []
+
+        def withdrawal(row: dict) -> dict | None:
+            outcome = abandoned(self.store.path, row)
+            gone.extend([outcome] if outcome else [])
+            return outcome
+
+        taken = gm.claim(self.store, command["id"], partial(refusal, self.store), withdrawal)
+        if gone:
+            self.notify(
+                f"command {command['id']} ({command['kind']} {command['table_id']}): "
+                "withdrawn: the console that sent it is gone"
+            )
+        return taken
 
     def acknowledge(self, command: dict, outcome: dict) -> None:
         gm.acknowledge(self.store, command["id"], outcome.get("ok", False), outcome)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from gmtool.store.db import StoreError, host_lock_path
 
+STALE_S = 15.0  # a host that has not said its tables are alive for this long is gone
+
 
 class HostLock:
     def __init__(self, db_path: Path) -> None:
@@ -103,3 +105,36 @@ def check_writable(db_path: Path) -> None:
             "writes every hand into it (and its lock, host key and checkpoints beside it); "
             "run it as the store's owner. Reading commands work as they are"
         )
+
+
+def host_running(db_path: Path) -> bool | None:
+    """Whether a host holds the store's lock now: False when no host does (its lock file
+    is free, or gone: a host removes it as it stops, and a running one always has it);
+    None when that cannot be told (a lock file this user may not open)."""
+    try:
+        fd = os.open(host_lock_path(db_path), os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return False
+
+
+def seconds_since(stamp: str | None, now: float) -> float | None:
+    """Seconds from the store's ISO time `stamp` to `now` (None when there is none)."""
+    from datetime import datetime
+
+    if not stamp:
+        return None
+    try:
+        return max(0.0, now - datetime.fromisoformat(stamp).timestamp())
+    except ValueError:
+        return None

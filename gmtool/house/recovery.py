@@ -3,7 +3,9 @@
 Every hand left running is voided before any table plays: every stake returned, its
 seed revealed when the host key derives it (its commitment says so), a significant event
 recorded in its table's chain. Every GM command the stopped host had taken and never
-answered gets its logged fate, interrupted, so it is never carried out twice.
+answered gets its logged fate, interrupted, so it is never carried out twice; every
+command still pending whose console is gone (house/lease.py) is logged as withdrawn, so it
+is never carried out at all.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable
 
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
+from gmtool.house.lease import withdraw_abandoned
 from gmtool.store import gm
 from gmtool.store import hands as hand_store
 from gmtool.store.db import Store
@@ -50,6 +53,13 @@ def recover(
             )
         ),
     )
+    withdrawn = withdraw_abandoned(store)
+    if withdrawn:
+        notify(
+            f"recovered: GM command(s) {', '.join(map(str, withdrawn))} left pending by a "
+            "console that is gone (interrupted or killed) are logged as withdrawn, not "
+            "carried out"
+        )
     if interrupted:
         notify(
             f"recovered: GM command(s) {', '.join(map(str, interrupted))} taken by "

@@ -271,12 +271,18 @@ class HostedTable:
         if player not in self.seated:
             raise NotFound(f"{player} is not seated at {self.id}")
         if running and player in hand.players and not hand.players[player].folded:
+            stake, pot = hand.players[player].total, hand.pot  # before the escape (S19)
+            hand_id = self.recorder.hand_id
             settlement = self.apply(Action("kick", player, reason=command.get("reason")))
             outcome = {
                 "ok": True,
                 "kicked": player,
                 "during_hand": True,
+                "hand": hand_id,
                 "escape_policy": self.config.betting.escape_policy,
+                "stake": stake,
+                "pot": pot,
+                "training": bool(hand.training),
                 "settlement": settlement,
             }
         else:

@@ -14,8 +14,8 @@ command line gets:
 - `ops.checkpoints`: which signed checkpoints and keys a store is checked with;
 - `ops.deploy`, `ops.profile`: plan, deploy and roll back profiles, each read once;
   `ops.deploy_plan`: saved plans, signed by their GM and applied exactly or not at all;
-- `ops.gm`: GM requests with roles, signed and logged: users, coin adjustments, commands
-  for the host;
+- `ops.gm`: GM requests with roles, signed and logged: users, coin adjustments;
+- `ops.tables`: GM commands to tables: kick and close through the host, reopening;
 - `ops.demo`: the demo's store, operator and tables.
 
 The live host is `gmtool.house`; this layer sits above it, the store and the audit, and

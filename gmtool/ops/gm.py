@@ -12,27 +12,16 @@ and their keys. A refusal is itself logged.
 
 from __future__ import annotations
 
-import time
-
 from gmtool.bounds import MAX_BALANCE, MAX_TEXT, unsafe_characters
-from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable, UsageError
+from gmtool.errors import GmtoolError, NotFound, Refused, UsageError
 from gmtool.evidence import request as requests
 from gmtool.evidence.gm_keys import key_dir
 from gmtool.evidence.note import NoteError, Verifier
 from gmtool.evidence.request import PRIVILEGED, Gm
 from gmtool.store import gm, ledger, log_append
 from gmtool.store import hands as hand_store
-from gmtool.store import tables as table_store
 from gmtool.store.db import Store
 from gmtool.store.gm import failure
-
-
-class CommandFailed(GmtoolError):
-    """The host carried out no part of a GM command; its recorded outcome says why."""
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def authorize(
@@ -239,128 +228,4 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
             ledger.post(store, [(player, delta, "gm_adjust")], gm_action_id=action_id)
     if error is not None:
         raise error  # logged above, with the refusal
-    return outcome
-
-
-POLL_S = 0.05  # how often the console looks for the host's answer
-
-
-def send_command(
-    store: Store,
-    actor: Gm,
-    kind: str,
-    table_id: str,
-    player: str | None,
-    reason: str | None,
-    timeout: float = 10.0,
-) -> dict:
-    """Queue a kick/close for the host (its signed request logged), wait for its fate.
-
-    Returns the host's outcome; raises (after logging) when there is no such table, no
-    host answered in time, or the host refused or could not carry out the command. A
-    close of a table already closed is answered at once (`already_closed`), unsent.
-    """
-    reason = text(reason, "the reason", required=kind == "kick")
-    command_id = _queue(store, actor, kind, table_id, player, reason)
-    if command_id is None:
-        return _already_closed(store, table_id)
-    deadline = time.monotonic() + timeout
-    while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
-        time.sleep(POLL_S)
-    return _conclude(store, table_id, command_id, timeout, outcome)
-
-
-async def send_command_async(
-    store: Store,
-    actor: Gm,
-    kind: str,
-    table_id: str,
-    player: str | None,
-    reason: str | None,
-    timeout: float = 10.0,
-) -> dict:
-    """`send_command` for a caller on the host's own event loop (in-process tests and
-    simulations): it waits with asyncio, so the host runs meanwhile."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    reason = text(reason, "the reason", required=kind == "kick")
-    command_id = _queue(store, actor, kind, table_id, player, reason)
-    if command_id is None:
-        return _already_closed(store, table_id)
-    deadline = loop.time() + timeout
-    while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:
-        await asyncio.sleep(POLL_S)
-    return _conclude(store, table_id, command_id, timeout, outcome)
-
-
-def _queue(
-    store: Store, actor: Gm, kind: str, table_id: str, player: str | None, reason: str | None
-) -> int | None:
-    """The queued command's id; None, with nothing queued or logged, for a close of a
-    table a GM closed already (no host hosts it, and there is nothing left to do)."""
-    table_id = plain_name(table_id, "the table")
-    player = plain_name(player, "the player") if player is not None else None
-    target = f"{table_id}/{player}" if player else table_id
-    request = authorize(store, actor, kind, target, reason)
-    state = table_store.status(store, table_id)
-    if state is None:
-        error = NotFound(f"no table {table_id!r} (see `gmtool tables list`)")
-        log(store, actor.name, kind, target, reason, failure(error), request)
-        raise error
-    if kind == "close" and state["status"] == "closed":
-        return None
-    return gm.enqueue(store, kind, table_id, player, reason, actor.name, request)
-
-
-def _already_closed(store: Store, table_id: str) -> dict:
-    state = table_store.status(store, table_id) or {}
-    return {"ok": True, "closed": table_id, "already_closed": state.get("closed_at") or True}
-
-
-def _answer(store: Store, command_id: int) -> dict | None:
-    """The host's recorded outcome, or None while the command is pending."""
-    current = gm.command(store, command_id)
-    if current["status"] in ("pending", "taken"):
-        return None
-    return current["outcome"] or {"ok": current["status"] == "done"}
-
-
-def _answer_of_taken(store: Store, command_id: int, timeout: float) -> dict:
-    """The outcome of a command a host has taken: it answers in the same step it acts,
-    so wait for that (up to `timeout` more); a host that died meanwhile leaves it unknown."""
-    deadline = time.monotonic() + timeout
-    while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
-        time.sleep(POLL_S)
-    if outcome is not None:
-        return outcome
-    return failure(
-        Unavailable(
-            f"the host took command {command_id} but has not said what "
-            "came of it (it may have stopped); see `gmtool tables show` "
-            "and the GM log before sending it again"
-        )
-    )
-
-
-def _conclude(
-    store: Store, table_id: str, command_id: int, timeout: float, outcome: dict | None
-) -> dict:
-    """The command's fate as the GM is told it; whoever decided it (the host, or the
-    console withdrawing it here) logged it with the command."""
-    if outcome is None:
-        withdrawn = failure(
-            Unavailable(
-                f"no host acknowledged within {timeout:g} s (is `gmtool house run` hosting "
-                f"{table_id}?); the command was withdrawn: it will not be carried out"
-            )
-        )
-        outcome = (
-            withdrawn
-            if gm.expire(store, command_id, withdrawn)
-            else _answer_of_taken(store, command_id, timeout)
-        )  # a host took it as we gave up
-    outcome = {**outcome, "command": command_id}
-    if not outcome.get("ok"):
-        raise CommandFailed(str(outcome.get("error", outcome)), outcome.get("exit_code", 2))
     return outcome

@@ -5,8 +5,10 @@ is appended to `gm_actions`, chained like the events (`hash = sha256(prev_hash +
 canonical_json(record))`), refused ones included. Commands for the host (kick, close) go
 through `gm_commands`: the signed request is logged when it is made, the host checks the
 signature before it claims the command, and whoever decides its fate (the host: done or
-failed; the console: withdrawn; the next host: interrupted) logs it as a GM action in the
-same transaction, so every command has exactly one logged fate.
+failed; the console: expired when it stopped waiting, withdrawn when it was interrupted;
+a host that finds nobody waiting for a command: withdrawn; the next host: interrupted)
+logs it as a GM action in the same transaction, so every command has exactly one logged
+fate.
 """
 
 from __future__ import annotations
@@ -196,10 +198,16 @@ def _conclude(store: Store, command: dict, status: str, outcome: dict) -> None:
     )
 
 
-def claim(store: Store, command_id: int, refusal: Callable[[dict], dict | None]) -> bool:
+def claim(
+    store: Store,
+    command_id: int,
+    refusal: Callable[[dict], dict | None],
+    withdrawal: Callable[[dict], dict | None] = lambda command: None,
+) -> bool:
     """The host takes a pending command before carrying it out. False if the console
-    withdrew it first (then it must never be carried out), or if `refusal(command)` gives
-    an outcome (a request whose signature does not hold): that is then its logged fate."""
+    withdrew it first (then it must never be carried out), if `refusal(command)` gives
+    an outcome (a request whose signature does not hold: its logged fate, failed), or if
+    `withdrawal(command)` gives one (nobody waits for it any more: withdrawn)."""
     with store.write():
         row = store.one(
             "SELECT * FROM gm_commands WHERE id = ? AND status = 'pending'", (command_id,)
@@ -209,6 +217,10 @@ def claim(store: Store, command_id: int, refusal: Callable[[dict], dict | None])
         refused = refusal(dict(row))
         if refused is not None:
             _conclude(store, dict(row), "failed", refused)
+            return False
+        withdrawn = withdrawal(dict(row))
+        if withdrawn is not None:
+            _conclude(store, dict(row), "withdrawn", withdrawn)
             return False
         store.conn.execute("UPDATE gm_commands SET status = 'taken' WHERE id = ?", (command_id,))
         return True
@@ -239,6 +251,20 @@ def expire(store: Store, command_id: int, outcome: dict) -> bool:
         if row is None or fate_logged(store, command_id):
             return False
         _conclude(store, dict(row), "expired", outcome)
+        return True
+
+
+def withdraw(store: Store, command_id: int, outcome: dict) -> bool:
+    """Withdraw a pending command nobody waits for any more (its console was interrupted
+    or is gone), logging `outcome` as its fate, withdrawn: True if no host had taken it
+    (none ever will); False if one took it first (or it has a fate already)."""
+    with store.write():
+        row = store.one(
+            "SELECT * FROM gm_commands WHERE id = ? AND status = 'pending'", (command_id,)
+        )
+        if row is None or fate_logged(store, command_id):
+            return False
+        _conclude(store, dict(row), "withdrawn", outcome)
         return True
 
 
@@ -305,7 +331,7 @@ def fate_logged(store: Store, command_id: int) -> bool:
     )
 
 
-FATES = ("done", "failed", "expired", "interrupted")  # a command's status once decided
+FATES = ("done", "failed", "expired", "interrupted", "withdrawn")  # a command's status once decided
 IN_FLIGHT = ("pending", "taken")  # its status before
 
 

@@ -18,9 +18,9 @@ def exists(store: Store, table_id: str) -> bool:
 
 
 def status(store: Store, table_id: str) -> dict | None:
-    """A table's status ('open': hosted, 'stopped', 'closed' by a GM) and when it was
-    closed; None when there is no such table."""
-    row = store.one("SELECT status, closed_at FROM tables WHERE id = ?", (table_id,))
+    """A table's status ('open': hosted, 'stopped', 'closed' by a GM), when it was
+    closed and when its host last said it is alive; None when there is no such table."""
+    row = store.one("SELECT status, closed_at, updated_at FROM tables WHERE id = ?", (table_id,))
     return dict(row) if row else None
 
 
