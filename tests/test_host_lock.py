@@ -1,10 +1,11 @@
-"""The host lock `<db>.host.lock` (house/lock.py) outlives no host but a killed one.
+"""The host lock `<db>.host.lock` (house/lock.py): a refused start leaves none behind.
 
 An outside probe of issue 23 found the lock file left beside the store after every refused
-`house run` (a file that is not a store, a store with nothing deployed, `--system nope`),
-looking as if a host had run there. A host that stops, or a start that is refused, now
-removes the file while it still holds the lock; a host that locked a file the previous
-holder removed meanwhile notices and locks the new one, so one host per database holds.
+`house run` (a store with nothing deployed, `--system nope`), looking as if a host had run
+there. A start refused before it hosts now removes the file it made while it still holds
+the lock; a host that ran leaves it, free (the console reads "no host since it exited");
+a host that locked a file removed meanwhile notices and locks the new one, so one host per
+database holds.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ def test_a_refused_house_run_leaves_no_lock_file(gm: Gmtool, tmp_path: Path, cas
     assert not _lock(db).exists(), case
 
 
-def test_a_host_that_stops_leaves_no_lock_file(gm: Gmtool, deployed_db: Path) -> None:
+def test_a_host_that_ran_leaves_its_lock_file_free(gm: Gmtool, deployed_db: Path) -> None:
+    from gmtool.house.lock import host_running
+
     gm("house", "run", "--hands", "2", "--tables", "1", "--db", deployed_db)
-    assert not _lock(deployed_db).exists()
+    assert _lock(deployed_db).exists() and host_running(deployed_db) is False
 
 
 def test_a_second_lock_is_refused_while_the_first_is_held(tmp_path: Path) -> None:
@@ -55,7 +58,16 @@ def test_a_second_lock_is_refused_while_the_first_is_held(tmp_path: Path) -> Non
         assert _lock(db).read_text().strip() == str(os.getpid())
         with pytest.raises(StoreError, match="another host"):
             HostLock(db).acquire()
+    assert _lock(db).exists()  # a host that ran leaves it (free)
+
+
+def test_an_abandoned_start_removes_only_the_file_it_made(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    HostLock(db).acquire().abandon()
     assert not _lock(db).exists()
+    HostLock(db).acquire().release()
+    HostLock(db).acquire().abandon()  # the file was there before: it stays
+    assert _lock(db).exists()
 
 
 def test_a_lock_file_removed_by_its_holder_is_not_trusted(tmp_path: Path) -> None:
@@ -66,7 +78,7 @@ def test_a_lock_file_removed_by_its_holder_is_not_trusted(tmp_path: Path) -> Non
     first = HostLock(db).acquire()
     second = HostLock(db)
     early = os.open(second.path, os.O_RDWR)  # B opened the old file before A released
-    first.release()
+    first.abandon()
     assert not second._still_the_path(early)
     os.close(early)
     second.acquire()

@@ -93,9 +93,17 @@ def run(
     if made_private := make_private(resolve_path(db)):  # before SQLite opens its -wal
         console.warning(made_private)
     say = HostLines()
-    with open_store(db, write=True) as store, HostLock(store.path):
-        host = prepare_host(store, options, notify=say)
-        report = asyncio.run(host.run())
+    with open_store(db, write=True) as store:
+        lock = HostLock(store.path).acquire()
+        try:
+            host = prepare_host(store, options, notify=say)
+        except BaseException:
+            lock.abandon()  # refused before hosting: no lock file left behind
+            raise
+        try:
+            report = asyncio.run(host.run())
+        finally:
+            lock.release()
     say(f"stopped: {report.hands} hand(s) settled")
     if report.voided_on_stop:
         say(

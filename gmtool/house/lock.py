@@ -3,10 +3,11 @@
 A second host would take the first one's running hands for a crash's leftovers and void
 them, so `house run` and `demo` refuse to start while another host holds the lock. The
 lock is an advisory `flock` on `<db>.host.lock`: the kernel releases it when the holder
-exits in any way, `kill -9` included, so a crashed host never blocks the next one. A host
-that stops (or a start that is refused) removes the file while it still holds the lock, so
-no lock file outlives the host but after a `kill -9`; a host that locked a file another
-one removed meanwhile sees its inode gone from the path and tries again.
+exits in any way, `kill -9` included, so a crashed host never blocks the next one. The
+file stays after a host stops (free: `host_running` reads "no host since it exited"), but
+a start that is refused before it hosts removes the file it created, still holding the
+lock, so a refused start leaves nothing beside the store; a host that locked a file
+removed meanwhile sees its inode gone from the path and tries again.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ class HostLock:
     def __init__(self, db_path: Path) -> None:
         self.path = host_lock_path(db_path)
         self._fd: int | None = None
+        self._created = False
 
     def acquire(self) -> HostLock:
+        self._created = not self.path.exists()
         for _ in range(16):
             fd = self._lock()
             if self._still_the_path(fd):
@@ -65,12 +68,18 @@ class HostLock:
         held = os.fstat(fd)
         return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
-    def release(self) -> None:
-        if self._fd is not None:
+    def abandon(self) -> None:
+        """Release a lock whose host never started (its start was refused), removing the
+        lock file if this start made it."""
+        if self._fd is not None and self._created:
             try:
                 os.unlink(self.path)  # still locked: a host opening it now sees it replaced
             except FileNotFoundError:
                 pass
+        self.release()
+
+    def release(self) -> None:
+        if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -108,13 +117,11 @@ def check_writable(db_path: Path) -> None:
 
 
 def host_running(db_path: Path) -> bool | None:
-    """Whether a host holds the store's lock now: False when no host does (its lock file
-    is free, or gone: a host removes it as it stops, and a running one always has it);
-    None when that cannot be told (a lock file this user may not open)."""
+    """Whether a host holds the store's lock now: False when its lock file is there and
+    free (no host since it exited, however it did); None when that cannot be told (no
+    lock file: no `house run` ever held it here; or a file this user may not open)."""
     try:
         fd = os.open(host_lock_path(db_path), os.O_RDONLY)
-    except FileNotFoundError:
-        return False
     except OSError:
         return None
     try:
