@@ -55,6 +55,8 @@ class AuditReport:
     checkpoint: dict | None = None  # the newest signed checkpoint the log was checked against
     incremental: dict | None = None  # an audit from a checkpoint: which, at what size
     window: dict | None = None  # an audit of a time window: its --since and --until
+    witnesses: list[dict] | None = None  # the served witnesses' answers (ops/witness_audit.py)
+    extended: set[str] = field(default_factory=set)  # checkpoints the log extends (not JSON)
     tool = "gmtool audit"
     artifact: str | None = None  # the store's file
 
@@ -78,6 +80,9 @@ class AuditReport:
                 f"; the log ({signed['records']} records) extends the checkpoint "
                 f"signed at {signed['size']} ({signed['file']}{held})"
             )
+        if self.witnesses:
+            agree = sum(1 for w in self.witnesses if w["status"] == "agrees")
+            verdict += f"; {agree} of {len(self.witnesses)} served witness(es) agree"
         after = self.incremental
         since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
         if self.window:
@@ -98,6 +103,8 @@ class AuditReport:
             out["window"] = self.window
         if self.checkpoint is not None:
             out["checkpoint"] = self.checkpoint
+        if self.witnesses is not None:
+            out["witnesses"] = self.witnesses
         return out
 
 
@@ -268,6 +275,13 @@ def run_audit(
             *checkpoint_problems(log, checkpoints, origin),
         ):
             report.add(problem)
+        report.extended = {
+            name
+            for name, signed in checkpoints
+            if signed.origin == origin
+            and signed.size <= log.frontier.size
+            and log.roots.get(signed.size) == signed.root
+        }
         if window is not None:
             report.window = {"since": since, "until": until}
         if base is not None:
