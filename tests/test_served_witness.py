@@ -163,6 +163,8 @@ def test_a_folder_emptied_and_the_store_rewritten_before_it_is_found_by_a_served
     assert code == 0 and audit["problems"] == [], audit
     assert [(w["witness"], w["status"]) for w in audit["witnesses"]] == [(remote.url, "agrees")]
     signed = audit["checkpoint"]["size"]
+    code, audit, _ = _audit(gm, db, "--from-checkpoint", sorted(older)[-1])  # incremental too
+    assert code == 0 and audit["witnesses"][0]["status"] == "agrees", audit
 
     # The attack: the folder's newer checkpoints deleted, the store put back before them.
     for path in witness.files(folder):
@@ -387,3 +389,30 @@ def test_witness_serve_refuses_bad_options_in_plain_words(tmp_path: Path, gm) ->
     )
     assert "does not exist" in run.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_gm_witness_add_url_refuses_what_cannot_be_a_served_witness(
+    tmp_path: Path, gm, virtual_host, served
+) -> None:
+    db, folder = _hosted(tmp_path, gm, virtual_host)
+    _, other = _log(tmp_path)
+    remote = served(tmp_path / "w", other)  # another log's witness: refuses this store's
+    add = ("gm", "witness", "add")
+    who = ("--db", db, "--as", OPERATOR)
+    run = gm(*add, remote.url, *who, expect=2)
+    assert "give the witness's verifier key with --key" in run.stderr
+    run = gm(*add, remote.url, "--key", witness.public_key_path(db), *who, expect=2)
+    assert "not a witness's cosignature key" in run.stderr  # the store's own key, not its
+    run = gm(*add, tmp_path / "F2", "--key", remote.public, *who, expect=2)
+    assert "a folder witness takes none" in run.stderr and not (tmp_path / "F2").exists()
+    for url in ("ftp://host/x", "http://user:pw@host:1", "http://host:1/?a=b", "http://"):
+        run = gm(*add, url, "--key", remote.public, *who, expect=2)
+        assert "URL" in run.stderr, url
+    added = gm(*add, remote.url, "--key", remote.public, *who)
+    assert "this witness does not witness that log" in added.stderr  # said, and recorded
+    again = gm(*add, remote.url, "--key", remote.public, *who)
+    assert "a witness of this store already (unchanged)" in again.stdout
+    remote.stop()
+    exported = gm("checkpoint", "export", "--db", db)  # a witness down: said, not fatal
+    assert f"witness {remote.url}" in exported.stderr and "did not answer" in exported.stderr
+    assert witness.files(folder)[-1].read_text() == exported.stdout

@@ -80,7 +80,7 @@ def _add_served(store: Store, actor: Gm, target: str, key: str | None) -> dict:
     same = [w for w in witnesses.served(store) if w.location == place.location]
     problem: GmtoolError | None = None
     if same and same[0].key == place.key:
-        return {"changed": False, "url": place.location}
+        return {"changed": False, "folder": place.location}
     if same:
         problem = Refused(
             f"{place.location} is a witness of this store already, with another key "
