@@ -416,3 +416,36 @@ def test_gm_witness_add_url_refuses_what_cannot_be_a_served_witness(
     exported = gm("checkpoint", "export", "--db", db)  # a witness down: said, not fatal
     assert f"witness {remote.url}" in exported.stderr and "did not answer" in exported.stderr
     assert witness.files(folder)[-1].read_text() == exported.stdout
+
+
+def test_the_running_host_never_waits_for_a_witness_that_does_not_answer(
+    tmp_path: Path, gm, virtual_host, served
+) -> None:
+    """The host's periodic checkpoint (`sign(wait=False)`) is saved at once and sent in the
+    background: with the witness stopped (SIGSTOP: it takes the connection, never
+    answers) the call returns with the round still on its way, and the cosignature joins
+    the saved file once the witness answers (SIGCONT)."""
+    from gmtool.house.notary import Notary
+    from gmtool.store import ledger
+
+    db, folder = _hosted(tmp_path, gm, virtual_host)
+    remote = served(tmp_path / "w", witness.public_key_path(db))
+    gm("gm", "witness", "add", remote.url, "--key", remote.public, "--db", db, "--as", OPERATOR)
+    key = CosignerKey.parse(remote.public.read_text())
+    with connect(db) as store:
+        notary = Notary(store)
+        notary.check_not_behind()  # learns the size the witness holds
+        with store.write():
+            ledger.ensure_player(store, "newcomer")
+        remote.proc.send_signal(signal.SIGSTOP)
+        try:
+            (path,) = notary.sign(wait=False)
+            assert notary.cosigning.sending  # returned while the witness is silent
+            assert key.cosigned(path.read_text()) is None
+        finally:
+            remote.proc.send_signal(signal.SIGCONT)
+        notary.cosigning.join()
+        assert key.cosigned(path.read_text()) is not None
+        assert notary.cosigning.missing == set()
+    code, audit, _ = _audit(gm, db)
+    assert code == 0 and audit["witnesses"][0]["size"] == _log_size(db), audit

@@ -205,22 +205,33 @@ class Notary:
             f"reads them there (`gmtool gm witness list`); {CHANGE_HINT}"
         )
 
-    def sign(self) -> list[Path]:
+    def sign(self, wait: bool = True) -> list[Path]:
         """Sign the log's state now into every witness (unless it is signed already): the
         files written. A store that records no witness and is open for writing records
-        the folder first, so the checkpoint covers that record too."""
+        the folder first, so the checkpoint covers that record too. `wait=False` (the
+        running host's periodic checkpoints): the served witnesses' cosignatures are added
+        to the files when they come (house/cosigning.py)."""
         folders, recorded = self.folders()
         if not recorded and not self.store.read_only:
             self._prepare(folders[0], recorded)
             self._record(folders[0])
             folders, recorded = self.folders()
         size, root = log_append.state(self.store)
-        if size == self.signed_size and not self.cosigning.missing:
+        if size == self.signed_size and (self.cosigning.sending or not self.cosigning.missing):
             return []
         for folder in folders:
             self._prepare(folder, recorded)
         note = sign_checkpoint(Checkpoint(self.origin, size, root), self.signer)
-        note += self.cosigning.cosign(note, size)
+        later = not wait and bool(witnesses.served(self.store))
+        if not later:
+            note += self.cosigning.cosign(note, size)
+        paths = self._save(folders, note, size)
+        if later:
+            self.cosigning.start(note, size, lambda lines: self._save(folders, note + lines, size))
+        self.signed_size = size
+        return paths
+
+    def _save(self, folders: list[Path], note: str, size: int) -> list[Path]:
         paths = []
         for folder in folders:
             try:
@@ -230,5 +241,4 @@ class Notary:
                     f"{folder}: cannot write the checkpoint: "
                     f"{getattr(error, 'strerror', None) or error}"
                 ) from None
-        self.signed_size = size
         return paths
