@@ -449,3 +449,35 @@ def test_the_running_host_never_waits_for_a_witness_that_does_not_answer(
         assert notary.cosigning.missing == set()
     code, audit, _ = _audit(gm, db)
     assert code == 0 and audit["witnesses"][0]["size"] == _log_size(db), audit
+
+
+def test_concurrent_submissions_never_roll_the_witness_back(tmp_path: Path, served) -> None:
+    """Checking the old size and saving the new checkpoint are one step: of many
+    submissions racing from the same old size, exactly one is cosigned, and what the
+    witness holds afterwards is that one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    signer, pub = _log(tmp_path)
+    leaves = [leaf_hash(f"record {i}".encode()) for i in range(40)]
+    tree = Tree(lambda lo, hi: leaves[lo:hi])
+    remote = served(tmp_path / "w", pub)
+
+    def note(size: int) -> str:
+        return sign_checkpoint(Checkpoint(signer.name, size, root_of(leaves[:size])), signer)
+
+    assert _post(remote.port, request_body(0, [], note(4)))[0] == 200
+    sizes = list(range(5, 40))
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(
+            pool.map(
+                lambda size: _post(
+                    remote.port, request_body(4, tree.consistency(4, size), note(size))
+                ),
+                sizes,
+            )
+        )
+    won = [size for size, (status, _, _) in zip(sizes, answers, strict=True) if status == 200]
+    assert len(won) == 1, answers
+    assert {status for status, _, _ in answers} == {200, 409}
+    status, _, body = _post(remote.port, b"", "GET", "/checkpoint/example.test%2Flog")
+    assert body.decode().split("\n")[1] == str(won[0])
