@@ -151,6 +151,9 @@ def test_an_unreachable_witness_is_named_and_the_quorum_decides(
         "folder",
         "tlog-witness",
     ]
+    text = gm("gm", "witness", "list", "--db", db).stdout
+    assert "quorum: 1 served witness(es) must agree" in text
+    assert f"quorum set to 1 (by {OPERATOR}" in text
     log = gm.json("gm", "log", "--db", db, "--json")
     actions = [entry["action"] for entry in log if entry["action"].startswith("witness")]
     assert actions.count("witness_quorum") == 2  # the refused 3 and the 1, both logged

@@ -151,7 +151,12 @@ def _render_list(found: dict) -> None:
     if found["changes"]:
         console.line("changes:")
         console.lines(
-            f"  #{c['id']} {c['at'][:19]} {c['change']} {c['type']} {c['location']} "
+            f"  #{c['id']} {c['at'][:19]} "
+            + (
+                f"quorum set to {c['location']} "
+                if c["change"] == "quorum"
+                else f"{c['change']} {c['type']} {c['location']} "
+            )
             + (
                 f"(by {c['by']}, GM action {c['gm_action_id']})"
                 if c["gm_action_id"] is not None
