@@ -7,10 +7,12 @@ Every witness here is a real process on a loopback port."""
 from __future__ import annotations
 
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
-from witness_server import ServedWitness, call, log_key, serving
+from helpers import clean_env
+from witness_server import ServedWitness, call, log_key, obeying_file_modes, serving
 
 from gmtool.evidence.cosign import CosignerKey
 from gmtool.evidence.merkle import Tree, leaf_hash, root_of
@@ -131,6 +133,18 @@ def test_witness_serve_refuses_bad_options_in_plain_words(tmp_path: Path, gm) ->
     )
     assert "does not exist" in run.stderr
     assert not (tmp_path / "no").exists()
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    run = subprocess.run(
+        [*obeying_file_modes(), "witness", "serve", "--listen", "127.0.0.1:0"]
+        + ["--state", str(locked), "--key", str(tmp_path / "k3"), "--log", str(pub)],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and "may not write there" in run.stderr, run.stderr
+    assert not (tmp_path / "k3").exists() and not (tmp_path / "k").exists()  # nothing made
 
 
 def test_concurrent_submissions_never_roll_the_witness_back(tmp_path: Path, served) -> None:

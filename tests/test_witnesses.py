@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import OPERATOR, RULES, SUPPORT, copy_db
 from helpers import public_key, query, rewrite_log
+from witness_server import obeying_file_modes
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence import witness
@@ -327,22 +328,6 @@ def test_a_host_will_not_start_without_its_recorded_witness(
 # -- issue 23 leftovers: `gm witness add` makes no folder it cannot record ------------------
 
 
-def _obeying_file_modes() -> list[str]:
-    """The console as this user, made to obey file modes if it is root (root without the
-    capabilities that bypass them)."""
-    import os
-
-    from helpers import gmtool_command
-
-    if os.geteuid() != 0:
-        return gmtool_command()
-    setpriv = shutil.which("setpriv")
-    assert setpriv, "root needs setpriv to run the console without its file-mode bypass"
-    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"] + (
-        gmtool_command()
-    )
-
-
 def test_gm_witness_add_makes_no_folder_on_a_read_only_store_nor_missing_parents(
     tmp_path: Path, gm
 ) -> None:
@@ -362,7 +347,7 @@ def test_gm_witness_add_makes_no_folder_on_a_read_only_store_nor_missing_parents
         for part in parts:
             part.chmod(0o555 if part.is_dir() else 0o444)
         run = subprocess.run(
-            [*_obeying_file_modes(), "gm", "witness", "add", str(folder)]
+            [*obeying_file_modes(), "gm", "witness", "add", str(folder)]
             + ["--db", str(db), "--as", OPERATOR],
             env=clean_env(),
             capture_output=True,

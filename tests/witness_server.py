@@ -5,6 +5,8 @@ it listens, stopped by its own pid; and a small HTTP client for the protocol tes
 from __future__ import annotations
 
 import http.client
+import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -105,3 +107,15 @@ def call(port: int, body: bytes, method: str = "POST", path: str = "/add-checkpo
         return response.status, response.getheader("Content-Type"), response.read()
     finally:
         connection.close()
+
+
+def obeying_file_modes() -> list[str]:
+    """The console as this user, made to obey file modes if it is root (root without the
+    capabilities that bypass them)."""
+    if os.geteuid() != 0:
+        return gmtool_command()
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "root needs setpriv to run the console without its file-mode bypass"
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"] + (
+        gmtool_command()
+    )

@@ -3,6 +3,7 @@ witnesses and its state folder, each refused in plain words (exit 2) when unusab
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gmtool.errors import UsageError
@@ -25,7 +26,6 @@ def open_witness(
 ) -> tuple[TlogWitness, Path | None]:
     """The witness ready to serve, and the verifier key file it made (None: the key
     existed)."""
-    cosigner, made = _key(key, name)
     verifiers = []
     for log in logs:
         try:
@@ -34,9 +34,15 @@ def open_witness(
             raise UsageError(f"--log: {error}") from None
     if state.exists() and not state.is_dir():
         raise UsageError(f"--state {state} is not a folder")
+    place = state if state.exists() else state.parent
+    if not place.is_dir():
+        raise UsageError(f"--state {state}: its folder {state.parent} does not exist")
+    if not os.access(place, os.W_OK | os.X_OK):
+        raise UsageError(f"--state {state}: this user may not write there")
+    if not key.exists() and not key.parent.is_dir():
+        raise UsageError(f"--key {key}: its folder {key.parent} does not exist")
+    cosigner, made = _key(key, name)  # (checked first: a refusal makes nothing)
     if not state.exists():
-        if not state.parent.is_dir():
-            raise UsageError(f"--state {state}: its folder {state.parent} does not exist")
         try:
             state.mkdir(mode=0o700)
         except OSError as error:
@@ -51,8 +57,6 @@ def _key(path: Path, name: str) -> tuple[Cosigner, Path | None]:
             return Cosigner.parse(witness.read_text(path, "ascii")), None
         except (OSError, NoteError) as error:
             raise UsageError(f"--key {path}: not a witness's signing key ({error})") from None
-    if not path.parent.is_dir():
-        raise UsageError(f"--key {path}: its folder {path.parent} does not exist")
     try:
         cosigner = Cosigner.generate(name)
     except NoteError as error:
