@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import OPERATOR, RULES, SUPPORT, copy_db
 from helpers import public_key, query, rewrite_log
+from witness_server import obeying_file_modes
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence import witness
@@ -133,6 +134,7 @@ def test_gm_witness_changes_are_signed_logged_and_audited(
 ) -> None:
     db, folder = witnessed
     far = tmp_path / "far" / "W2"
+    far.parent.mkdir()  # (a witness folder is made only inside an existing one)
     added = gm("gm", "witness", "add", far, "--db", db, "--as", OPERATOR)
     assert added.stdout.startswith(f"created the folder {far}\n{far} is now a witness")
     (signed,) = witness.files(far)  # a checkpoint at once, covering the change
@@ -165,7 +167,7 @@ def test_gm_witness_changes_are_signed_logged_and_audited(
     assert "only operators may witness remove" in refused.stderr
     gm("gm", "witness", "remove", folder, "--db", db, "--as", OPERATOR)
     last = gm("gm", "witness", "remove", far, "--db", db, "--as", OPERATOR, expect=1)
-    assert "the store's only witness: add the new one first" in last.stderr
+    assert "the store's only witness folder: add the new one first" in last.stderr
     logged = [
         (r["actor"], r["action"], json.loads(r["outcome"]).get("ok"))
         for r in query(db, "SELECT * FROM gm_actions WHERE action LIKE 'witness%' ORDER BY id")
@@ -321,3 +323,42 @@ def test_a_host_will_not_start_without_its_recorded_witness(
         "and so was the checkpoint key: a new key signs from now on; restore both instead "
         "if you have them)"
     ]
+
+
+# -- issue 23 leftovers: `gm witness add` makes no folder it cannot record ------------------
+
+
+def test_gm_witness_add_makes_no_folder_on_a_read_only_store_nor_missing_parents(
+    tmp_path: Path, gm
+) -> None:
+    import subprocess
+
+    from helpers import clean_env
+
+    db = _new_store(gm, tmp_path / "store")
+    nowhere = tmp_path / "nowhere" / "W"
+    run = gm("gm", "witness", "add", nowhere, "--db", db, "--as", OPERATOR, expect=2)
+    assert f"its folder {nowhere.parent} does not exist" in run.stderr
+    assert not nowhere.parent.exists()
+
+    folder = tmp_path / "W"
+    parts = [db.parent, *db.parent.iterdir()]
+    try:
+        for part in parts:
+            part.chmod(0o555 if part.is_dir() else 0o444)
+        run = subprocess.run(
+            [*obeying_file_modes(), "gm", "witness", "add", str(folder)]
+            + ["--db", str(db), "--as", OPERATOR],
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        for part in parts:
+            part.chmod(0o755 if part.is_dir() else 0o644)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr and "may not write the store" in run.stderr, run.stderr
+    assert not folder.exists()
+    listed = gm.json("gm", "witness", "list", "--db", db, "--json")
+    assert listed["witnesses"] == []

@@ -55,6 +55,8 @@ class AuditReport:
     checkpoint: dict | None = None  # the newest signed checkpoint the log was checked against
     incremental: dict | None = None  # an audit from a checkpoint: which, at what size
     window: dict | None = None  # an audit of a time window: its --since and --until
+    witnesses: list[dict] | None = None  # the served witnesses' answers (ops/witness_audit.py)
+    extended: set[str] = field(default_factory=set)  # checkpoints the log extends (not JSON)
     tool = "gmtool audit"
     artifact: str | None = None  # the store's file
 
@@ -82,6 +84,9 @@ class AuditReport:
                     f"; the log ({signed['records']} records) does NOT extend {against}: "
                     "see the checkpoint problem(s) above"
                 )
+        if self.witnesses:
+            agree = sum(1 for w in self.witnesses if w["status"] == "agrees")
+            verdict += f"; {agree} of {len(self.witnesses)} served witness(es) agree"
         after = self.incremental
         since = f" after the checkpoint at {after['size']} ({after['from']})" if after else ""
         if self.window:
@@ -94,8 +99,12 @@ class AuditReport:
     @property
     def extends_checkpoint(self) -> bool:
         """Whether the log extends every checkpoint checked: no checkpoint finding (a
-        rollback, a rewrite, a checkpoint whose signature does not hold)."""
-        return not any(str(p.get("kind", "")).startswith("checkpoint") for p in self.problems)
+        rollback, a rewrite, a checkpoint whose signature does not hold) and no served
+        witness that holds another history."""
+        return not any(
+            str(p.get("kind", "")).startswith("checkpoint") or p.get("kind") == "witness_disagrees"
+            for p in self.problems
+        )
 
     def exit_code(self, strict: bool = False) -> int:
         return 1 if self.problems else 0
@@ -108,6 +117,8 @@ class AuditReport:
             out["window"] = self.window
         if self.checkpoint is not None:
             out["checkpoint"] = {**self.checkpoint, "extended": self.extends_checkpoint}
+        if self.witnesses is not None:
+            out["witnesses"] = self.witnesses
         return out
 
 
@@ -278,6 +289,13 @@ def run_audit(
             *checkpoint_problems(log, checkpoints, origin),
         ):
             report.add(problem)
+        report.extended = {
+            name
+            for name, signed in checkpoints
+            if signed.origin == origin
+            and signed.size <= log.frontier.size
+            and log.roots.get(signed.size) == signed.root
+        }
         if window is not None:
             report.window = {"since": since, "until": until}
         if base is not None:

@@ -145,8 +145,10 @@ def _action_problem(
         args = {"delta": outcome.get("delta")}
     elif row["action"] == "deploy":
         args = {"config": outcome.get("config_id"), "rooms": outcome.get("rooms")}
-    elif row["action"] in ("witness_add", "witness_remove"):
+    elif row["action"] in ("witness_add", "witness_remove", "witness_quorum"):
         args = {"type": outcome.get("type"), "location": outcome.get("location")}
+        if "key" in outcome:  # a served witness's own key is signed with its URL
+            args["key"] = outcome["key"]
     return _once(row["request"], seen) or requests.problem(
         row["request"],
         row["actor"],

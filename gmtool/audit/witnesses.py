@@ -11,7 +11,9 @@ start records (before it, the store had none to ask). So:
   type and location, whose id the row holds (the action's signature is checked with
   every GM signature, audit/signatures.py); only the first change, an add, may have none;
 - a change adds a witness the store did not have, or removes one it had;
-- every change a GM action made is in the store.
+- every change a GM action made is in the store;
+- a served witness's key is the one the action (and so its signed request) names; a
+  quorum is a number no larger than the served witnesses the store had then.
 
 Rows edited after they were logged, inserted with a log record, or deleted are found by
 the evidence log's check (audit/log_check.py).
@@ -22,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gmtool.audit.signatures import outcome_of
+from gmtool.evidence.witness import QUORUM, SERVED
 from gmtool.findings import Finding
 from gmtool.store import gm, witnesses
 from gmtool.store.db import Store
 
-MAKERS = ("witness_add", "witness_remove")
+MAKERS = ("witness_add", "witness_remove", "witness_quorum")
 
 
 def verify_witnesses(store: Store) -> Iterator[Finding]:
@@ -49,6 +52,16 @@ def verify_witnesses(store: Store) -> Iterator[Finding]:
     for index, row in enumerate(witnesses.changes(store)):
         yield from _check_change(row, made.pop(row["id"], None), first=index == 0)
         place = (row["type"], row["location"])
+        if row["change"] == "quorum":
+            served = sum(1 for kind, _ in current if kind == SERVED)
+            if row["type"] != QUORUM or not str(row["location"]).isdigit():
+                yield Finding("witness", f"{_what(row)}: not a quorum")
+            elif int(row["location"]) > served:
+                yield Finding(
+                    "witness",
+                    f"{_what(row)}: more than the {served} served witness(es) the store had",
+                )
+            continue
         if (row["change"] == "add") == (place in current):
             yield Finding(
                 "witness",
@@ -85,6 +98,7 @@ def _check_change(row: dict, action: dict | None, first: bool) -> Iterator[Findi
         action["id"] != row["gm_action_id"]
         or action["action"] != f"witness_{row['change']}"
         or (outcome.get("type"), outcome.get("location")) != (row["type"], row["location"])
+        or outcome.get("key") != row["key"]
     ):
         yield Finding(
             "witness",

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "players": ("gmtool.cli.players", "app"),
     "gm": ("gmtool.cli.gm", "app"),
     "checkpoint": ("gmtool.cli.checkpoint", "app"),
+    "witness": ("gmtool.cli.witness", "app"),
 }
 
 

@@ -1,5 +1,7 @@
-"""`gmtool gm witness`: where the store's signed checkpoints are kept (its witnesses),
-changed only by an operator's signed, logged GM action (docs/evidence.md)."""
+"""`gmtool gm witness`: where the store's signed checkpoints are kept and who cosigns
+them (its witnesses: folders and served witnesses), and how many served witnesses an
+audit requires (the quorum), changed only by an operator's signed, logged GM action
+(docs/evidence.md)."""
 
 from __future__ import annotations
 
@@ -17,29 +19,64 @@ from gmtool.cli.common import (
 from gmtool.cli.console import console
 
 app = typer.Typer(
-    help="The store's witnesses: the folders its signed checkpoints go to and are audited against.",
+    help="The store's witnesses: the folders its signed checkpoints go to and the served "
+    "witnesses that cosign them; the audit checks the store against them.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 
 FOLDER_ARGUMENT = typer.Argument(
-    ..., metavar="DIR", help="The witness folder (relative to the working directory)."
+    ...,
+    metavar="DIR|URL",
+    help="A witness folder (relative to the working directory), or a served witness's URL.",
 )
 
 
 @app.command("add")
 def add(
     folder: str = FOLDER_ARGUMENT,
+    key: str | None = typer.Option(
+        None, "--key", metavar="PUB", help="A served witness's verifier key (its KEY.pub file)."
+    ),
     db: str | None = DB_OPTION,
     as_user: str | None = AS_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Record DIR as a witness of the store (operators, signed with your key; made if it is
-    missing): checkpoints are signed into it from now on, one at once, and the audit
-    checks them. Put it on other storage than the store."""
+    """Record DIR (made if it is missing) or a served witness at URL, with its key
+    (`gmtool witness serve` prints it), as a witness of the store (operators, signed with
+    your key): checkpoints go to it from now on, one at once, and the audit checks them.
+    Put it on other storage, or another machine, than the store."""
     from gmtool.ops.witnesses import add as add_witness
 
-    emit(writing(db, add_witness, acting_user(as_user), folder), as_json, _render("now a witness"))
+    emit(
+        writing(db, add_witness, acting_user(as_user), folder, key),
+        as_json,
+        _render("now a witness"),
+    )
+
+
+@app.command("quorum")
+def quorum(
+    count: int = typer.Argument(..., metavar="N", help="How many served witnesses."),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Require N of the served witnesses to hold a cosigned checkpoint the store extends
+    in every audit (operators, signed with your key; until set: all of them)."""
+    from gmtool.ops.witnesses import set_quorum
+
+    def render(done: dict) -> None:
+        if not done["changed"]:
+            console.success(f"the quorum is {done['quorum']} already (unchanged)")
+            return
+        console.success(
+            f"the audit now requires {done['quorum']} served witness(es) to agree "
+            f"(GM action {done['gm_action']})"
+        )
+        _signed(done)
+
+    emit(writing(db, set_quorum, acting_user(as_user), count), as_json, render)
 
 
 @app.command("remove")
@@ -70,12 +107,18 @@ def _render(now: str, after: str = ""):
         console.success(
             f"{done['folder']} is {now} of this store (GM action {done['gm_action']}){after}"
         )
-        if done["signed"]:
-            console.line(f"signed a checkpoint into {', '.join(done['signed'])}")
-        else:
-            console.warning(f"no checkpoint signed now: {done['unsigned']}")
+        _signed(done)
 
     return render
+
+
+def _signed(done: dict) -> None:
+    for note in done.get("notes", []):
+        console.warning(note)
+    if done["signed"]:
+        console.line(f"signed a checkpoint into {', '.join(done['signed'])}")
+    else:
+        console.warning(f"no checkpoint signed now: {done['unsigned']}")
 
 
 @app.command("list")
@@ -89,7 +132,16 @@ def list_(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None:
 def _render_list(found: dict) -> None:
     if found["witnesses"]:
         console.line("witnesses (checkpoints are signed into and audited against each):")
-        console.lines(f"  {w['type']} {w['folder']}" for w in found["witnesses"])
+        console.lines(
+            f"  {w['type']} {w.get('folder') or w['url']}"
+            + (f" key {w['key']}" if w.get("key") else "")
+            for w in found["witnesses"]
+        )
+        if any(w.get("url") for w in found["witnesses"]):
+            console.line(
+                f"quorum: {found['quorum']} served witness(es) must agree"
+                + ("" if found["quorum_set"] else " (all: none set)")
+            )
     else:
         console.line(
             f"this store records no witness yet: checkpoint commands use "
@@ -99,7 +151,12 @@ def _render_list(found: dict) -> None:
     if found["changes"]:
         console.line("changes:")
         console.lines(
-            f"  #{c['id']} {c['at'][:19]} {c['change']} {c['type']} {c['location']} "
+            f"  #{c['id']} {c['at'][:19]} "
+            + (
+                f"quorum set to {c['location']} "
+                if c["change"] == "quorum"
+                else f"{c['change']} {c['type']} {c['location']} "
+            )
             + (
                 f"(by {c['by']}, GM action {c['gm_action_id']})"
                 if c["gm_action_id"] is not None

@@ -32,6 +32,7 @@ PRIVILEGED = {
     "users_add",
     "witness_add",
     "witness_remove",
+    "witness_quorum",
 }
 
 

@@ -42,19 +42,26 @@ def witness_dir(db: Path, witness: str | Path | None = None) -> Path:
     return Path(witness) if witness else db.with_name(db.name + ".witness")
 
 
-FOLDER = "folder"  # the one type of witness so far: a folder of checkpoint files
+FOLDER = "folder"  # a folder of checkpoint files
+SERVED = "tlog-witness"  # a witness that cosigns over HTTP (C2SP tlog-witness): its URL
+QUORUM = "quorum"  # not a witness: how many served witnesses must cosign (the location)
 
 
 @dataclass(frozen=True)
 class Witness:
     """One of a store's witnesses as the store records it. A folder's `location` is its
     path: absolute, or its name alone when it sits beside the store (`<db>.witness`), so a
-    copy of the store and its witness audits wherever both are put. `key` is a cosigning
-    witness's own verifier key (witnesses beyond folders, later); a folder has none."""
+    copy of the store and its witness audits wherever both are put. A served witness's
+    `location` is its URL and `key` its own verifier key (cosign.CosignerKey's text); a
+    folder has none."""
 
     type: str
     location: str
     key: str | None = None
+
+    @property
+    def served(self) -> bool:
+        return self.type == SERVED
 
     def folder(self, db: Path) -> Path:
         """The folder this witness is, for the store at `db`."""

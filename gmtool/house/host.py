@@ -325,7 +325,7 @@ class Host:
                 )
             if now - signed >= self.options.checkpoint_every:
                 signed = now
-                self.notary.sign()
+                self.notary.sign(wait=False)  # served witnesses answer in the background
             if self.options.duration is not None and now - started >= self.options.duration:
                 self.request_stop()
             if self.stopping and stop_at is None:

@@ -13,7 +13,9 @@ A checkpoint is signed when the host starts (after crash recovery), every
 `checkpoint_every` seconds while it plays, and when it stops; a state already signed is
 not signed again. Before any of that, `check_not_behind` refuses a store whose log does
 not extend a witness's latest checkpoint: an older copy restored, or records deleted,
-would otherwise have the host deal hands whose seeds were already revealed.
+would otherwise have the host deal hands whose seeds were already revealed. Served
+witnesses (house/cosigning.py) cosign each checkpoint before it is saved into the folders,
+and are asked the same at the start.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from gmtool.errors import UsageError
 from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
+from gmtool.house.cosigning import Cosigning
 from gmtool.store import log_append, log_reads, witnesses
 from gmtool.store.db import Store, StoreError
 from gmtool.store.log_append import origin_of
@@ -49,6 +52,7 @@ class Notary:
         self.notify = notify  # announces a witness folder created or recorded
         self._signer: Signer | None = None
         self.signed_size: int | None = None
+        self.cosigning = Cosigning(store, notify)
         # A checkpoint key from before this notary (a host start also signs openings with
         # it, before its first checkpoint): this store's checkpoints were signed somewhere.
         self.signed_before = witness.key_path(store.path).exists()
@@ -101,6 +105,8 @@ class Notary:
         folders, recorded = self.folders()
         for folder in folders:
             self._usable(folder, recorded)
+        if witnesses.served(self.store) and witness.key_path(self.store.path).exists():
+            self.cosigning.check(self.signer.verifier)
         latest = self.latest()
         if latest is None:
             return
@@ -199,21 +205,33 @@ class Notary:
             f"reads them there (`gmtool gm witness list`); {CHANGE_HINT}"
         )
 
-    def sign(self) -> list[Path]:
+    def sign(self, wait: bool = True) -> list[Path]:
         """Sign the log's state now into every witness (unless it is signed already): the
         files written. A store that records no witness and is open for writing records
-        the folder first, so the checkpoint covers that record too."""
+        the folder first, so the checkpoint covers that record too. `wait=False` (the
+        running host's periodic checkpoints): the served witnesses' cosignatures are added
+        to the files when they come (house/cosigning.py)."""
         folders, recorded = self.folders()
         if not recorded and not self.store.read_only:
             self._prepare(folders[0], recorded)
             self._record(folders[0])
             folders, recorded = self.folders()
         size, root = log_append.state(self.store)
-        if size == self.signed_size:
+        if size == self.signed_size and (self.cosigning.sending or not self.cosigning.missing):
             return []
         for folder in folders:
             self._prepare(folder, recorded)
         note = sign_checkpoint(Checkpoint(self.origin, size, root), self.signer)
+        later = not wait and bool(witnesses.served(self.store))
+        if not later:
+            note += self.cosigning.cosign(note, size)
+        paths = self._save(folders, note, size)
+        if later:
+            self.cosigning.start(note, size, lambda lines: self._save(folders, note + lines, size))
+        self.signed_size = size
+        return paths
+
+    def _save(self, folders: list[Path], note: str, size: int) -> list[Path]:
         paths = []
         for folder in folders:
             try:
@@ -223,5 +241,4 @@ class Notary:
                     f"{folder}: cannot write the checkpoint: "
                     f"{getattr(error, 'strerror', None) or error}"
                 ) from None
-        self.signed_size = size
         return paths

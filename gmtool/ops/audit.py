@@ -19,6 +19,7 @@ from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
 from gmtool.findings import Finding
 from gmtool.house.seeds import existing_key
+from gmtool.ops import witness_audit
 from gmtool.ops.checkpoints import (
     base_checkpoint,
     host_verifier,
@@ -70,6 +71,11 @@ class Audit:
                 )
             )
             self.host_key = None
+        # The served witnesses, out of the store host's reach (none with --checkpoint FILE,
+        # which checks that file alone): their checkpoints join the folders'.
+        self.answers = [] if checkpoint else witness_audit.ask(store, self.host_key)
+        self.warnings += witness_audit.warnings(self.answers)
+        self.checkpoints += [(a.name, a.checkpoint) for a in self.answers if a.checkpoint]
         self.base = (
             None
             if from_checkpoint is None
@@ -97,6 +103,13 @@ class Audit:
         )
         for problem in self.refused:
             report.add(problem)
+        if self.answers:
+            base_size = self.base[1].size if self.base else 0
+            problems, report.witnesses = witness_audit.judge(
+                self.store, self.answers, report.extended, base_size
+            )
+            for problem in problems:
+                report.add(problem)
         report.artifact = str(self.store.path)
         if report.checkpoint is not None and self.checkpoint_file is None:  # which witness
             name = report.checkpoint["file"]

@@ -7,6 +7,11 @@ not removed since, in order. The first may be recorded by the store's first host
 by an operator (`gmtool gm witness add|remove`), whose id the row holds and whose
 outcome names the row. The audit holds the rows to their records and to those actions
 (audit/witnesses.py). A store from before witnesses were recorded has no rows.
+
+A witness is a folder or a served witness (a URL and the witness's own key, which
+cosigns). A `quorum` row is no witness: it sets how many served witnesses an audit
+requires to cosign a checkpoint the store extends (its location is the number; none
+recorded: every served witness).
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ from pathlib import Path
 
 from gmtool.errors import UsageError
 from gmtool.evidence import records
-from gmtool.evidence.witness import Witness, same_folder
+from gmtool.evidence.witness import QUORUM, Witness, same_folder
 from gmtool.store import log_append
 from gmtool.store.db import Store, StoreError
 
-CHANGES = ("add", "remove")
+CHANGES = ("add", "remove", "quorum")
 
 
 def recorded(store: Store) -> list[Witness]:
@@ -27,6 +32,8 @@ def recorded(store: Store) -> list[Witness]:
     current: dict[tuple[str, str], Witness] = {}
     for row in store.all("SELECT change, type, location, key FROM witnesses ORDER BY id"):
         witness = Witness(row["type"], row["location"], row["key"])
+        if row["change"] == "quorum":
+            continue
         if row["change"] == "add":
             current[(witness.type, witness.location)] = witness
         else:
@@ -37,9 +44,36 @@ def recorded(store: Store) -> list[Witness]:
 def folders(store: Store) -> list[Path]:
     """The folders of the witnesses the store records (none: it records none yet)."""
     try:
-        return [witness.folder(store.path) for witness in recorded(store)]
+        return [witness.folder(store.path) for witness in recorded(store) if not witness.served]
     except OSError as error:  # a type of witness this version cannot use
         raise StoreError(str(error)) from None
+
+
+def served(store: Store) -> list[Witness]:
+    """The served witnesses (URL and key) the store records, in the order added."""
+    return [witness for witness in recorded(store) if witness.served]
+
+
+def quorum(store: Store) -> int:
+    """How many served witnesses an audit requires to agree: the number an operator set
+    last (never more than there are), else all of them."""
+    count = len(served(store))
+    row = store.one(
+        "SELECT location FROM witnesses WHERE change = 'quorum' ORDER BY id DESC LIMIT 1"
+    )
+    if row is None or not str(row[0]).isdigit():
+        return count
+    return min(int(row[0]), count)
+
+
+def quorum_change(count: int) -> Witness:
+    """The record of a quorum of `count` (a `quorum` change)."""
+    return Witness(QUORUM, str(count))
+
+
+def quorum_set(store: Store) -> bool:
+    """Whether an operator ever set the quorum (else it is every served witness)."""
+    return store.one("SELECT 1 FROM witnesses WHERE change = 'quorum' LIMIT 1") is not None
 
 
 def disagreement(store: Store, given: str | Path | None) -> list[Path] | None:
