@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from gmtool.audit.batch_heads import BatchHeads
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
 from gmtool.evidence.records import index_key
@@ -116,6 +117,7 @@ class LogCheck:
         # index columns SQLite could not see agree with their body (`_suspects`: edits,
         # rare), by the kind and key their body says (body kind -> (key, index, record)).
         self._suspects: list[int] = []
+        self.heads = BatchHeads(store)  # the batches of events the walk meets
         self._strays: dict[str, list[tuple[Any, int, dict]]] = {}
         self.start = 0  # the first record checked
         self.frontier = Frontier()
@@ -125,7 +127,6 @@ class LogCheck:
         self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
     def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
-        self._suspects = log_reads.index_suspects(self.store, self.streamed, self.start)
         logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS) - self.streamed, sizes)
         self._check_state()
         self._check_nodes()
@@ -142,7 +143,9 @@ class LogCheck:
     def _walk(self, kinds: set[str], sizes: set[int]) -> tuple[dict, set[int], dict[str, int]]:
         """Every record from the frontier's size on: whole, in order, each leaf the hash
         of its body, the roots at `sizes`. Returns the records of `kinds` by key, the ids
-        of retired deployments and each table's last logged event."""
+        of retired deployments and each table's last logged event; notes the streamed
+        records SQLite could not see agree with their index (`_suspects`) and hands each
+        batch of events to `heads`."""
         logged: dict[str, dict] = {kind: {} for kind in kinds}
         retired: set[int] = set()
         batches: dict[str, int] = {}  # table -> last seq logged
@@ -151,14 +154,16 @@ class LogCheck:
             self.roots[frontier.size] = frontier.root()
         loads, sha256 = orjson.loads, hashlib.sha256  # (a million a run)
         nodes, made = frontier.nodes, self.made
-        streamed, suspects = self.streamed, set(self._suspects)
-        for idx, kind, tkey, nkey, body, leaf in log_reads.records(self.store, frontier.size):
+        streamed, suspects, heads = self.streamed, self._suspects, self.heads
+        rows = log_reads.records(self.store, frontier.size, streamed)
+        for idx, kind, tkey, nkey, body, leaf, agrees, prior in rows:
             if idx != frontier.size:
                 self._add(
                     "log_gap",
                     f"log record {frontier.size} is missing (the next is "
                     f"{idx}): records were deleted",
                 )
+                self._after_gap([(idx, kind, tkey, nkey, body, leaf, agrees, prior)], rows)
                 break
             if type(leaf) is not bytes:
                 leaf = bytes(leaf)
@@ -178,12 +183,19 @@ class LogCheck:
             frontier.size += 1
             if frontier.size in sizes:
                 self.roots[frontier.size] = frontier.root()
-            if kind in streamed and idx not in suspects:
+            if agrees:
                 continue  # held to its row in SQLite (_check_streamed)
+            if agrees == 0:  # (None: not a streamed kind)
+                suspects.append(idx)
             try:
                 record = loads(body)
+            except (ValueError, TypeError):
+                record = None
+            if kind == "events":
+                heads.batch(idx, tkey, nkey, record, prior)
+            try:
                 indexed = (record["kind"], *index_key(record))
-            except (ValueError, TypeError, KeyError):
+            except (TypeError, KeyError):
                 self._add("log_record", f"log record {idx} is not a record's JSON")
                 continue
             if indexed != (kind, tkey, nkey):
@@ -293,13 +305,25 @@ class LogCheck:
     def _add(self, kind: str, detail: str, **where) -> None:
         self.problems.append(Finding(kind, detail, **where))
 
+    def _after_gap(self, *parts: Iterable[tuple]) -> None:
+        """The records after a gap (not walked): what SQLite says of their index, and
+        their batches' heads, are still checked."""
+        for rows in parts:
+            for idx, kind, tkey, nkey, body, _, agrees, before in rows:
+                if agrees == 0:
+                    self._suspects.append(idx)
+                if kind == "events":
+                    try:
+                        record = orjson.loads(body)
+                    except (ValueError, TypeError):
+                        record = None
+                    self.heads.batch(idx, tkey, nkey, record, before)
+
     def _check_heads(self, rewritten: set[str]) -> None:
         """Every batch of events from the frontier's size on names the hash its last event
         has now; a table is reported once (after a rewrite every later batch differs too)."""
-        for idx, table, first, last, logged, digest in log_reads.batch_heads_from(
-            self.store, self.start
-        ):
-            if digest != logged and table not in rewritten:
+        for idx, table, first, last in self.heads.rewritten():
+            if table not in rewritten:
                 rewritten.add(table)
                 self._rewritten(table, first, last, f"log record {idx}")
 
