@@ -411,6 +411,24 @@ def rows_unlike_records(
         yield row, row.pop("_body")
 
 
+def streamed_counts(
+    store: Store, kind: str, start: int, suspects: str, keys: str
+) -> tuple[int, int, int]:
+    """(records, their distinct keys, the rows' distinct keys) of a streamed `kind`, keys
+    in the JSON list `keys` left out, in one pass over the log's index: as many records
+    as keys, and none is logged twice; as many keys as keys of rows with a record, and
+    no record lacks its row (then those two reads need not be made)."""
+    rows, column, _ = STREAMED[kind]
+    key, _ = _key_columns(kind)
+    found = store.conn.execute(
+        f"SELECT COUNT(*), COUNT(DISTINCT {key}), (SELECT COUNT(DISTINCT r.{column}) FROM "
+        f"({rows}) r WHERE r.{column} NOT IN (SELECT value FROM json_each(?))) FROM log WHERE "
+        f"{_proper(kind)} AND {key} NOT IN (SELECT value FROM json_each(?))",
+        (keys, start, suspects, keys),
+    ).fetchone()
+    return found[0], found[1], found[2]
+
+
 def records_without_rows(
     store: Store, kind: str, start: int, suspects: str, keys: str
 ) -> Iterator[tuple[object, int, str]]:
