@@ -132,6 +132,16 @@ def log_body_not_json(conn: sqlite3.Connection) -> None:
     _update_one(conn, "UPDATE log SET body = ? WHERE idx = ?", (body[:-1] + "x", idx))
 
 
+def log_body_of_a_player_not_json(conn: sqlite3.Connection) -> None:
+    """A player's record made not JSON (it stopped audit with "malformed JSON" in the SQL
+    that sees whether a record's index agrees with its body: SQLite evaluated the
+    json_extract beside a failed json_valid)."""
+    idx, body = conn.execute(
+        "SELECT idx, body FROM log WHERE kind = 'player' ORDER BY idx LIMIT 1"
+    ).fetchone()
+    _update_one(conn, "UPDATE log SET body = ? WHERE idx = ?", (body[:-1] + "x", idx))
+
+
 def in_sqlite(change):
     """The edit made in plain sqlite3, the append-only triggers dropped and put back."""
     return lambda db: _sql(db, change)
@@ -287,7 +297,12 @@ CASES = [  # (edit of the store at a path, the problem kind audit must report)
     pytest.param(deployment_no_gm_action_made, "deployment", id="deployment_no_gm_action"),
     *(
         pytest.param(in_sqlite(change), "log_record", id=change.__name__)
-        for change in (log_name_key_edited, log_number_key_edited, log_body_not_json)
+        for change in (
+            log_name_key_edited,
+            log_number_key_edited,
+            log_body_not_json,
+            log_body_of_a_player_not_json,
+        )
     ),
     pytest.param(log_record_duplicated, "log_record", id="log_record_duplicated"),
     pytest.param(minted_player, "unjustified_coins", id="minted_player"),  # (no key needed)

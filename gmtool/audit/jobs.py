@@ -34,11 +34,16 @@ class TablePasses:
     `jobs` workers; `results()` gives their findings in the order they were given."""
 
     def __init__(
-        self, store: Store, jobs: int = 1, progress: Callable[[int], None] | None = None
+        self,
+        store: Store,
+        jobs: int = 1,
+        progress: Callable[[int], None] | None = None,
+        strict: bool = False,
     ) -> None:
         if not 1 <= jobs <= MAX_JOBS:
             raise UsageError(f"--jobs {jobs}: give 1 to {MAX_JOBS} processes")
         self.store, self.jobs, self.progress = store, jobs, progress
+        self.strict = strict  # workers read in strict snapshots too (Store.snapshot)
         self._results: list[TableResult] | list[Future] = []
         self._pool: ProcessPoolExecutor | None = None
         self._listener: threading.Thread | None = None
@@ -78,7 +83,7 @@ class TablePasses:
         futures: dict[int, Future] = {}
         for i in longest_first:
             table, start, until = passes[i]
-            futures[i] = self._pool.submit(_table, table, selection, start, until)
+            futures[i] = self._pool.submit(_table, table, selection, start, until, self.strict)
         self._results = [futures[i] for i in range(len(passes))]
 
     def results(self) -> list[TableResult]:
@@ -127,8 +132,10 @@ def _tell(count: int) -> None:
     _told = count
 
 
-def _table(table_id: str, selection: tuple, start: int | None, until: int) -> TableResult:
-    with _audit.store.snapshot():
+def _table(
+    table_id: str, selection: tuple, start: int | None, until: int, strict: bool
+) -> TableResult:
+    with _audit.store.snapshot(strict):
         result = _audit.table(table_id, selection, start, until)
     _tell(_audit.hands_checked)
     return result

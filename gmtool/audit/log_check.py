@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from gmtool.audit.batch_heads import BatchHeads
 from gmtool.evidence.merkle import Frontier
 from gmtool.evidence.note import Checkpoint
 from gmtool.evidence.records import index_key
@@ -116,6 +117,7 @@ class LogCheck:
         # index columns SQLite could not see agree with their body (`_suspects`: edits,
         # rare), by the kind and key their body says (body kind -> (key, index, record)).
         self._suspects: list[int] = []
+        self.heads = BatchHeads(store)  # the batches of events the walk meets
         self._strays: dict[str, list[tuple[Any, int, dict]]] = {}
         self.start = 0  # the first record checked
         self.frontier = Frontier()
@@ -125,7 +127,6 @@ class LogCheck:
         self.made = [hashlib.sha256() for _ in range(MAX_LEVEL + 1)]
 
     def run(self, sizes: set[int] = frozenset()) -> list[Finding]:
-        self._suspects = log_reads.index_suspects(self.store, self.streamed, self.start)
         logged, retired, batches = self._walk(set(log_reads.LOGGED_ROWS) - self.streamed, sizes)
         self._check_state()
         self._check_nodes()
@@ -142,7 +143,9 @@ class LogCheck:
     def _walk(self, kinds: set[str], sizes: set[int]) -> tuple[dict, set[int], dict[str, int]]:
         """Every record from the frontier's size on: whole, in order, each leaf the hash
         of its body, the roots at `sizes`. Returns the records of `kinds` by key, the ids
-        of retired deployments and each table's last logged event."""
+        of retired deployments and each table's last logged event; notes the streamed
+        records SQLite could not see agree with their index (`_suspects`) and hands each
+        batch of events to `heads`."""
         logged: dict[str, dict] = {kind: {} for kind in kinds}
         retired: set[int] = set()
         batches: dict[str, int] = {}  # table -> last seq logged
@@ -151,39 +154,53 @@ class LogCheck:
             self.roots[frontier.size] = frontier.root()
         loads, sha256 = orjson.loads, hashlib.sha256  # (a million a run)
         nodes, made = frontier.nodes, self.made
-        streamed, suspects = self.streamed, set(self._suspects)
-        for idx, kind, tkey, nkey, body, leaf in log_reads.records(self.store, frontier.size):
-            if idx != frontier.size:
+        streamed, suspects, heads = self.streamed, self._suspects, self.heads
+        rows = log_reads.records(self.store, frontier.size, streamed)
+        size = frontier.size  # (a local: frontier.size is set after the loop)
+        for idx, kind, tkey, nkey, body, leaf, agrees, prior in rows:
+            if idx != size:
                 self._add(
                     "log_gap",
-                    f"log record {frontier.size} is missing (the next is "
-                    f"{idx}): records were deleted",
+                    f"log record {size} is missing (the next is {idx}): records were deleted",
                 )
+                self._after_gap([(idx, kind, tkey, nkey, body, leaf, agrees, prior)], rows)
                 break
             if type(leaf) is not bytes:
                 leaf = bytes(leaf)
-            if sha256(b"\x00" + body.encode("utf-8", "surrogateescape")).digest() != leaf:
+            try:
+                text = body.encode()
+            except UnicodeEncodeError:  # bad bytes kept as escapes (a lenient read)
+                text = body.encode("utf-8", "surrogateescape")
+            if sha256(b"\x00" + text).digest() != leaf:
                 self._add(
                     "log_record", f"log record {idx} ({kind}) does not match its hash (edited)"
                 )
             # Frontier.push inline, each complete node it makes hashed into its level's
             # digest (for `_check_nodes`: the stored nodes must be these).
-            node, index, level = leaf, frontier.size, 0
+            node, index, level = leaf, size, 0
             while index & 1:
                 node = sha256(b"\x01" + nodes.pop() + node).digest()
                 index >>= 1
                 level += 1
                 made[level].update(node)
             nodes.append(node)
-            frontier.size += 1
-            if frontier.size in sizes:
-                self.roots[frontier.size] = frontier.root()
-            if kind in streamed and idx not in suspects:
+            size += 1
+            if size in sizes:
+                frontier.size = size
+                self.roots[size] = frontier.root()
+            if agrees:
                 continue  # held to its row in SQLite (_check_streamed)
+            if agrees == 0:  # (None: not a streamed kind)
+                suspects.append(idx)
             try:
                 record = loads(body)
+            except (ValueError, TypeError):
+                record = None
+            if kind == "events":
+                heads.batch(idx, tkey, nkey, record, prior)
+            try:
                 indexed = (record["kind"], *index_key(record))
-            except (ValueError, TypeError, KeyError):
+            except (TypeError, KeyError):
                 self._add("log_record", f"log record {idx} is not a record's JSON")
                 continue
             if indexed != (kind, tkey, nkey):
@@ -223,6 +240,7 @@ class LogCheck:
                         **_where(kind, key, record),
                     )
                 bucket[key] = record
+        frontier.size = size
         return logged, retired, batches
 
     def _logged_before(self, table: str) -> int:
@@ -293,13 +311,25 @@ class LogCheck:
     def _add(self, kind: str, detail: str, **where) -> None:
         self.problems.append(Finding(kind, detail, **where))
 
+    def _after_gap(self, *parts: Iterable[tuple]) -> None:
+        """The records after a gap (not walked): what SQLite says of their index, and
+        their batches' heads, are still checked."""
+        for rows in parts:
+            for idx, kind, tkey, nkey, body, _, agrees, before in rows:
+                if agrees == 0:
+                    self._suspects.append(idx)
+                if kind == "events":
+                    try:
+                        record = orjson.loads(body)
+                    except (ValueError, TypeError):
+                        record = None
+                    self.heads.batch(idx, tkey, nkey, record, before)
+
     def _check_heads(self, rewritten: set[str]) -> None:
         """Every batch of events from the frontier's size on names the hash its last event
         has now; a table is reported once (after a rewrite every later batch differs too)."""
-        for idx, table, first, last, logged, digest in log_reads.batch_heads_from(
-            self.store, self.start
-        ):
-            if digest != logged and table not in rewritten:
+        for idx, table, first, last in self.heads.rewritten():
+            if table not in rewritten:
                 rewritten.add(table)
                 self._rewritten(table, first, last, f"log record {idx}")
 
@@ -373,8 +403,13 @@ class LogCheck:
         strays = self._strays.get(kind, [])
         held = sorted({key for key, _, _ in strays}, key=_order)
         keys = json.dumps([key for key in held if isinstance(key, (int, str))])
+        records, keyed, rowed = log_reads.streamed_counts(store, kind, start, suspects, keys)
         last_key: object = _NONE
-        for key, idx, body in log_reads.records_logged_twice(store, kind, start, suspects, keys):
+        for key, idx, body in (
+            log_reads.records_logged_twice(store, kind, start, suspects, keys)
+            if records != keyed
+            else ()
+        ):
             if key == last_key and kind not in RELOGGED:
                 self._add(
                     "log_record",
@@ -382,14 +417,20 @@ class LogCheck:
                     **_where(kind, key, _loads(body)),
                 )
             last_key = key
-        body_of = log_reads.LOGGED_ROWS[kind][1]
+        body_of, column = log_reads.LOGGED_ROWS[kind][1], log_reads.STREAMED[kind][1]
+        unlogged = set()  # the keys of rows without a record
         for row, text in log_reads.rows_unlike_records(store, kind, start, suspects, keys):
             body = body_of(row)
             if text is None:
+                unlogged.add(row[column])
                 self._not_logged(kind, body)
             else:
                 self._compare(kind, _loads(text), body)
-        for key, _, text in log_reads.records_without_rows(store, kind, start, suspects, keys):
+        for key, _, text in (
+            log_reads.records_without_rows(store, kind, start, suspects, keys)
+            if keyed != rowed - len(unlogged)  # keys that no row has
+            else ()
+        ):
             self._add(
                 "deleted",
                 f"{name} {key}: in the evidence log but not in the store (deleted)",

@@ -40,7 +40,7 @@ from gmtool.errors import UsageError
 from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.findings import Finding, finding_of
 from gmtool.store import scan
-from gmtool.store.db import Store
+from gmtool.store.db import Store, undecodable
 from gmtool.store.queries import check_names
 
 
@@ -236,7 +236,11 @@ def run_audit(
     caller verified), also that the log extends each of them; with the host's
     `seed_key`, that every seed is the one it derives; with its verifier `host_key`, that
     it signed every opening balance; with `jobs`, tables in that many processes; with
-    `base` (name, signed checkpoint), only what came after it."""
+    `base` (name, signed checkpoint), only what came after it.
+
+    The store is read in a strict snapshot (text as SQLite decodes it, the fast way); one
+    that holds text that is not UTF-8 (edited in) is audited again in a lenient one, which
+    reads it with its bad bytes kept, to be reported: the report is that audit's."""
     check_names(store, table, player)
     selection = (since, until, table, player)
     if base is not None and any(selection):
@@ -244,9 +248,39 @@ def run_audit(
             "an audit from a checkpoint covers everything after it: it takes "
             "no --since, --until, --table or --player"
         )
+    args = (store, selection, checkpoints, origin, seed_key, jobs, base, host_key)
+    told = 0
+
+    def monotone(count: int) -> None:  # (the second audit counts again from 0)
+        nonlocal told
+        if count > told:
+            told = count
+            progress(count)
+
+    try:
+        return _audit(*args, monotone if progress else None, strict=True)
+    except Exception as error:
+        if not undecodable(error):
+            raise
+    return _audit(*args, monotone if progress else None, strict=False)
+
+
+def _audit(
+    store: Store,
+    selection: tuple,
+    checkpoints: Iterable[tuple[str, Checkpoint]],
+    origin: str,
+    seed_key: bytes | None,
+    jobs: int,
+    base: tuple[str, Checkpoint] | None,
+    host_key: Verifier | None,
+    progress: Callable[[int], None] | None,
+    strict: bool,
+) -> AuditReport:
+    since, until, _, player = selection
     report = AuditReport()
     checkpoints = list(checkpoints)
-    with store.snapshot(), TablePasses(store, jobs, progress) as passes:
+    with store.snapshot(strict), TablePasses(store, jobs, progress, strict) as passes:
         log = LogCheck(store) if base is None else LogFrom(store, base)
         starts: dict[str, int] = {}
         if base is not None:

@@ -105,7 +105,9 @@ class TableAudit:
                     next_hand = self._hand_done(current, events, next_hand, hands)
                     current, events = hand_id, []
                 if hand_id is not None:
-                    events += [(seq, type_, payload) for _, seq, type_, payload, *_ in rows_of_hand]
+                    events += [
+                        (seq, type_, payload) for _, seq, type_, payload, _, _, _, _ in rows_of_hand
+                    ]
         next_hand = self._hand_done(current, events, next_hand, hands)
         while next_hand is not None:  # hands whose events are all gone
             self._hand_done(next_hand[0], [], next_hand, hands)

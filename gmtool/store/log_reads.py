@@ -116,20 +116,6 @@ def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] |
     return (row[0], row[1]) if row is not None else None
 
 
-def batch_heads_from(store: Store, lo: int) -> Iterator[tuple]:
-    """(log index, table, first seq, last seq, logged head, the hash event `last` has now
-    (None if it is gone)) of every batch of events logged from record `lo` on."""
-    return store.conn.execute(
-        "SELECT l.idx, l.tkey, l.nkey, "
-        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last'), "
-        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.head'), e.hash "
-        "FROM log l LEFT JOIN events e ON e.table_id = l.tkey AND e.seq = "
-        "json_extract(CASE WHEN json_valid(l.body) THEN l.body END, '$.last') "
-        "WHERE l.idx >= ? AND l.kind = 'events' ORDER BY l.idx",
-        (lo,),
-    )
-
-
 def batch_hand(store: Store, table_id: str, first: int, last: int) -> int | None:
     """The hand of a batch's events (or of the event after it), to name in a finding."""
     row = store.one(
@@ -259,14 +245,35 @@ def hands_after(store: Store, lo: int) -> int:
 # ---- the whole log, proofs and guards ------------------------------------------------
 
 
-def records(store: Store, lo: int = 0, hi: int | None = None) -> Iterator:
-    """Log rows (idx, kind, tkey, nkey, body, leaf) in order, from `lo` up to `hi`."""
-    sql = "SELECT idx, kind, tkey, nkey, body, leaf FROM log WHERE idx >= ?"
-    params: list = [lo]
-    if hi is not None:
-        sql += " AND idx < ?"
-        params.append(hi)
-    return store.conn.execute(sql + " ORDER BY idx", params)
+def records(store: Store, lo: int, streamed: Iterable[str] = ()) -> Iterator:
+    """Log rows (idx, kind, tkey, nkey, body, leaf, agrees, before) in order from `lo`.
+
+    `agrees`, of the records of the `streamed` kinds (by their kind column; NULL for the
+    others): 1 when SQLite sees their index columns agree with their body (an object's
+    JSON of that kind, its key of the same value and type), else 0 (an edit, or 1.0 for
+    1: the caller reads those bodies itself). `before`, of batches of events: the hash
+    the event before the batch's first has now (while batches follow on, the previous
+    batch's last: its head is checked on this row, with no JSON parsed in SQL)."""
+    kinds = sorted(set(streamed))
+    named = ", ".join(f"'{kind}'" for kind in NAMED_KINDS)
+    key = f"CASE WHEN l.kind IN ({named}) THEN l.tkey ELSE l.nkey END"
+    other = f"CASE WHEN l.kind IN ({named}) THEN l.nkey ELSE l.tkey END"
+    path = f"CASE WHEN l.kind IN ({named}) AND l.kind != 'config' THEN '$.name' ELSE '$.id' END"
+    # One JSON text compared: the body's kind and key, as written, against the columns as
+    # JSON (so 1.0, "1" or a missing key do not agree with 1); json_valid first, and in a
+    # CASE, as SQLite evaluates both sides of an AND and json_extract stops on bad JSON.
+    agrees = (
+        f"CASE WHEN l.kind IN ({', '.join('?' * len(kinds)) or 'NULL'}) THEN CASE WHEN "
+        f"typeof(l.kind) = 'text' AND typeof({key}) IN ('integer', 'real', 'text') AND "
+        f"{other} IS NULL AND json_valid(l.body) THEN json_extract(l.body, '$.kind', {path}) "
+        f"= json_array(l.kind, {key}) ELSE 0 END END"
+    )
+    return store.conn.execute(
+        f"SELECT l.idx, l.kind, l.tkey, l.nkey, l.body, l.leaf, {agrees}, e.hash FROM log l "
+        "LEFT JOIN events e ON l.kind = 'events' AND e.table_id = l.tkey AND e.seq = "
+        "l.nkey - 1 WHERE l.idx >= ? ORDER BY l.idx",
+        [*kinds, lo],
+    )
 
 
 def leaves(store: Store, lo: int, hi: int) -> list[bytes]:
@@ -366,36 +373,11 @@ STREAMED = {
         "json_object('at', r.created_at, 'kind', 'player', 'name', r.name, 'type', r.kind)",
     ),
 }
-NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the others by id
 
 
 def _key_columns(kind: str) -> tuple[str, str]:
     """(the log column of a kind's key, the one that must be NULL)."""
     return ("tkey", "nkey") if kind in NAMED_KINDS else ("nkey", "tkey")
-
-
-def index_suspects(store: Store, kinds: Iterable[str], start: int = 0) -> list[int]:
-    """The indexes of the records of `kinds` (by their kind column) whose index columns
-    SQLite cannot see agree with their body: not an object's JSON, another kind, another
-    key (of any other type). What is not listed here agrees; what is may still (Python
-    compares 1 and 1.0 alike): the caller reads those bodies itself."""
-    kinds = list(kinds)
-    if not kinds:
-        return []
-    return [
-        row[0]
-        for row in store.conn.execute(
-            "SELECT idx FROM log WHERE idx >= ? AND kind IN (SELECT value FROM json_each(?)) AND "
-            "NOT coalesce(json_valid(body) AND json_type(body) = 'object' AND typeof(kind) = "
-            "'text' AND kind IS json_extract(body, '$.kind') AND CASE WHEN kind IN (SELECT value "
-            "FROM json_each(?)) THEN nkey IS NULL AND tkey IS json_extract(body, CASE kind WHEN "
-            "'config' THEN '$.id' ELSE '$.name' END) AND typeof(tkey) = json_type(body, CASE "
-            "kind WHEN 'config' THEN '$.id' ELSE '$.name' END) ELSE tkey IS NULL AND nkey IS "
-            "json_extract(body, '$.id') AND typeof(nkey) = json_type(body, '$.id') END, 0) "
-            "ORDER BY idx",
-            (start, json.dumps(kinds), json.dumps(NAMED_KINDS)),
-        )
-    ]
 
 
 def _proper(kind: str) -> str:
@@ -427,6 +409,24 @@ def rows_unlike_records(
     for values in cursor:
         row = dict(zip(names, values))
         yield row, row.pop("_body")
+
+
+def streamed_counts(
+    store: Store, kind: str, start: int, suspects: str, keys: str
+) -> tuple[int, int, int]:
+    """(records, their distinct keys, the rows' distinct keys) of a streamed `kind`, keys
+    in the JSON list `keys` left out, in one pass over the log's index: as many records
+    as keys, and none is logged twice; as many keys as keys of rows with a record, and
+    no record lacks its row (then those two reads need not be made)."""
+    rows, column, _ = STREAMED[kind]
+    key, _ = _key_columns(kind)
+    found = store.conn.execute(
+        f"SELECT COUNT(*), COUNT(DISTINCT {key}), (SELECT COUNT(DISTINCT r.{column}) FROM "
+        f"({rows}) r WHERE r.{column} NOT IN (SELECT value FROM json_each(?))) FROM log WHERE "
+        f"{_proper(kind)} AND {key} NOT IN (SELECT value FROM json_each(?))",
+        (keys, start, suspects, keys),
+    ).fetchone()
+    return found[0], found[1], found[2]
 
 
 def records_without_rows(
