@@ -108,3 +108,33 @@ def test_help_of_a_group_after_a_global_option_is_shown(gm: Gmtool, group: str) 
     refuse it ("No such option: --db") instead of showing its help."""
     run = gm("--db", "x.db", "--as", OPERATOR, group, "--help")
     assert run.stdout.startswith(f"Usage: gmtool {group} "), run.stdout + run.stderr
+
+
+def test_a_value_that_names_a_command_is_the_options_value(gm: Gmtool, deployed_db: Path) -> None:
+    """`--as demo players ...`: the GM is called demo (a probe found "demo" taken for the
+    command); `--db hands list` still lacks its value."""
+    from gmtool.cli import options_behind_the_command
+
+    assert options_behind_the_command(["--as", "demo", "players", "adjust", "p", "1"]) == [
+        "players",
+        "adjust",
+        "p",
+        "1",
+        "--as",
+        "demo",
+    ]
+    run = gm("--as", "demo", "--db", deployed_db, "tables", "open", "t1", expect=None)
+    assert "No such option" not in run.stderr and run.returncode != 0, run.stderr
+    assert "demo" in run.stderr and "Usage: gmtool demo" not in run.stderr, run.stderr
+
+
+def test_an_option_between_a_group_and_its_command_is_moved(gm: Gmtool, deployed_db: Path) -> None:
+    after = gm("deploy", "history", "--db", deployed_db, "--json").stdout
+    assert gm("deploy", "--db", deployed_db, "history", "--json").stdout == after
+    assert gm("deploy", "--json", "--db", deployed_db, "history").stdout == after
+
+
+@pytest.mark.parametrize("args", [["--db"], ["--json"], ["--db", "x.db"], ["--as", "boss"]])
+def test_an_option_without_a_command_says_where_it_goes(gm: Gmtool, args: list[str]) -> None:
+    run = gm(*args, expect=2)
+    assert f"{args[0]} goes with a command" in run.stderr, run.stderr

@@ -42,20 +42,29 @@ COMMAND_OPTIONS = {"--db": True, "--as": True, "--json": False}
 
 def options_behind_the_command(args: list[str]) -> list[str]:
     """`args` with the command options given before the command path moved behind it
-    (before a `--`, if there is one): `--db X hands list` -> `hands list --db X`."""
+    (before a `--`, if there is one): `--db X hands list` -> `hands list --db X`, and
+    `hands --db X list` -> `hands list --db X`. ValueError: they cannot be placed."""
     ahead: list[str] = []
     moved: list[str] = []
     index = 0
     while index < len(args) and args[index].startswith("-") and args[index] != "--":
-        name, equals, _ = args[index].partition("=")
-        value = args[index + 1] if index + 1 < len(args) else None
-        # (`--db hands list`: the value is missing, and the command says so)
-        width = 2 if COMMAND_OPTIONS.get(name) and not equals and value not in COMMANDS else 1
+        name, width = _option_at(args, index)
         (moved if name in COMMAND_OPTIONS else ahead).extend(args[index : index + width])
         index += width
     rest = args[index:]
-    if not moved or not rest:
-        return args  # no command named: the root says what is wrong, as it did
+    # Between a command group and its command (`hands --db X list`): moved as well.
+    while len(rest) > 2 and rest[0] in GROUPS and rest[1].partition("=")[0] in COMMAND_OPTIONS:
+        _, width = _option_at(rest, 1)
+        moved.extend(rest[1 : 1 + width])
+        rest = [rest[0], *rest[1 + width :]]
+    if moved and not rest:
+        raise ValueError(
+            f"{moved[0]} goes with a command: gmtool {moved[0]}"
+            f"{' VALUE' if COMMAND_OPTIONS[moved[0].partition('=')[0]] else ''} COMMAND ..."
+            " (or after the command)"
+        )
+    if not moved:
+        return args  # nothing to move: the command says what is wrong, as it did
     end = rest.index("--") if "--" in rest else len(rest)
     if any(arg in ("-h", "--help") for arg in rest[:end]):
         return [*ahead, *rest]  # help needs no store: `--db X deploy --help` shows it
@@ -64,6 +73,24 @@ def options_behind_the_command(args: list[str]) -> list[str]:
         if before and any(arg == name or arg.startswith(name + "=") for arg in rest[:end]):
             raise ValueError(f"{name} is given both before and after the command: give it once")
     return [*ahead, *rest[:end], *moved, *rest[end:]]
+
+
+GROUPS = {name for name, (_, attribute) in COMMANDS.items() if attribute == "app"}
+
+
+def _option_at(args: list[str], index: int) -> tuple[str, int]:
+    """The option at `args[index]` and how many arguments it takes up (1 or 2). A value
+    that names a command is the option's only if another command follows (`--as demo
+    players show` is GM demo; `--db hands list` lacks the store, and the command says so)."""
+    name, equals, _ = args[index].partition("=")
+    if not COMMAND_OPTIONS.get(name) or equals or index + 1 >= len(args):
+        return name, 1
+    value = args[index + 1]
+    later = args[index + 2 :]
+    later = later[: later.index("--")] if "--" in later else later
+    if value in COMMANDS and not any(arg in COMMANDS for arg in later):
+        return name, 1
+    return name, 2
 
 
 class RootGroup(LazyGroup):
