@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gmtool.errors import GmtoolError, NotFound
 from gmtool.evidence.request import Gm
-from gmtool.ops.gm import authorize, text
+from gmtool.ops.gm import authorize, signed_here, text
 from gmtool.store import gm
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
@@ -24,6 +24,7 @@ def reopen(store: Store, actor: Gm, table_id: str, reason: str | None = None) ->
     request = authorize(store, actor, "open", table_id, reason)
     error: GmtoolError | None = None
     with store.write(durable=True):
+        request = signed_here(store, actor, request)  # bound to the log as it is now
         state = table_store.status(store, table_id)
         if state is None:
             error = NotFound(f"no table {table_id!r} (see `gmtool tables list --closed`)")
