@@ -13,16 +13,19 @@ their files, the operators' own keys.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from conftest import OPERATOR, copy_db
-from helpers import gm_identity
+from helpers import gm_identity, public_key
 
 from gmtool.evidence import request as requests
 from gmtool.store import gm as gm_store
 from gmtool.store import ledger, log_append, log_history
 from gmtool.store.db import Store, connect
+
+QQ = Path(__file__).resolve().parent.parent / "rules" / "qq-showhand.toml"
 
 
 def _adjust_on(gm, db: Path, player: str, delta: int, reason: str = "goodwill") -> None:
@@ -201,3 +204,23 @@ def test_the_host_and_console_refuse_a_request_made_on_another_copy(
     with connect(host_copy) as store:
         why = gm_store.request_problem(store, note, OPERATOR, "close", table, "maintenance", {})
     assert why is not None and "signed on another history" in why
+
+
+def test_a_deploy_plan_saved_on_a_copy_is_refused_on_the_original(
+    deployed_db: Path, tmp_path: Path, gm
+) -> None:
+    """`deploy apply` checks the plan's signed request as the host checks a command's: a
+    plan the operator saved on a copy that had written something of its own (here an
+    adjustment) is not applied to the original, and nothing is deployed or logged."""
+    copy = copy_db(deployed_db, tmp_path / "copy")
+    gm("gm", "users", "add", "carol", "--role", "support", "--key", public_key("carol"),
+       "--db", copy, "--as", OPERATOR)  # fmt: skip
+    profile = tmp_path / "qq.toml"
+    shutil.copy(QQ, profile)
+    gm("rules", "set", profile, "profile.version", "2", "timeouts.action_s", "20")
+    plan = tmp_path / "qq.plan"
+    gm("deploy", profile, "--plan-out", plan, "--db", copy, "--as", OPERATOR)
+    before = _last_action(deployed_db)
+    run = gm("deploy", "apply", plan, "--db", deployed_db, expect=1)
+    assert "signed on another history" in run.stderr, run.stderr
+    assert _last_action(deployed_db) == before
