@@ -244,3 +244,17 @@ def test_hands_show_agrees_with_the_audit_on_a_replaced_host_key(signed_copy: Pa
     shown = gm("hands", "show", str(hand["id"]), "--db", signed_copy, expect=1)
     assert "verifies" not in shown.stdout.splitlines()[4]
     assert "DOES NOT VERIFY: hand" in shown.stdout
+
+
+def test_hands_show_of_hands_a_live_host_is_playing_verifies(deployed_db: Path, start_host, gm):
+    """Read while the host writes (one consistent view of the store): the running hand and
+    the ones just settled verify, nothing half seen is reported as an edit."""
+    host = start_host(deployed_db, "--tables", "3", "--speed", "50", "--checkpoint-every", "1")
+    host.wait_for_line(r"hand \d+ started")
+    for round_ in range(6):
+        seen = len(host.lines)
+        for hand in gm.json("hands", "list", "--db", deployed_db, "--limit", "3", "--json"):
+            report = gm.json("hands", "show", str(hand["id"]), "--db", deployed_db, "--json")
+            assert report["evidence"]["verified"], (round_, hand["id"], report["evidence"])
+        host.wait_until(lambda seen=seen: len(host.lines) > seen)  # the host wrote on meanwhile
+    assert host.stop() == 0

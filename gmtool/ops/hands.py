@@ -23,7 +23,13 @@ from gmtool.store.db import Store
 
 
 def evidence_of(store: Store, hand_id: int) -> HandEvidence:
-    """The hand's whole evidence, checked (NoSuchRecord if there is no such hand)."""
+    """The hand's whole evidence, checked in one consistent view of the store (a host may
+    be writing it), NoSuchRecord if there is no such hand."""
+    with store.snapshot():
+        return _evidence(store, hand_id)
+
+
+def _evidence(store: Store, hand_id: int) -> HandEvidence:
     checkpoint, problems = newest_checkpoint(store)
     evidence = check_hand(store, hand_id, seed_key(store), checkpoint)
     evidence.problems[:0] = [problem.as_json() for problem in problems]
@@ -60,8 +66,9 @@ def newest_checkpoint(store: Store) -> tuple[tuple[str, Checkpoint] | None, list
 def show(store: Store, hand_id: int) -> dict:
     """`hands show`: the hand's report with its `evidence`; the seed verifies only when
     the audit's seed check finds nothing wrong with it either."""
-    report = hand_report(store, hand_id)
-    evidence = evidence_of(store, hand_id)
+    with store.snapshot():  # the report and its check of one moment
+        report = hand_report(store, hand_id)
+        evidence = _evidence(store, hand_id)
     seed = [p["detail"] for p in evidence.problems if p.get("kind") == "seed"]
     if seed and report["seed_verifies"]:
         report["seed_verifies"] = False
@@ -73,8 +80,9 @@ def show(store: Store, hand_id: int) -> dict:
 def replay(store: Store, hand_id: int) -> dict:
     """`hands replay`: the replay through the engine, then the rest of the hand's
     evidence; `ok` only when both hold (`replay_ok`: the replay alone)."""
-    result = replay_hand(store, hand_id).as_json()
-    evidence = evidence_of(store, hand_id).as_json()
+    with store.snapshot():
+        result = replay_hand(store, hand_id).as_json()
+        evidence = _evidence(store, hand_id).as_json()
     evidence["problems"] = [p for p in evidence["problems"] if p not in result["problems"]]
     evidence["verified"] = not evidence["problems"]
     return {
