@@ -876,16 +876,20 @@ def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
 
 
 def test_hands_export_of_a_tampered_hand_says_mismatch(host_copy: Path, gm) -> None:
+    """Since issue 24 a hand whose evidence does not verify is not exported (exit 1,
+    nothing written): the error names what does not verify; `hands replay` says MISMATCH."""
     hand_id = _showdown_hand(host_copy)
     conn = sqlite3.connect(host_copy)
     with conn:
         conn.execute("DROP TRIGGER events_no_delete")
         conn.execute("DELETE FROM events WHERE hand_id = ? AND type = 'showdown'", (hand_id,))
     conn.close()
-    markdown = gm("hands", "export", hand_id, "--format", "md", "--db", host_copy).stdout
-    assert "MISMATCH" in markdown
-    report = gm.json("hands", "export", hand_id, "--format", "json", "--db", host_copy)
-    assert report["replay"]["ok"] is False
+    for output_format in ("md", "json"):
+        run = gm("hands", "export", hand_id, "--format", output_format, "--db", host_copy,
+                 expect=1)  # fmt: skip
+        assert run.stdout == "" and "evidence does not verify" in run.stderr
+        assert "replay: " in run.stderr and "chain_gap: " in run.stderr
+    assert "MISMATCH" in gm("hands", "replay", hand_id, "--db", host_copy, expect=1).stdout
 
 
 # -- errors ---------------------------------------------------------------------------------

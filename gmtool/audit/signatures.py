@@ -13,7 +13,14 @@ roles of its time, not today's:
 - every command's request holds (the console never queues one that does not);
 - a GM user's role or key changes only with a signed `users add` right after it, and
   the first key is registered once (bootstrap), by its own holder, while no GM had a key;
-- no signed request is used twice.
+- no signed request is used twice;
+- every request made since requests name the history they were made on (2026-12-02) was
+  made on this store's: the log's first `size` records hash to the root it signed, it was
+  signed before what it asked for was logged, and an adjustment, a GM user's change or a
+  reopening (signed in the transaction that logs it) is the log's next record after it; a
+  request naming no history, carried out after one that names it, is a replay from
+  before (`gm_replay`);
+- nothing it asked for is dated before the request (`gm_time`).
 
 Before any GM had a key (stores from before GM keys, and a fresh store being set up)
 actions were not signed: they are accepted as they were.
@@ -26,11 +33,50 @@ from collections.abc import Iterator
 import orjson
 
 from gmtool.evidence import request as requests
+from gmtool.evidence.note import NoteError
 from gmtool.evidence.request import PRIVILEGED
 from gmtool.findings import Finding
-from gmtool.store import gm, log_append, log_reads
+from gmtool.store import gm, log_append, log_history, log_reads
 
 COMMANDS = {"kick", "close"}
+# Signed in the write transaction that logs them (ops/gm.py `signed_here`): what they ask
+# for is the log's next record after the size their request names.
+TIGHT = {"adjust", "users_add", "open"}
+
+
+class _History:
+    """Each request's history held to the log, in log order: the first request that names
+    its history makes every later one that names none a replay."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.bound_from: int | None = None  # the record of the first request naming its log
+
+    def problem(self, note: str | None, index: int, done_at: object, tight: bool) -> tuple | None:
+        """(finding kind, why) when `note`, carried out by record `index` at `done_at`, was
+        not made on this history or is dated after it; None when it holds."""
+        if note is None:
+            return None
+        why = requests.history_problem(
+            note, index, lambda n: log_history.root_at(self.store, n), tight
+        )
+        if why is None:
+            try:
+                named = "log" in requests.fields_of(note)
+            except NoteError:
+                named = True  # the signature check reports it
+            if named:
+                self.bound_from = index if self.bound_from is None else self.bound_from
+            elif self.bound_from is not None:
+                why = (
+                    "its request names no history (the form of requests signed before "
+                    "2026-12-02), but requests of this store have named theirs since record "
+                    f"{self.bound_from}: an old request replayed"
+                )
+        if why is not None:
+            return "gm_replay", why
+        late = requests.time_problem(note, done_at)
+        return ("gm_time", late) if late else None
 
 
 def verify_signatures(store) -> Iterator[Finding]:
@@ -40,7 +86,9 @@ def verify_signatures(store) -> Iterator[Finding]:
     good_requests: set[int] = set()  # commands whose request held
     seen: set[str] = set()  # request notes used
     change = None  # a GM user change waiting for the users_add that made it
-    for _idx, kind, body in log_reads.gm_records(store):
+    history = _History(store)
+    asked_at: dict[int, str] = {}  # command -> its request (for its fate's time)
+    for idx, kind, body in log_reads.gm_records(store):
         try:
             record = orjson.loads(body)
         except ValueError:
@@ -59,6 +107,7 @@ def verify_signatures(store) -> Iterator[Finding]:
                     record.get("key"),
                     dict(users),
                     keyed,
+                    idx,
                 )
             users[record.get("name")] = (record.get("role"), record.get("key"))
         elif kind == "gm_request":
@@ -72,23 +121,40 @@ def verify_signatures(store) -> Iterator[Finding]:
                 )
             elif keyed:
                 good_requests.add(record.get("id"))
+                asked_at[record.get("id")] = record.get("request")
+                late = history.problem(record.get("request"), idx, record.get("at"), False)
+                if late:
+                    yield Finding(
+                        late[0],
+                        f"GM command {record.get('id')} "
+                        f"({record.get('command')} {record.get('table')}): {late[1]}",
+                    )
         elif kind == "gm_action":
             row = actions.get(record.get("id"))
             if row is None:
                 continue  # the log check reports the missing row
             if change is not None:
                 problem = _user_change_problem(row, change, store_id, seen)
+                if problem is None:  # signed (or from before GM keys: no request)
+                    late = history.problem(row["request"], change[5], row["at"], True)
+                    if late:
+                        problem = Finding(
+                            late[0],
+                            f"GM action {row['id']} ({row['actor']} users_add {change[0]}): "
+                            f"{late[1]}",
+                            gm_action=row["id"],
+                        )
                 change = None
                 if problem:
                     yield problem
                 continue
-            if keyed and (why := _action_problem(row, users, store_id, good_requests, seen)):
-                yield Finding(
-                    "gm_signature",
-                    f"GM action {row['id']} ({row['actor']} "
-                    f"{row['action']} {row['target']}): {why}",
-                    gm_action=row["id"],
-                )
+            if not keyed:
+                continue
+            where = f"GM action {row['id']} ({row['actor']} {row['action']} {row['target']})"
+            if why := _action_problem(row, users, store_id, good_requests, seen):
+                yield Finding("gm_signature", f"{where}: {why}", gm_action=row["id"])
+            elif late := _action_history(row, idx, history, asked_at):
+                yield Finding(late[0], f"{where}: {late[1]}", gm_action=row["id"])
     if change is not None:
         yield _unsigned_change(change)
 
@@ -102,12 +168,24 @@ def outcome_of(row: dict) -> dict:
     return outcome if isinstance(outcome, dict) else {}
 
 
+def _action_history(row: dict, idx: int, history: _History, asked_at: dict) -> tuple | None:
+    """A successful privileged action's request held to the history and the time it was
+    carried out at (a kick or close: its command's request, to the time of its fate)."""
+    outcome = outcome_of(row)
+    if row["action"] not in PRIVILEGED or not outcome.get("ok"):
+        return None
+    if row["action"] in COMMANDS:
+        late = requests.time_problem(asked_at.get(outcome.get("command")), row["at"])
+        return ("gm_time", late) if late else None
+    return history.problem(row["request"], idx, row["at"], row["action"] in TIGHT)
+
+
 def _users_add_of(row: dict | None, name: str) -> bool:
     return row is not None and row["action"] == "users_add" and row["target"] == name
 
 
 def _unsigned_change(change: tuple) -> Finding:
-    name, role, key, _, _ = change
+    name, role, key, *_ = change
     return Finding(
         "gm_signature",
         f"GM user {name} became {role}"
@@ -185,7 +263,7 @@ def _command_problem(record: dict, users: dict, store_id: str, seen: set[str]) -
 def _user_change_problem(row: dict, change: tuple, store_id: str, seen: set[str]) -> Finding | None:
     """The users_add right after a GM user's change must be a signed request for exactly
     that change: by an operator of the time before it, or the one bootstrap."""
-    name, role, key, before, keyed = change
+    name, role, key, before, keyed, _ = change
     outcome = outcome_of(row)
     where = f"GM action {row['id']} ({row['actor']} users_add {name})"
     if (

@@ -133,15 +133,19 @@ def show(
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """A recorded hand: timeline, deck commitment, revealed seed and whether it verifies."""
-    from gmtool.audit.dispute import hand_report
-    from gmtool.cli.render_hands import render_report
+    """A recorded hand: timeline, deck commitment, revealed seed and whether it verifies,
+    and its whole evidence checked as the audit checks it (exit 1 if it does not verify)."""
+    from gmtool.cli.render_hands import evidence_lines, render_report
+    from gmtool.ops.hands import show as show_hand
 
+    report = with_store(db, show_hand, hand)
     emit(
-        with_store(db, hand_report, hand),
+        report,
         as_json,
-        lambda report: console.lines(render_report(report)),
+        lambda report: console.lines([*render_report(report), "", *evidence_lines(report)]),
     )
+    if not report["evidence"]["verified"]:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -152,7 +156,8 @@ def export(
     db: str | None = DB_OPTION,
 ) -> None:
     """A dispute report for a support ticket (markdown or JSON). The JSON of an ended hand
-    carries its proof: `gmtool verify REPORT.json --key HOST.pub` checks it offline."""
+    carries its proof: `gmtool verify REPORT.json --key HOST.pub` checks it offline. A hand
+    whose evidence does not verify is not exported (exit 1)."""
     from gmtool.cli.render_hands import markdown_report
 
     as_json = output_format.value == "json"
@@ -166,8 +171,10 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
     from gmtool.audit.proof import NotCovered, hand_proof
     from gmtool.evidence import witness as witness_files
     from gmtool.house.notary import Notary
+    from gmtool.ops.hands import exportable
 
     notary = Notary(store, witness, notify=console.warning)  # refuses a --witness not recorded
+    exportable(store, hand)
     report = hand_report(store, hand, with_replay=True)
     if not proven or report["outcome"] == "running":
         return report
@@ -204,17 +211,20 @@ def replay(
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Re-run the recorded actions through the engine under the hand's recorded config."""
-    from gmtool.audit.replay import replay_hand
+    """Re-run the recorded actions through the engine under the hand's recorded config,
+    then check the rest of its evidence as the audit does (exit 1 if anything differs)."""
+    from gmtool.ops.hands import replay as replay_hand
 
     result = with_store(db, replay_hand, hand)
-    emit(result.as_json(), as_json, _render_replay)
-    if not result.ok:
+    emit(result, as_json, _render_replay)
+    if not result["ok"]:
         raise typer.Exit(1)
 
 
 def _render_replay(result: dict) -> None:
-    if result["ok"]:
+    from gmtool.cli.render_hands import evidence_lines
+
+    if result["replay_ok"]:
         console.line(
             f"hand {result['hand']}: replay matches, {result['events_checked']} "
             "events and the settlement identical"
@@ -222,3 +232,4 @@ def _render_replay(result: dict) -> None:
     else:
         console.line(f"hand {result['hand']}: MISMATCH")
         console.lines(f"  {p['kind']}: {p['detail']}" for p in result["problems"][:1])
+    console.lines(evidence_lines(result))

@@ -142,6 +142,8 @@ def _header(report: dict) -> list[str]:
     verdict = {True: "verifies", False: "DOES NOT MATCH the commitment", None: ""}[
         report["seed_verifies"]
     ]
+    if report.get("seed_problem"):  # the audit's seed check (hands show)
+        verdict = f"DOES NOT VERIFY: {report['seed_problem']}"
     return [
         f"hand {report['hand']}: table {report['table']} #{report['number']}, "
         f"{profile['title']} ({profile['id']} v{profile['version']}), tier {report['tier']}",
@@ -150,6 +152,31 @@ def _header(report: dict) -> list[str]:
         f"deck: {report['algorithm']}, commitment {report['commitment']}",
         f"seed: {seed} {verdict}".rstrip(),
     ]
+
+
+def evidence_lines(result: dict) -> list[str]:
+    """The verdict on a hand's whole evidence (`hands show`, `hands replay`): verified, or
+    every problem in plain words; then what could not be checked."""
+    evidence = result["evidence"]
+    signed = evidence.get("checkpoint")
+    if evidence["verified"]:
+        where = (
+            f"; its records are in the newest signed checkpoint, of {signed['size']:,} records"
+            if signed
+            else ""
+        )
+        lines = [
+            "evidence: verified (events chain, settlement and ledger rows, evidence log "
+            f"records, seed{where})"
+        ]
+    else:
+        problems = evidence["problems"]
+        lines = [
+            f"EVIDENCE DOES NOT VERIFY: {len(problems)} problem(s) with this hand's records "
+            "(`gmtool audit` checks the whole store):"
+        ]
+        lines += [f"  {p['kind']}: {p['detail']}" for p in problems]
+    return lines + [f"note: {note}" for note in evidence["notes"]]
 
 
 def render_report(report: dict) -> list[str]:

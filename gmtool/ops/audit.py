@@ -96,7 +96,7 @@ class Audit:
             progress=progress,
             checkpoints=self.checkpoints,
             origin=self.origin,
-            seed_key=existing_key(self.store.path),
+            seed_key=seed_key(self.store),
             jobs=self.jobs,
             base=self.base,
             host_key=self.host_key,
@@ -117,6 +117,12 @@ class Audit:
             if held:
                 report.checkpoint["witness"] = str(held[0])
         return report
+
+
+def seed_key(store: Store) -> bytes | None:
+    """The key the audit checks seeds with (`hands show` and `hands replay` check a hand's
+    seed with it too, through the same check, so the two always agree)."""
+    return existing_key(store.path)
 
 
 def audit(

@@ -18,7 +18,7 @@ from gmtool.evidence import request as requests
 from gmtool.evidence.gm_keys import key_dir
 from gmtool.evidence.note import NoteError, Verifier
 from gmtool.evidence.request import PRIVILEGED, Gm
-from gmtool.store import gm, ledger, log_append
+from gmtool.store import gm, ledger, log_append, log_history
 from gmtool.store import hands as hand_store
 from gmtool.store.db import Store
 from gmtool.store.gm import failure
@@ -75,7 +75,27 @@ def sign_request(
             "your key with --as)"
         )
     return requests.make(
-        actor, log_append.store_id(store), action, target, reason, args, store.now()
+        actor,
+        log_append.store_id(store),
+        action,
+        target,
+        reason,
+        args,
+        store.now(),
+        log_history.now(store),
+    )
+
+
+def signed_here(store: Store, actor: Gm, request: str | None) -> str | None:
+    """`request` (which `authorize` accepted) signed again inside the caller's write
+    transaction, bound to the log as that transaction finds it: the action it logs is then
+    the log's next record, and the audit holds it to that (a request signed on a copy of
+    the store cannot be carried out on the original, even one the copy had not yet left)."""
+    if request is None:
+        return None
+    fields = requests.fields_of(request)
+    return sign_request(
+        store, actor, fields["action"], fields["target"], fields["reason"], fields["args"]
     )
 
 
@@ -140,6 +160,7 @@ def add_user(store: Store, actor: Gm, name: str, role: str, key: str | None = No
         )
     try:
         with store.write():
+            request = signed_here(store, actor, request)
             changed = gm.add_user(store, name, role, key)
             if changed:
                 gm.log_action(
@@ -174,9 +195,7 @@ def bootstrap(store: Store, actor: Gm) -> bool:
     with store.write(durable=True):
         if gm.has_keys(store):
             return False
-        request = requests.make(
-            actor, log_append.store_id(store), "users_add", actor.name, None, args, store.now()
-        )
+        request = sign_request(store, actor, "users_add", actor.name, None, args)
         gm.add_user(store, actor.name, "operator", key)
         gm.log_action(
             store, actor.name, "users_add", actor.name, None, {"ok": True, **args}, request
@@ -199,6 +218,7 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
     request = authorize(store, actor, "adjust", player, reason, {"delta": delta})
     error: GmtoolError | None = None
     with store.write(durable=True):
+        request = signed_here(store, actor, request)
         held = ledger.coins_or_none(store, player)
         stake = hand_store.at_stake(store, player) if held is not None else None
         if held is None:

@@ -18,7 +18,7 @@ from gmtool.errors import GmtoolError, NotFound, Refused, Unavailable
 from gmtool.evidence.request import Gm
 from gmtool.house.lease import ConsoleLease
 from gmtool.house.lock import STALE_S, host_running, seconds_since
-from gmtool.ops.gm import authorize, log, plain_name, text
+from gmtool.ops.gm import authorize, log, plain_name, signed_here, text
 from gmtool.store import gm
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
@@ -40,6 +40,7 @@ def reopen(store: Store, actor: Gm, table_id: str, reason: str | None = None) ->
     request = authorize(store, actor, "open", table_id, reason)
     error: GmtoolError | None = None
     with store.write(durable=True):
+        request = signed_here(store, actor, request)  # bound to the log as it is now
         state = table_store.status(store, table_id)
         if state is None:
             error = NotFound(f"no table {table_id!r} (see `gmtool tables list --closed`)")

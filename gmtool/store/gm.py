@@ -20,7 +20,7 @@ from typing import Any
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import GmtoolError, Refused, UsageError
 from gmtool.evidence import records, request
-from gmtool.store import log_append
+from gmtool.store import log_append, log_history
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
@@ -300,8 +300,10 @@ def request_problem(
     args: dict | None = None,
 ) -> str | None:
     """Why `note` is not a request that `by`, an operator now, signed with their registered
-    key for exactly this action on this store; None when it is one."""
-    return request.problem(
+    key for exactly this action on this store, on this store's history (not a copy's);
+    None when it is one. A request that names no history (signed by a gmtool from before
+    2026-12-02) is no longer carried out."""
+    why = request.problem(
         note,
         by,
         role_of(store, by),
@@ -312,6 +314,16 @@ def request_problem(
         reason,
         args,
     )
+    if why is not None or note is None:
+        return why
+    size, _ = log_history.now(store)
+    why = request.history_problem(note, size, lambda n: log_history.root_at(store, n))
+    if why is None and "log" not in request.fields_of(note):
+        why = (
+            "the request names no history (a gmtool from before 2026-12-02 signed it): "
+            "sign it again"
+        )
+    return why
 
 
 def actions_by_id(store: Store) -> dict[int, dict]:
