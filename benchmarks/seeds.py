@@ -8,8 +8,9 @@ in microseconds (median of ``--slots``): the HMAC-SHA256 of a secret key (the de
 before seed keys, and a demo store's) against the seed key's RSA-2048 PKCS#1 v1.5
 signature and its verification with the public key.
 
-``host``: hands settled per second by ``gmtool house run --hands N`` (qq-showhand, 4
-tables, ``--speed 10000`` so that the bots' thinking costs nothing), on a fresh store
+``host``: hands settled per second by ``gmtool house run --hands N`` (qq-showhand,
+``--tables`` tables (4), ``--speed 10000``: the most the host allows, so that the game's
+pace costs as little as it can), on a fresh store
 of each checkout (a first start of one hand makes the keys and registers the seed key,
 unmeasured), run alternately ``--repeat`` times, median kept: this checkout, and with
 ``--baseline DIR`` the checkout in DIR (run with this Python's packages) in the same
@@ -18,7 +19,8 @@ command, with their ratio. Wall time of the whole command, start-up included.
 ``audit``: the whole audit (``gmtool.ops.audit.audit``, in this process, median of 3) of
 this checkout's host store, whose seeds are RSA signatures checked with the registered
 public key, against a store of as many hands hosted the same way with ``--seed`` (seeds
-HMACs of the published demo key), in hands audited per second, and their ratio.
+HMACs of the published demo key), in hands audited per second, and their ratio; and the
+seed check alone (``audit.seeds.verify_seeds``) in microseconds a hand.
 """
 
 from __future__ import annotations
@@ -106,11 +108,14 @@ def host_store(checkout: Path, folder: Path, *extra: str) -> tuple[Path, Path]:
     return keys, db
 
 
+TABLES = [4]  # tables a host run (--tables)
+
+
 def host_run(checkout: Path, keys: Path, db: Path, hands: int, *extra: str) -> float:
     """Hands settled per second by one `house run --hands N`, wall time of the command."""
     start = time.perf_counter()
     run = _gmtool(
-        checkout, keys, "house", "run", "--db", str(db), "--system", QQ, "--tables", "4",
+        checkout, keys, "house", "run", "--db", str(db), "--system", QQ, "--tables", str(TABLES[0]),
         "--hands", str(hands), "--speed", "10000", *extra,
     )  # fmt: skip
     elapsed = time.perf_counter() - start
@@ -120,20 +125,28 @@ def host_run(checkout: Path, keys: Path, db: Path, hands: int, *extra: str) -> f
     return int(settled.group(1)) / elapsed
 
 
-def audit_rate(db: Path) -> tuple[int, float]:
-    """(hands, hands audited per second): the whole audit, median of 3, no problem."""
+def audit_rate(db: Path) -> tuple[int, float, float]:
+    """(hands, hands audited per second, microseconds a hand of the seed check alone):
+    the whole audit and `verify_seeds`, each the median of 3, no problem."""
+    from gmtool.audit.seeds import verify_seeds
+    from gmtool.evidence import witness
     from gmtool.ops.audit import audit
     from gmtool.store.db import connect
 
-    runs = []
+    runs, checks = [], []
+    verifier = witness.load_verifier(witness.public_key_path(db))
     for _ in range(3):
         with connect(db, write=False) as store:
             start = time.perf_counter()
             report = audit(store)
             runs.append(time.perf_counter() - start)
-        if report.problems:
-            raise SystemExit(f"{db}: the audit found problems: {report.problems[:3]}")
-    return report.hands_checked, report.hands_checked / statistics.median(runs)
+            start = time.perf_counter()
+            found = list(verify_seeds(store, None, host_key=verifier))
+            checks.append(time.perf_counter() - start)
+        if report.problems or found:
+            raise SystemExit(f"{db}: the audit found problems: {report.problems[:3]}{found[:3]}")
+    hands = report.hands_checked
+    return hands, hands / statistics.median(runs), statistics.median(checks) / hands * 1e6
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=300, help="hands a host run (host)")
     parser.add_argument("--repeat", type=int, default=3, help="host runs each, median kept")
     parser.add_argument("--baseline", type=Path, help="another checkout to compare (host)")
+    parser.add_argument("--tables", type=int, default=4, help="tables a host run (host)")
     args = parser.parse_args(argv)
+    TABLES[0] = args.tables
     print(
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, CPython "
         f"{platform.python_version()}"
@@ -173,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--seed (HMAC)": audit_rate(demo),
         }
     print(
-        f"host: gmtool house run --hands {args.hands} ({QQ}, 4 tables, speed 10000), "
+        f"host: gmtool house run --hands {args.hands} ({QQ}, {args.tables} tables, speed 10000), "
         f"median of {args.repeat}"
     )
     medians = {name: statistics.median(values) for name, values in rates.items()}
@@ -183,8 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         base = medians[f"baseline {args.baseline}"]
         print(f"  ratio this / baseline: {medians['this checkout'] / base:.3f}")
     print("audit: the whole audit of this checkout's stores, median of 3")
-    for name, (hands, rate) in audits.items():
-        print(f"  {name}: {hands} hands, {rate:,.0f} hands/s")
+    for name, (hands, rate, check) in audits.items():
+        print(f"  {name}: {hands} hands, {rate:,.0f} hands/s; seed check {check:.1f} us a hand")
     rsa, demo_rate = audits["seed key (RSA)"][1], audits["--seed (HMAC)"][1]
     print(f"  ratio RSA / HMAC: {rsa / demo_rate:.3f}")
     return 0

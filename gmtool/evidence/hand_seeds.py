@@ -47,6 +47,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from gmtool.canonical import canonical_json
 from gmtool.evidence.note import Signer, Verifier
 
+_PADDING, _SHA256 = padding.PKCS1v15(), hashes.SHA256()
 RSA = "rsa-pkcs1v15-sha256"  # a seed is the seed key's signature over the slot
 HMAC = "hmac-sha256"  # a demo key, published: a seed is HMAC(key, "table#number")
 SCHEMES = (RSA, HMAC)
@@ -61,9 +62,21 @@ class SeedKeyError(ValueError):
 
 
 def seed_message(origin: str, table_id: str, number: int) -> bytes:
-    """What the seed key signs for a hand: its store (the log's origin), table and number."""
-    slot = {"store": origin, "table": table_id, "number": number}
-    return f"{SEED_CONTEXT}\n{canonical_json(slot)}\n".encode()
+    """What the seed key signs for a hand: its store (the log's origin), table and number:
+    a context line and the canonical JSON of {"number", "store", "table"}."""
+    head, tail = _slot_text(origin, table_id)
+    return head + str(number).encode() + tail
+
+
+@lru_cache(maxsize=4096)
+def _slot_text(origin: str, table_id: str) -> tuple[bytes, bytes]:
+    """The message of a table's slots around its number (the audit checks a seed a hand:
+    the JSON of the store and table is made once a table). "number" sorts first."""
+    text = f"{SEED_CONTEXT}\n{canonical_json({'number': 0, 'store': origin, 'table': table_id})}\n"
+    head = f'{SEED_CONTEXT}\n{{"number":'
+    if not text.startswith(head + "0,"):
+        raise ValueError("canonical JSON does not put the number first")  # never: sorted keys
+    return head.encode(), text[len(head) + 1 :].encode()
 
 
 class SeedSigner:
@@ -95,9 +108,7 @@ class SeedSigner:
         )
 
     def seed(self, origin: str, table_id: str, number: int) -> bytes:
-        return self._key.sign(
-            seed_message(origin, table_id, number), padding.PKCS1v15(), hashes.SHA256()
-        )
+        return self._key.sign(seed_message(origin, table_id, number), _PADDING, _SHA256)
 
 
 def public_text(key: rsa.RSAPublicKey) -> str:
@@ -135,9 +146,7 @@ def seed_holds(scheme: str, key: str, origin: str, table_id: str, number: int, s
         if public is None:
             return False
         try:
-            public.verify(
-                seed, seed_message(origin, table_id, number), padding.PKCS1v15(), hashes.SHA256()
-            )
+            public.verify(seed, seed_message(origin, table_id, number), _PADDING, _SHA256)
         except InvalidSignature:
             return False
         return True
