@@ -215,3 +215,47 @@ def test_seeds_crash_recovery_reveals_the_signed_seed(
             assert commitment(bytes.fromhex(row["seed"])) == row["commitment"]
     copy = without_secrets(deployed_db, tmp_path / "regulator")
     assert audit(gm, copy, deployed_db, expect=0)["problems"] == []
+
+
+def test_seeds_an_old_store_keeps_its_old_hands_and_registers_a_key_for_new_ones(
+    gm: Gmtool, deployed_db: Path, tmp_path: Path
+) -> None:
+    """A store from before seed keys: its hands' seeds are HMACs of its secret `<db>.key`
+    (written here as the host then wrote them). The first host start of this version
+    registers a seed key from its next hand; the old hands are checked with `<db>.key`
+    where it is, the new ones with no secret."""
+    from gmtool.engine.hand import Seat
+    from gmtool.engine.play import seeded_source, start_hand
+    from gmtool.house.recorder import Recorder
+    from gmtool.house.seeds import load_key
+    from gmtool.store import ledger
+    from gmtool.store import tables as table_store
+    from gmtool.store.configs import active_config_id, load_config
+
+    with connect(deployed_db) as store:
+        for name in ("ann", "bob"):
+            ledger.grant(store, name, 100_000, "opening_balance")
+        config = load_config(store, active_config_id(store, "qq-showhand", "junior"))
+        table_store.open_table(store, "old-1", "qq-showhand", "junior", "stud5", 0)
+        seed = hand_seed(load_key(store.path), "old-1", 1)
+        hand = start_hand(
+            config, "junior", [Seat("ann", 100_000), Seat("bob", 100_000)], "ann",
+            seeded_source(config, seed),
+        )  # fmt: skip
+        recorder = Recorder(store, "old-1")
+        recorder.record(hand.events, seed=seed, number=1)
+        recorder.void("host_stopped", "an old host's hand")
+        table_store.stop_table(store, "old-1")
+    qq_host(gm, deployed_db)
+    with connect(deployed_db, write=False) as store:
+        (body,) = [
+            json.loads(r["body"]) for r in store.all("SELECT body FROM log WHERE kind = 'seed_key'")
+        ]
+    assert body["id"] == 2 and body["scheme"] == hand_seeds.RSA  # from the first new hand
+    gm("audit", "--db", deployed_db)  # the old hand with `<db>.key`, the new ones without
+    copy = without_secrets(deployed_db, tmp_path / "regulator")
+    assert audit(gm, copy, deployed_db, expect=0)["problems"] == []
+    key_path(deployed_db).write_text("0" * 64 + "\n")  # another old key: the old hand fails
+    run = gm("audit", "--db", deployed_db, "--json", expect=1)
+    found = [p for p in json.loads(run.stdout)["problems"] if p["kind"] == "seed"]
+    assert [p["hand"] for p in found] == [1], found
