@@ -259,3 +259,32 @@ def test_seeds_an_old_store_keeps_its_old_hands_and_registers_a_key_for_new_ones
     run = gm("audit", "--db", deployed_db, "--json", expect=1)
     found = [p for p in json.loads(run.stdout)["problems"] if p["kind"] == "seed"]
     assert [p["hand"] for p in found] == [1], found
+
+
+def test_seeds_an_audit_from_a_checkpoint_finds_a_copys_hands_without_the_secret(
+    gm: Gmtool, deployed_db: Path, tmp_path: Path
+) -> None:
+    """`audit --from-checkpoint` checks the seeds of the hands after it the same way: the
+    copy's registration and every hand dealt under it, with no secret."""
+    qq_host(gm, deployed_db)
+    newest = sorted(witness.witness_dir(deployed_db).glob("*.checkpoint"))[-1]
+    copy = without_secrets(deployed_db, tmp_path / "attacker")
+    qq_host(gm, copy)
+    for suffix in SECRETS:
+        copy.with_name(copy.name + suffix).unlink(missing_ok=True)
+    shutil.rmtree(witness.witness_dir(copy))
+    run = gm(
+        "audit", "--db", copy, "--json", "--key", witness.public_key_path(deployed_db),
+        "--witness", witness.witness_dir(deployed_db), "--from-checkpoint", newest, expect=1,
+    )  # fmt: skip
+    report = json.loads(run.stdout)
+    found = seed_problems(report)
+    assert "seed_key" in {p["kind"] for p in found}, report["problems"]
+    with connect(copy, write=False) as store:
+        appended = {r[0] for r in store.all("SELECT id FROM hands WHERE seed IS NOT NULL")}
+    dealt = {p["hand"] for p in found if p["kind"] == "seed"}
+    assert dealt and dealt < appended, found
+    clean = gm(
+        "audit", "--db", deployed_db, "--json", "--from-checkpoint", newest.name, expect=0
+    )  # the house's own store, from the same checkpoint
+    assert json.loads(clean.stdout)["problems"] == []
