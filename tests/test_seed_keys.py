@@ -288,3 +288,21 @@ def test_seeds_an_audit_from_a_checkpoint_finds_a_copys_hands_without_the_secret
         "audit", "--db", deployed_db, "--json", "--from-checkpoint", newest.name, expect=0
     )  # the house's own store, from the same checkpoint
     assert json.loads(clean.stdout)["problems"] == []
+
+
+def test_seeds_a_damaged_seed_key_is_refused_before_anything_changes(
+    gm: Gmtool, deployed_db: Path
+) -> None:
+    """Without its seed key a host could not reveal the seeds of hands a crash leaves
+    unfinished: a file that is not one stops the start (exit 2), the store untouched."""
+    from test_host_start import sql_dump
+
+    qq_host(gm, deployed_db)
+    seed_key_path(deployed_db).write_text("not a key\n")
+    dump = sql_dump(deployed_db)
+    run = qq_host(gm, deployed_db, expect=2)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert lines[0].startswith(f"error: {seed_key_path(deployed_db)} is not a gmtool seed key")
+    assert "move it away to start with a new key" in lines[0]
+    assert sql_dump(deployed_db) == dump
