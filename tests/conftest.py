@@ -212,10 +212,10 @@ class LiveHost:
 
 
 def copy_db(source: Path, folder: Path, name: str = "copy.db") -> Path:
-    """A copy of a store (with its WAL and key file, if any) that a test may change."""
+    """A copy of a store (with its WAL and key files, if any) that a test may change."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / name
-    for suffix in ("", "-wal", "-shm", ".key"):
+    for suffix in ("", "-wal", "-shm", ".key", ".seed.key"):
         src = source.with_name(source.name + suffix)
         if src.exists():
             shutil.copyfile(src, target.with_name(target.name + suffix))

@@ -107,18 +107,18 @@ def test_audit_of_a_store_a_live_host_is_writing_finds_nothing(
 def test_the_store_and_its_secrets_are_readable_by_their_owner_only(
     deployed_db: Path, start_host
 ) -> None:
-    host = start_host(deployed_db, "--tables", "2", "--speed", "100")  # no --seed: a key file
+    host = start_host(deployed_db, "--tables", "2", "--speed", "100")  # no --seed: a seed key
     host.wait_for_line(r"hand \d+ started")
     files = [
         deployed_db,
         *(
             deployed_db.with_name(deployed_db.name + suffix)
-            for suffix in ("-wal", "-shm", ".key", ".host.lock")
+            for suffix in ("-wal", "-shm", ".key", ".seed.key", ".host.lock")
         ),
     ]
     modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in files if f.exists()}
     assert host.stop() == 0
-    assert {deployed_db.name, f"{deployed_db.name}.key"} <= set(modes), modes
+    assert {deployed_db.name, f"{deployed_db.name}.seed.key"} <= set(modes), modes
     assert all(mode == 0o600 for mode in modes.values()), {k: oct(v) for k, v in modes.items()}
 
 

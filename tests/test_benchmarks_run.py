@@ -96,6 +96,16 @@ SMOKE = {
             r"(met|MISSED)",
         ],
     ),
+    "seeds.py": (
+        ["--slots", "5", "--hands", "4", "--repeat", "1"],
+        [
+            rf"^  host, RSA-2048 PKCS#1 v1\.5 signature \(seed key\) +{NUMBER} us",
+            rf"^  audit, RSA-2048 verification with the public key +{NUMBER} us",
+            rf"^  this checkout: {NUMBER} hands/s",
+            rf"^  seed key \(RSA\): \d+ hands, {NUMBER} hands/s; seed check {NUMBER} us a hand",
+            r"^  ratio RSA / HMAC: \d+\.\d{3}",
+        ],
+    ),
     # (the warm-up covers the bots' strength tables, built at a table's first decision)
     "store.py": (
         [

@@ -26,7 +26,7 @@ from conftest import CLI_TIMEOUT_S, Gmtool
 from helpers import clean_env, gmtool_command
 from test_closed_tables import JUNIOR, close_junior, host_run, statuses
 
-from gmtool.house.seeds import key_path
+from gmtool.house.seeds import key_path, seed_key_path
 
 
 def sql_dump(db: Path) -> list[str]:
@@ -78,12 +78,13 @@ def closed_db(deployed_db: Path, virtual_host) -> Path:
 def test_a_seed_for_another_key_than_the_stores_is_refused_before_anything_changes(
     deployed_db: Path, gm: Gmtool
 ) -> None:
-    qq_host(gm, deployed_db)  # a real store's host: it makes the store's own random key
-    key, dump = key_path(deployed_db).read_bytes(), sql_dump(deployed_db)
+    qq_host(gm, deployed_db)  # a real store's host: it makes the store's own seed key
+    key, dump = seed_key_path(deployed_db).read_bytes(), sql_dump(deployed_db)
     message = one_error(qq_host(gm, deployed_db, "--seed", "X", expect=2))
     assert message.startswith("error: --seed 'X' stands for another host key than this store's")
-    assert "audit's seed check" in message, message
-    assert key_path(deployed_db).read_bytes() == key and sql_dump(deployed_db) == dump
+    assert "anyone could work out every deck" in message, message  # it would be published
+    assert seed_key_path(deployed_db).read_bytes() == key and sql_dump(deployed_db) == dump
+    assert not key_path(deployed_db).exists()
     gm("audit", "--db", deployed_db)
 
 

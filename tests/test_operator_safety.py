@@ -39,7 +39,7 @@ QQ = RULES / "qq-showhand.toml"
 def snapshot(path: Path) -> dict[str, bytes | None]:
     """The bytes of a store and of its WAL / shared-memory / key files (None: absent)."""
     out: dict[str, bytes | None] = {}
-    for suffix in ("", "-wal", "-shm", ".key"):
+    for suffix in ("", "-wal", "-shm", ".key", ".seed.key"):
         part = path.with_name(path.name + suffix)
         out[suffix] = part.read_bytes() if part.is_file() else None
     return out

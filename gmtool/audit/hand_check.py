@@ -32,10 +32,10 @@ from gmtool.audit.seeds import verify_seeds
 from gmtool.audit.tables import TableAudit, TableResult, _Chain, _check_hand
 from gmtool.canonical import ZERO_HASH
 from gmtool.evidence.merkle import leaf_hash, verify_inclusion
-from gmtool.evidence.note import Checkpoint
+from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.evidence.records import hand_body, hand_end_body, ledger_body
 from gmtool.findings import Finding
-from gmtool.store import hand_evidence, log_reads, scan
+from gmtool.store import hand_evidence, log_reads, scan, seed_keys
 from gmtool.store.db import Store
 
 ALL_HANDS = 2**63 - 1  # a hand id above every hand: the seed check of the ids given only
@@ -67,10 +67,12 @@ def check_hand(
     hand_id: int,
     seed_key: bytes | None,
     checkpoint: tuple[str, Checkpoint] | None,
+    host_key: Verifier | None = None,
 ) -> HandEvidence:
     """The whole evidence of hand `hand_id` (NoSuchRecord if there is no such hand);
     `checkpoint` is the newest signed checkpoint (name, checkpoint; its signature checked
-    by the caller), `seed_key` the host key the audit checks seeds with."""
+    by the caller), `seed_key` the old host key the audit checks seeds with and
+    `host_key` the checkpoint key that signs seed key registrations, as the audit's."""
     row = scan.hand_row(store, hand_id)
     table = row["table_id"]
     result = TableResult()
@@ -80,8 +82,13 @@ def check_hand(
     evidence = HandEvidence(hand_id)
     problems = [*result.problems]
     problems += [f.as_json() for f in _records(store, row, evidence, checkpoint)]
-    problems += [f.as_json() for f in verify_seeds(store, seed_key, (ALL_HANDS, [hand_id]))]
-    if seed_key is None and row["seed"] is not None:
+    problems += [
+        f.as_json() for f in verify_seeds(store, seed_key, (ALL_HANDS, [hand_id]), host_key)
+    ]
+    registered = any(
+        isinstance(r.get("id"), int) and r["id"] <= hand_id for r in seed_keys.registrations(store)
+    )
+    if seed_key is None and row["seed"] is not None and not registered:
         evidence.notes.append(
             "the seed was checked against the commitment only: the host key "
             f"({store.path.name}.key) is not beside the store"

@@ -169,7 +169,10 @@ def _openings(store: Store, scope: Scope) -> Iterable[Finding]:
 def _seeds(store: Store, scope: Scope) -> Iterable[Finding]:
     after = scope.after
     return verify_seeds(
-        store, scope.seed_key, None if after is None else (after.hand, list(after.ended))
+        store,
+        scope.seed_key,
+        None if after is None else (after.hand, list(after.ended)),
+        host_key=scope.host_key,
     )
 
 

@@ -118,8 +118,9 @@ def _summary(store, path: Path, report) -> None:
             f" into {witness.witness_dir(path)}/"
         )
     console.line(
-        f"hand seeds: HMAC of {seeds.key_path(path)}, the key --seed stands for (a "
-        "demo's key is no secret; a real store's host makes its own)"
+        f"hand seeds: HMAC of {seeds.key_path(path)}, the key --seed stands for, published "
+        "in the evidence log (a demo's key is no secret; a real store's host signs each seed "
+        "with a seed key of its own, checked with no secret)"
     )
     keys = demo_setup.gm_key_dir(path)
     console.line(

@@ -31,7 +31,7 @@ from gmtool.canonical import canonical_json
 
 FORMAT = 1  # the record format: bodies as below since the evidence log began (issue 14)
 # The `witness` kind was added on 2026-12-02 (issue 23) within format 1: a new kind changes
-# no record a store already holds.
+# no record a store already holds. So was `seed_key` on 2026-12-02 (issue 24).
 
 Body = dict[str, Any]
 
@@ -130,6 +130,14 @@ def witness_body(row: Mapping) -> Body:
     return body
 
 
+def seed_key_body(first_hand: int, scheme: str, key: str, at: str, signature: str) -> Body:
+    """A seed key registered by the host (gmtool.evidence.hand_seeds): the seeds of hands
+    from id `first_hand` on are those its `scheme` gives with `key` (an RSA public key, or
+    a demo store's published HMAC key), as the host's checkpoint key `signature` says."""
+    return {"kind": "seed_key", "id": first_hand, "scheme": scheme, "key": key, "at": at,
+            "signature": signature}
+
+
 def index_key(body: Mapping) -> tuple[str | None, int | None]:
     """The indexed key of a record (its `tkey`, `nkey` columns): which row (or table and
     first event) it logs. Audit checks the columns against the body they index."""
@@ -147,4 +155,4 @@ def record_text(body: Mapping) -> str:
 
 
 KINDS = ("events", "hand", "hand_end", "ledger", "gm_action", "config", "deployment",
-         "retire", "gm_user", "gm_request", "opening", "player", "witness")
+         "retire", "gm_user", "gm_request", "opening", "player", "witness", "seed_key")

@@ -18,11 +18,13 @@ from functools import partial
 from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of, ranking_for
 from gmtool.errors import Refused, Unavailable
+from gmtool.evidence.hand_seeds import RSA
 from gmtool.house import seeds
 from gmtool.house.lease import abandoned
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
+from gmtool.house.seed_source import SeedSource
 from gmtool.house.table import Closed, HandSlot, HostedTable, Room
 from gmtool.store import configs, gm
 from gmtool.store import hands as hand_store
@@ -69,8 +71,9 @@ class Host:
         self.speed = max(options.speed, 0.001)
         self.chaos = options.chaos
         self.notify = notify
-        self._key: bytes | None = None  # made on first use: a refused start leaves no file
         self.notary = Notary(store, options.witness, notify)
+        # prepared on first use (a refused start leaves no key file, no registration)
+        self.seeds = SeedSource(store, options.seed, lambda: self.notary.signer)
         self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}
@@ -83,13 +86,6 @@ class Host:
         self._dispatched: set[int] = set()
         self._running_at_stop: set[str] = set()
 
-    @property
-    def key(self) -> bytes:
-        """The host key that derives every seed (house/seeds.py)."""
-        if self._key is None:
-            self._key = seeds.load_key(self.store.path, self.options.seed)
-        return self._key
-
     # -- set-up -----------------------------------------------------------------------
 
     def recover(self) -> list[int]:
@@ -98,7 +94,7 @@ class Host:
         from gmtool.house.recovery import recover
 
         self.report.recovered = recover(
-            self.store, lambda: self.key, self.notify, self.options.verbose
+            self.store, self.options.seed, self.notify, self.options.verbose
         )
         return self.report.recovered
 
@@ -166,15 +162,16 @@ class Host:
         return Room(config, self._rankings[config_id])
 
     def allocate_hand(self, table_id: str) -> HandSlot:
-        """The table's next hand number and its seed, HMAC(host key, "table#number")."""
+        """The table's next hand number and its seed, the seed key's signature over the
+        slot (house/seed_source.py)."""
         if table_id not in self._numbers:
             self._numbers[table_id] = hand_store.last_number(self.store, table_id) + 1
         number = self._numbers[table_id]
         self._numbers[table_id] = number + 1
-        return HandSlot(number, seeds.hand_seed(self.key, table_id, number))
+        return HandSlot(number, self.seeds.hand_seed(table_id, number))
 
     def table_seed(self, table_id: str) -> bytes:
-        return seeds.hand_seed(self.key, table_id, 0)
+        return self.seeds.table_seed(table_id)
 
     def hand_settled(self, table: HostedTable, settlement: dict) -> None:
         self.pool.refresh([entry["player"] for entry in settlement["entries"]])
@@ -365,17 +362,28 @@ def prepare_host(
     # What could refuse the start is checked before anything is written: a failed start
     # changes nothing (no crashed hand voided, no table opened to be shown "gone").
     seeds.check_key(store.path, options.seed)  # a damaged key file, or another --seed
+    host.seeds.check()  # --seed on a store that deals from its own seed key
     host.notary.check_writable()
     new_seeded_key = options.seed is not None and not seeds.key_path(store.path).exists()
     host.recover()
     host.ensure_bots(plan)
-    host.key  # noqa: B018 - the key file is made here, not at a first hand
+    registered = host.seeds.prepare()  # the key file and its registration, before any hand
     if new_seeded_key:
         notify(
             f"host key: {seeds.key_path(store.path)} now holds the key --seed stands for; "
             "anyone who knows the seed text can work out every deck (demo and test stores only)"
         )
     host.notary.sign()  # keys and witness files only once the start has succeeded
+    if registered is not None:  # (said after the witness: the checkpoint covers it)
+        notify(
+            f"seed key: hands from id {registered['id']} on are dealt from "
+            + (
+                f"{seeds.seed_key_path(store.path)}, registered in the evidence log (anyone "
+                "with the log and the checkpoint key's .pub checks every seed)"
+                if registered["scheme"] == RSA
+                else "the key --seed stands for, published in the evidence log"
+            )
+        )
     host.build_tables(plan)  # last: tables are open only when the host will play them
     return host
 

@@ -1,7 +1,7 @@
 """Crash recovery at a host's start: what a host that stopped without finishing left behind.
 
 Every hand left running is voided before any table plays: every stake returned, its
-seed revealed when the host key derives it (its commitment says so), a significant event
+seed revealed when a key beside the store derives it (its commitment says so), a significant event
 recorded in its table's chain. Every GM command the stopped host had taken and never
 answered gets its logged fate, interrupted, so it is never carried out twice; every
 command still pending whose console is gone (house/lease.py) is logged as withdrawn, so it
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from gmtool.errors import Unavailable
 from gmtool.house import seeds
 from gmtool.house.lease import withdraw_abandoned
+from gmtool.house.seed_source import recovery_seeds
 from gmtool.store import gm
 from gmtool.store import hands as hand_store
 from gmtool.store.db import Store
@@ -22,16 +23,21 @@ from gmtool.store.gm import failure
 
 
 def recover(
-    store: Store, key: Callable[[], bytes], notify: Callable[[str], None], verbose: bool = False
+    store: Store, demo_seed: str | None, notify: Callable[[str], None], verbose: bool = False
 ) -> list[int]:
-    """Void the unfinished hands (their ids) and log taken commands as interrupted; `key()`
-    is the host key, asked for only when a hand needs its seed revealed."""
+    """Void the unfinished hands (their ids) and log taken commands as interrupted; each
+    seed is revealed if a key beside the store (or `--seed`'s) derives the committed one."""
     from gmtool.engine.deck import commitment
 
     voided = []
     for row in hand_store.unfinished_hands(store):
-        seed = seeds.hand_seed(key(), row["table_id"], row["number"])
-        revealed = seed.hex() if commitment(seed) == row["commitment"] else None
+        table, number = row["table_id"], row["number"]
+        candidates = recovery_seeds(store, table, number)
+        if demo_seed is not None:
+            candidates.append(seeds.hand_seed(seeds.seed_key(demo_seed), table, number))
+        revealed = next(
+            (seed.hex() for seed in candidates if commitment(seed) == row["commitment"]), None
+        )
         if verbose:
             notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
         log = hand_store.TableLog(store, row["table_id"])

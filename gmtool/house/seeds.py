@@ -1,10 +1,17 @@
 """Hand seeds: secret until the hand ends, derivable again after a crash.
 
-Each hand's seed is HMAC-SHA256(host key, "table#number"). The host key lives in a file
-beside the database (`<db>.key`, mode 0600), so after a `kill -9` the seed of an
-unfinished hand can still be revealed when the hand is voided, and audit can check its
-commitment. `--seed TEXT` makes sha256(TEXT) the key, for reproducible demos and tests;
-never use it for real play (anyone who knows the text knows every deck).
+Each hand's seed is the host's RSA seed key's signature over the store, the table and
+the hand's number (gmtool/evidence/hand_seeds.py): unique, so the host cannot choose it,
+and checkable by anyone with the key's public half, which the host registers in the
+evidence log (house/seed_source.py). The key lives beside the database (`<db>.seed.key`,
+PKCS#8 PEM, mode 0600), so after a `kill -9` the seed of an unfinished hand can still be
+revealed when the hand is voided.
+
+Before seed keys (gmtool before 2026-12-02) a seed was HMAC-SHA256(host key,
+"table#number") with the secret key `<db>.key`; the audit still checks those hands with it
+where it is present. `--seed TEXT` makes sha256(TEXT) such a key, for reproducible demos
+and tests, and the host publishes it in the log (every deck of such a store is public):
+never use it for real play.
 
 The key file is the one key of a store, so the host and the audit agree by construction:
 `--seed` on a store without a key file writes its key there (as the demo does), and
@@ -20,11 +27,44 @@ import secrets
 from pathlib import Path
 
 from gmtool.engine import deck
+from gmtool.evidence.hand_seeds import SeedKeyError, SeedSigner
 from gmtool.store.db import StoreError
 
 
 def key_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".key")
+
+
+def seed_key_path(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".seed.key")
+
+
+def load_seed_signer(db_path: Path) -> SeedSigner:
+    """The store's RSA seed key, made on first use (written whole, then linked into place:
+    a crash never leaves half a key; a second host starting at once keeps the first's)."""
+    path = seed_key_path(db_path)
+    if not path.exists():
+        _create_file(path, SeedSigner.generate().pem())
+    return read_seed_signer(path)
+
+
+def existing_seed_signer(db_path: Path) -> SeedSigner | None:
+    """The seed key if its file exists (crash recovery reveals unfinished hands' seeds)."""
+    path = seed_key_path(db_path)
+    return read_seed_signer(path) if path.exists() else None
+
+
+def read_seed_signer(path: Path) -> SeedSigner:
+    try:
+        return SeedSigner.parse(path.read_bytes())
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the seed key ({error.strerror or error})") from None
+    except SeedKeyError as error:
+        raise StoreError(
+            f"{path} is not a gmtool seed key ({error}); without it the seeds of unfinished "
+            "hands cannot be revealed. Restore it from a backup, or move it away to start "
+            "with a new key (registered in the evidence log from the next hand on)."
+        ) from None
 
 
 def seed_key(demo_seed: str) -> bytes:
@@ -34,10 +74,12 @@ def seed_key(demo_seed: str) -> bytes:
 
 def check_key(db_path: Path, demo_seed: str | None = None) -> None:
     """Refuse a start whose host key would not be the store's, before anything changes:
-    a damaged key file, or a `--seed` that stands for another key than the file's."""
+    a damaged key file or seed key, or a `--seed` that stands for another key than the
+    file's."""
     path = key_path(db_path)
     if path.exists():
         _agrees(path, _read_key(path), demo_seed)
+    existing_seed_signer(db_path)  # a damaged seed key is refused too
 
 
 def load_key(db_path: Path, demo_seed: str | None = None) -> bytes:
@@ -97,11 +139,16 @@ def keep_demo_key(db_path: Path, demo_seed: str) -> None:
 
 def _create_key(path: Path, key: bytes | None = None) -> None:
     """Write `key` (a new random one if None) to `path`, unless a key is there already."""
+    _create_file(path, ((key or secrets.token_bytes(32)).hex() + "\n").encode("ascii"))
+
+
+def _create_file(path: Path, content: bytes) -> None:
+    """Write a secret file (0600) whole, unless one is there already."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write((key or secrets.token_bytes(32)).hex() + "\n")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
         try:

@@ -31,7 +31,8 @@ def evidence_of(store: Store, hand_id: int) -> HandEvidence:
 
 def _evidence(store: Store, hand_id: int) -> HandEvidence:
     checkpoint, problems = newest_checkpoint(store)
-    evidence = check_hand(store, hand_id, seed_key(store), checkpoint)
+    host_key = host_verifier(store, None)
+    evidence = check_hand(store, hand_id, seed_key(store), checkpoint, host_key)
     evidence.problems[:0] = [problem.as_json() for problem in problems]
     return evidence
 

@@ -1,0 +1,116 @@
+"""Where a host's seeds come from, and the registration that lets anyone check them.
+
+At its start (before its first hand) the host makes sure the store's newest `seed_key`
+record is the key it deals with, and registers it otherwise, signed with its checkpoint
+key, from the next hand on (store/seed_keys.py):
+
+- a store hosted without `--seed`: the RSA seed key `<db>.seed.key` (made on first use);
+  every seed is its signature over (store, table, number);
+- `--seed TEXT` (demo and test stores): the HMAC key TEXT stands for (`<db>.key`),
+  published in the record; a demo store whose newest registration is that key and whose
+  `<db>.key` holds it keeps dealing from it without `--seed`, as before.
+
+A copy of the store hosted without the checkpoint key signs its registration with a new
+checkpoint key, which is not the store's: the audit reports it (audit/seeds.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from gmtool.engine import deck
+from gmtool.evidence import hand_seeds
+from gmtool.evidence.hand_seeds import HMAC, RSA, SeedSigner
+from gmtool.evidence.note import Signer
+from gmtool.house import seeds
+from gmtool.store import seed_keys
+from gmtool.store.db import Store, StoreError
+from gmtool.store.log_append import origin_of
+
+
+class SeedSource:
+    def __init__(
+        self, store: Store, demo_seed: str | None, checkpoint_signer: Callable[[], Signer]
+    ) -> None:
+        self.store = store
+        self.demo_seed = demo_seed
+        self.checkpoint_signer = checkpoint_signer
+        self.origin = origin_of(store)
+        self._rsa: SeedSigner | None = None
+        self._hmac: bytes | None = None
+
+    def check(self) -> None:
+        """Refuse, before anything changes, a `--seed` on a store that deals from its own
+        seed key: the text's key would be published, and every later deck with it."""
+        if self.demo_seed is None:
+            return
+        found = seed_keys.registrations(self.store)
+        path = seeds.seed_key_path(self.store.path)
+        if path.exists() or (found and found[-1].get("scheme") == RSA):
+            raise StoreError(
+                f"--seed {self.demo_seed!r} stands for another host key than this store's "
+                f"({path.name}, registered in its evidence log), and a published one: anyone "
+                "could work out every deck dealt from it. --seed is for demo and test stores; "
+                "run without it (the host deals from the store's own seed key)"
+            )
+
+    @property
+    def ready(self) -> bool:
+        return self._rsa is not None or self._hmac is not None
+
+    def prepare(self) -> dict | None:
+        """Load the key this host deals with, registering it if the store's newest
+        registration is another; returns the new registration's body, if one was made."""
+        path = self.store.path
+        found = seed_keys.registrations(self.store)
+        current = (found[-1].get("scheme"), found[-1].get("key")) if found else None
+        if self.demo_seed is not None:
+            self._hmac = seeds.load_key(path, self.demo_seed)
+        elif current is not None and current[0] == HMAC and seeds.existing_key(path) is not None:
+            demo = seeds.existing_key(path)
+            if demo is not None and demo.hex() == current[1]:
+                self._hmac = demo  # a demo store goes on with its published key
+        if self._hmac is not None:
+            wanted = (HMAC, self._hmac.hex())
+        else:
+            self._rsa = seeds.load_seed_signer(path)
+            wanted = (RSA, self._rsa.public)
+        if current == wanted:
+            return None
+        signer = self.checkpoint_signer()
+        return seed_keys.register(
+            self.store,
+            *wanted,
+            lambda first, scheme, key, at: hand_seeds.sign_key(signer, first, scheme, key, at),
+        )
+
+    def hand_seed(self, table_id: str, number: int) -> bytes:
+        if not self.ready:
+            self.prepare()
+        if self._rsa is not None:
+            return self._rsa.seed(self.origin, table_id, number)
+        assert self._hmac is not None
+        return deck.hand_seed(self._hmac, table_id, number)
+
+    def table_seed(self, table_id: str) -> bytes:
+        """The seed of a table's own draws (a new owner, L1): secret, never revealed."""
+        if not self.ready:
+            self.prepare()
+        if self._rsa is not None:
+            return hashlib.sha256(self._rsa.seed(self.origin, table_id, 0)).digest()
+        assert self._hmac is not None
+        return deck.hand_seed(self._hmac, table_id, 0)
+
+
+def recovery_seeds(store: Store, table_id: str, number: int) -> list[bytes]:
+    """Every seed a key beside the store gives a slot: crash recovery reveals the one the
+    hand's commitment names (its seed key's signature, else an HMAC of `<db>.key`)."""
+    found = []
+    signer = seeds.existing_seed_signer(store.path)
+    if signer is not None:
+        found.append(signer.seed(origin_of(store), table_id, number))
+    key = seeds.existing_key(store.path)
+    if key is not None:
+        found.append(deck.hand_seed(key, table_id, number))
+    return found
