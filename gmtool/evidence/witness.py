@@ -153,10 +153,41 @@ def load_verifier(path: Path) -> Verifier:
 
 
 def save(folder: Path, note: str, size: int) -> Path:
+    """Write checkpoint `note` of `size` records into `folder`, unless the folder holds
+    the checkpoints of another log, or another checkpoint of this size (a fork: a copy of
+    the store signing into the same folder): WitnessError, and nothing is written."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    origin = note.split("\n", 1)[0]
+    other = held_origin(folder)
+    if other is not None and other != origin:
+        raise WitnessError(
+            f"{folder} holds the checkpoints of another log ({other}), not this store's "
+            f"({origin}): a witness folder serves one store; give this one a folder of its own"
+        )
     path = folder / f"{size:012d}{SUFFIX}"
+    if path.is_file() and _head(read_text(path)) != _head(note):
+        raise WitnessError(
+            f"{path} holds another checkpoint of {size} records than this store's: another "
+            "copy of this store signs into the folder (a fork of its history); nothing "
+            "was written"
+        )
     write_private(path, note)
     return path
+
+
+def held_origin(folder: Path) -> str | None:
+    """The log whose checkpoints `folder` holds (its newest file's origin line), or None
+    when it holds none (or none that can be read)."""
+    for path in reversed(files(folder)):
+        try:
+            return read_text(path).split("\n", 1)[0]
+        except OSError:
+            continue
+    return None
+
+
+def _head(note: str) -> list[str]:
+    return note.split("\n")[:3]  # origin, size, root: the checkpoint without signatures
 
 
 def files(folder: Path) -> list[Path]:

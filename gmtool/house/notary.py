@@ -175,7 +175,14 @@ class Notary:
         return False
 
     def _prepare(self, folder: Path, recorded: bool) -> None:
-        """`folder` ready for a checkpoint: made (and announced) for a store's first one."""
+        """`folder` ready for a checkpoint: made (and announced) for a store's first one;
+        StoreError if it holds another log's checkpoints (before anything is recorded)."""
+        other = witness.held_origin(folder)
+        if other is not None and other != self.origin:
+            raise StoreError(
+                f"{folder} holds the checkpoints of another store's log ({other}): a witness "
+                "folder serves one store; give this one a folder of its own (--witness DIR)"
+            )
         if self._usable(folder, recorded):
             return
         try:

@@ -23,7 +23,7 @@ from gmtool.evidence.request import Gm
 from gmtool.evidence.witness_http import check_url
 from gmtool.house.notary import Notary
 from gmtool.ops.gm import authorize, log, text
-from gmtool.store import gm, witnesses
+from gmtool.store import gm, log_append, witnesses
 from gmtool.store.db import Store, StoreError
 from gmtool.store.gm import failure
 
@@ -64,6 +64,14 @@ def add(store: Store, actor: Gm, target: str, key: str | None = None) -> dict:
     if place in witnesses.recorded(store):
         return {"changed": False, "folder": str(path)}
     make = None if path.exists() else path
+    other = witness.held_origin(path)
+    if other is not None and other != log_append.origin_of(store):
+        problem = Refused(
+            f"{path} holds the checkpoints of another store's log ({other}): a witness "
+            "folder serves one store; give this one a folder of its own"
+        )
+        _log_failure(store, actor, "witness_add", place, request, problem)
+        raise problem
     if make is not None and not make.parent.is_dir():
         problem = UsageError(
             f"{path}: its folder {make.parent} does not exist: make it first (a witness "

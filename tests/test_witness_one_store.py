@@ -1,0 +1,69 @@
+"""A witness folder serves one store (an outside probe of issue 23 item 4).
+
+The probe recorded one store's witness folder as a second store's witness: the second
+store's next checkpoint overwrote the first's file of the same size, the first store's
+audit then found its own checkpoint "forged" and its host refused to start. And a copy of
+a store hosted elsewhere signed into the original's folder (the path is recorded whole).
+Now `gm witness add` refuses a folder holding another log's checkpoints, and no checkpoint
+is ever written over another one of the same size (a fork), nor into another log's folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import OPERATOR, RULES
+
+from gmtool.evidence import witness
+from gmtool.evidence.witness import WitnessError
+
+
+def _store(gm, folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    db = folder / "live.db"
+    gm("db", "init", "--db", db, "--as", OPERATOR)
+    gm("deploy", RULES / "qq-showhand.toml", "--db", db, "--as", OPERATOR)
+    gm("checkpoint", "export", "--db", db)  # records <db>.witness and signs into it
+    return db
+
+
+def test_gm_witness_add_refuses_another_stores_folder(gm, tmp_path: Path) -> None:
+    first, second = _store(gm, tmp_path / "a"), _store(gm, tmp_path / "b")
+    folder = first.with_name(first.name + ".witness")
+    before = {p.name: p.read_bytes() for p in witness.files(folder)}
+    run = gm("gm", "witness", "add", folder, "--db", second, "--as", OPERATOR, expect=1)
+    assert "holds the checkpoints of another store's log" in run.stderr, run.stderr
+    gm("checkpoint", "export", "--db", second)
+    assert {p.name: p.read_bytes() for p in witness.files(folder)} == before
+    assert gm("audit", "--db", first, expect=None).returncode == 0
+
+
+def _note(origin: str, size: int, root: str, signature: str = "— a sig\n") -> str:
+    return f"{origin}\n{size}\n{root}\n\n{signature}"
+
+
+def test_a_checkpoint_is_never_written_over_another_of_its_size(tmp_path: Path) -> None:
+    folder = tmp_path / "W"
+    first = _note("example.org/log", 5, "AAAA")
+    witness.save(folder, first, 5)
+    witness.save(folder, first, 5)  # the same checkpoint again: fine
+    witness.save(folder, first + "— a witness cosignature\n", 5)  # cosigned later: fine
+    with pytest.raises(WitnessError, match="another copy of this store"):
+        witness.save(folder, _note("example.org/log", 5, "BBBB"), 5)
+    with pytest.raises(WitnessError, match="another log"):
+        witness.save(folder, _note("example.org/other", 6, "CCCC"), 6)
+    assert [p.name for p in witness.files(folder)] == [f"{5:012d}{witness.SUFFIX}"]
+
+
+def test_a_first_host_start_into_another_stores_folder_records_nothing(gm, tmp_path: Path) -> None:
+    first = _store(gm, tmp_path / "a")
+    folder = first.with_name(first.name + ".witness")
+    second = tmp_path / "b" / "live.db"
+    second.parent.mkdir()
+    gm("db", "init", "--db", second, "--as", OPERATOR)
+    gm("deploy", RULES / "qq-showhand.toml", "--db", second, "--as", OPERATOR)
+    run = gm("house", "run", "--hands", "1", "--witness", folder, "--db", second, expect=2)
+    assert "another store" in run.stderr or "not this store's" in run.stderr, run.stderr
+    listed = gm.json("gm", "witness", "list", "--db", second, "--json")
+    assert str(folder) not in str(listed), listed
