@@ -162,3 +162,32 @@ def test_a_checkpoint_of_another_store_is_not_this_ones(hosted: Path, gm, tmp_pa
         gm, hosted, "--checkpoint", theirs, "--key", witness.public_key_path(other)
     )
     assert code == 1 and [p["kind"] for p in report["problems"]] == ["checkpoint", "verifier_key"]
+
+
+def test_checkpoint_verify_with_a_key_that_did_not_sign_it_is_a_finding(
+    hosted: Path, gm, tmp_path
+) -> None:
+    """Exit 1, as `verify --key wrong.pub` and `audit --key wrong.pub`: a checkpoint that
+    does not verify is a finding, not a usage error (it was exit 2; outside probe of issue
+    23). A checkpoint file that cannot be read stays a usage error."""
+    other = tmp_path / "other.db"
+    gm("db", "init", "--db", other)
+    gm("checkpoint", "export", "--db", other)
+    newest = witness.files(witness.witness_dir(hosted))[-1]
+    wrong = witness.public_key_path(other)
+    run = gm("checkpoint", "verify", newest, "--key", wrong, "--db", hosted, expect=1)
+    assert "is not signed by the key" in run.stdout + run.stderr, run.stdout + run.stderr
+    github = gm(
+        "checkpoint",
+        "verify",
+        newest,
+        "--key",
+        wrong,
+        "--db",
+        hosted,
+        "--format",
+        "github",
+        expect=1,
+    )
+    assert github.stdout.startswith("::error"), github.stdout
+    gm("checkpoint", "verify", tmp_path / "missing.checkpoint", "--db", hosted, expect=2)

@@ -68,15 +68,15 @@ def signed_checkpoints(
         try:
             found_checkpoints.append((path.name, witness.read(path, verifier)))
         except OSError as error:
-            if checkpoint:
-                raise UsageError(str(error)) from None
-            problems.append(
-                Finding(
-                    "checkpoint_signature",
-                    f"{error}: a checkpoint in the "
-                    "witness that its host did not sign (forged or changed)",
-                )
+            if checkpoint and not _readable(path):
+                raise UsageError(str(error)) from None  # the file named cannot be read
+            why = (
+                f"the checkpoint is not signed by the key {key_file} holds: forged or "
+                "changed, or that is not its host's key"
+                if checkpoint
+                else "a checkpoint in the witness that its host did not sign (forged or changed)"
             )
+            problems.append(Finding("checkpoint_signature", f"{error}: {why}"))
     return found_checkpoints, problems, origin
 
 
@@ -116,3 +116,13 @@ def base_checkpoint(
             f"{error}: an audit from a checkpoint needs one its host signed "
             "(pass --key with the host's verifier key)"
         ) from None
+
+
+def _readable(path: Path) -> bool:
+    """Whether `path` is a text file this user can read (a checkpoint that does not verify
+    is a finding; a file that cannot be read, a usage error)."""
+    try:
+        witness.read_text(path)
+    except OSError:
+        return False
+    return True
