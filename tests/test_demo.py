@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-from helpers import gmtool_command
+from helpers import clean_env, gmtool_command
 
 from gmtool.store import ledger
 from gmtool.store.db import connect
@@ -108,3 +110,27 @@ def test_a_host_run_on_the_demo_store_deals_from_the_demo_key(tmp_path: Path) ->
         )
         assert run.returncode == 0, run.stdout + run.stderr
     assert key.read_text().strip() == hashlib.sha256(b"demo").hexdigest()
+
+
+def test_demo_without_the_shipped_profiles_makes_no_store(tmp_path: Path) -> None:
+    """A copy of the package with no rules/ beside it (as a non-editable install is), run
+    where there is none either: one message, exit 2, and no half-made store left behind
+    (an outside probe found the store, its key and its GM keys made before the refusal)."""
+    package = tmp_path / "site"
+    shutil.copytree(
+        Path(__file__).resolve().parent.parent / "gmtool",
+        package / "gmtool",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "gmtool", "demo", "--db", "x.db"],
+        cwd=work,
+        env={**clean_env(), "PYTHONPATH": str(package)},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "cannot find the shipped profiles" in run.stderr and "Traceback" not in run.stderr
+    assert list(work.iterdir()) == []

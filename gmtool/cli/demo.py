@@ -51,6 +51,7 @@ def demo(
     from gmtool.ops import demo as demo_setup
 
     path = db or Path(demo_setup.DEMO_DB)
+    demo_setup.rules_dir()  # no shipped profiles here: say so before a store is made
     with HostLock(path), demo_setup.fresh_store(path) as store:
         seeds.keep_demo_key(path, seed)  # a later `house run` on it deals from the same key
         operator = demo_setup.demo_operator(store)
