@@ -31,7 +31,8 @@ MAX_TEXT = 500  # the longest name or reason a GM may give, in characters
 # joiner U+034F, the variation selectors (U+180B-U+180F, U+FE00-U+FE0F, U+E0100-U+E01EF)
 # and Khmer's invisible vowels U+17B4-U+17B5; they are refused too (so is an emoji's
 # U+FE0F: a name or a reason is plain text). So are private-use and unassigned code points
-# (Co, Cn), which no font draws the same way twice.
+# (Co, Cn), which no font draws the same way twice, and U+2800, the braille pattern
+# blank, a favourite of invisible names.
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _IGNORABLE = (  # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) not in Cf
     (0x034F, 0x034F),
@@ -42,6 +43,7 @@ _IGNORABLE = (  # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties)
     (0xFE00, 0xFE0F),
     (0xFFA0, 0xFFA0),
     (0xE0100, 0xE01EF),
+    (0x2800, 0x2800),  # not default ignorable, but drawn blank: the braille pattern blank
 )
 
 

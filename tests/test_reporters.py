@@ -169,3 +169,22 @@ def test_checkpoint_verify_and_verify_speak_the_formats(
         assert json.loads(run.stdout)["problems"]
     else:
         assert run.stdout.startswith(f"::error file={edited}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rules", "validate", str(RULES)],
+        ["verify", str(RULES / "qq-showhand.toml")],
+    ],
+)
+def test_json_is_accepted_wherever_format_json_is(gm, args: list[str]) -> None:
+    """`--help` said "json (as --json)" where --json was refused (outside probe of issue 23)."""
+    run = gm(*args, "--json", expect=None)
+    assert "No such option" not in run.stderr, run.stderr
+
+
+def test_json_with_another_format_is_a_usage_error(gm) -> None:
+    run = gm("rules", "validate", str(RULES), "--json", "--format", "github", expect=2)
+    assert "--json and --format github ask for two formats" in run.stderr, run.stderr
+    gm("rules", "validate", str(RULES), "--json", "--format", "json")

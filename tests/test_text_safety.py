@@ -53,6 +53,7 @@ DISGUISES = {
     "variation selector-17": "\U000e0100",
     "private use": "\ue000",
     "unassigned": "\U0003fffd",
+    "braille pattern blank": "\u2800",
     "escape": "\x1b",
     "bell": "\x07",
 }
@@ -228,7 +229,7 @@ def test_every_control_and_format_character_is_escaped_in_text_output() -> None:
     character of categories Cc (but newline and tab), Cf, Zl, Zp, Cs, Co and Cn and every
     other default-ignorable character (Hangul fillers, variation selectors, U+034F), as
     `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`, and nothing else."""
-    ignorable = {0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0}
+    ignorable = {0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, 0x2800}
     ignorable |= {*range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
     for code in range(sys.maxunicode + 1):
         character = chr(code)

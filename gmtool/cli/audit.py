@@ -56,7 +56,7 @@ def audit(
     witness: str | None = WITNESS_OPTION,
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
-    output_format: ReportFormat = FORMAT_OPTION,
+    output_format: ReportFormat | None = FORMAT_OPTION,
 ) -> None:
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
     from gmtool.ops.audit import Audit

@@ -54,7 +54,7 @@ def verify(
     ),
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
-    output_format: ReportFormat = FORMAT_OPTION,
+    output_format: ReportFormat | None = FORMAT_OPTION,
 ) -> None:
     """Check the checkpoint's signature and that the store's log extends it: exit 1 if
     history before it was rewritten, truncated or an older copy restored."""

@@ -41,9 +41,11 @@ JSON_OPTION = typer.Option(
     False, "--json", help="Print JSON (the contract for scripts) instead of text."
 )
 FORMAT_OPTION = typer.Option(
-    "text",
+    None,
     "--format",
-    help="text, json (as --json), github (workflow annotations) or sarif (SARIF 2.1.0).",
+    help="text (the default), json (the same as --json), github (workflow annotations) or "
+    "sarif (SARIF 2.1.0).",
+    show_default=False,
 )
 
 

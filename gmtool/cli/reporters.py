@@ -150,9 +150,14 @@ ReportFormat = Enum("ReportFormat", {name: name for name in REPORTERS}, type=str
 def report_with(
     output_format: Any, as_json: bool, report: Report, console: Console, strict: bool = False
 ) -> int:
-    """Print `report` with the reporter `--format` names (`--json`: json) and return the
-    report's exit code."""
-    name = "json" if as_json else getattr(output_format, "value", output_format)
+    """Print `report` with the reporter `--format` names (`--json`: json; neither: text)
+    and return the report's exit code. `--json` with another `--format` is a usage error."""
+    from gmtool.errors import UsageError
+
+    named = getattr(output_format, "value", output_format)
+    if as_json and named not in (None, "json"):
+        raise UsageError(f"--json and --format {named} ask for two formats: give one")
+    name = "json" if as_json else named or "text"
     try:
         REPORTERS[name](report, console, strict)
         flush_stdout()  # a reader gone shows here, not at exit

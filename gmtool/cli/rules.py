@@ -23,7 +23,8 @@ def validate(
     paths: list[str] = typer.Argument(
         ..., metavar="PATH...", help="Profile files or folders (searched for *.toml)."
     ),
-    output_format: ReportFormat = FORMAT_OPTION,
+    as_json: bool = JSON_OPTION,
+    output_format: ReportFormat | None = FORMAT_OPTION,
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
 ) -> None:
     """Check profiles and report every finding with file, line, column and key path."""
@@ -32,7 +33,7 @@ def validate(
     report = validate_paths(paths)
     for problem in report.unusable:  # (the others are still checked: exit 2 at the end)
         console.error(problem)
-    raise typer.Exit(report_with(output_format, False, report, console, strict))
+    raise typer.Exit(report_with(output_format, as_json, report, console, strict))
 
 
 @app.command("compile")
@@ -148,7 +149,7 @@ def test_(
         ..., metavar="PATH...", help="Scenario files or folders (searched for *.toml)."
     ),
     as_json: bool = JSON_OPTION,
-    output_format: ReportFormat = FORMAT_OPTION,
+    output_format: ReportFormat | None = FORMAT_OPTION,
 ) -> None:
     """Run every scenario under PATH...; exit 1 if any expectation is unmet."""
     from gmtool.sandbox.suite import SuiteReport, run_scenarios

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from gmtool.cli.common import FORMAT_OPTION
+from gmtool.cli.common import FORMAT_OPTION, JSON_OPTION
 from gmtool.cli.console import console
 from gmtool.cli.reporters import ReportFormat, report_with
 
@@ -24,7 +24,8 @@ def verify(
         "the report is used and the check proves only that "
         "the report is whole.",
     ),
-    output_format: ReportFormat = FORMAT_OPTION,
+    as_json: bool = JSON_OPTION,
+    output_format: ReportFormat | None = FORMAT_OPTION,
 ) -> None:
     """Check a dispute report: its signed checkpoint, every inclusion proof, the events'
     hash chain, and that every field is what the proven records say. Exit 1 if not."""
@@ -37,4 +38,4 @@ def verify(
             f"({checked.verifier.name}); pass --key with the host's verifier key "
             "to know who signed it"
         )
-    raise typer.Exit(report_with(output_format, False, checked, console))
+    raise typer.Exit(report_with(output_format, as_json, checked, console))
