@@ -90,7 +90,10 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     """A regular file's text; a named pipe or device is never opened (it could wait for a
     writer forever): WitnessError, as for a file that cannot be read."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise WitnessError(f"{path} is a folder, not a file")
+        if not stat.S_ISREG(mode):
             raise WitnessError(f"{path}: not a regular file")
         return path.read_text(encoding=encoding)
     except WitnessError:

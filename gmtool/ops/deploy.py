@@ -188,6 +188,8 @@ def rollback_profile(store: Store, profile: str, by: Gm) -> dict:
 
     NotFound (exit 2, before anything is signed or logged) for a profile this store never
     deployed: a typo in an id or a path is a usage error, not a refused rollback."""
+    if not profile.strip():
+        raise UsageError("name the profile to roll back: its id, or its file")
     profile_id = profile_id_of(profile)
     if not configs.history(store, profile_id):
         deployed = ", ".join(configs.deployed_profiles(store)) or "none yet"
