@@ -151,4 +151,7 @@ def test_a_scenario_named_alone_is_still_skipped(gm: Gmtool, tmp_path: Path) -> 
     left to `rules test`, and with a profile beside it the run passes."""
     scenario = _scenario(tmp_path, "a.toml", "qq-showhand.toml")
     run = gm("rules", "validate", scenario, RULES / "qq-showhand.toml")
-    assert run.stdout.splitlines()[-1] == "1 profile(s) checked: 0 error(s), 0 warning(s): ok"
+    assert run.stdout.splitlines()[-1] == (
+        "1 profile(s) checked (1 scenario file(s) skipped: `gmtool rules test` runs them): "
+        "0 error(s), 0 warning(s): ok"
+    )

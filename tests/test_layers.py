@@ -25,7 +25,10 @@ ALLOWED = {
     "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils"}),
     "house": ({"house", "store", "engine", "rules", "evidence", "bots"}, set()),
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
-    "ops": ({"ops", "house", "audit", "store", "engine", "rules", "evidence", "bots"}, set()),
+    "ops": (
+        {"ops", "house", "audit", "store", "engine", "rules", "evidence", "bots", "gateway"},
+        set(),
+    ),
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
     "gateway": ({"gateway", "engine"}, {"jwt", "cryptography"}),  # players (issue 25), so far
     "simulate": ({"simulate", "engine", "rules", "bots"}, {"matplotlib"}),  # what-if, no store
@@ -42,6 +45,7 @@ ALLOWED = {
             "evidence",
             "simulate",
             "bots",
+            "gateway",
         },
         {"typer", "rich", "click"},
     ),
