@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import OPERATOR, RULES, LiveHost
 
-SECRETS = ("", "-wal", "-shm", ".key", ".checkpoint.key")
+SECRETS = ("", "-wal", "-shm", ".key", ".seed.key", ".checkpoint.key")
 
 
 def _mode(path: Path) -> int:
@@ -63,7 +63,7 @@ def test_house_run_makes_a_store_readable_by_others_private_before_hosting(
     wal.write_bytes(b"")  # a -wal left readable beside it too (SQLite reuses an empty one)
     wal.chmod(0o644)
     exposed = {p.name: _mode(p) for p in _secret_files(db)}
-    assert {db.name, wal.name, f"{db.name}.key", f"{db.name}.checkpoint.key"} <= set(exposed)
+    assert {db.name, wal.name, f"{db.name}.seed.key", f"{db.name}.checkpoint.key"} <= set(exposed)
     if os.geteuid() == 0:
         assert _readable_by_nobody(db)
 

@@ -90,7 +90,9 @@ def run(
         checkpoint_every=checkpoint_every,
     )
     check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
-    if made_private := make_private(resolve_path(db)):  # before SQLite opens its -wal
+    with open_store(db):  # a gmtool store (read only): never a mode changed on another file
+        pass
+    if made_private := make_private(resolve_path(db)):  # before the host writes its -wal
         console.warning(made_private)
     say = HostLines()
     with open_store(db, write=True) as store:

@@ -2,8 +2,9 @@
 
 While hands run, the store holds every player's face-down cards (in the database file and,
 before a checkpoint of SQLite's, in its `-wal`), and beside it lie the keys that deal
-and sign (`<db>.key`, `<db>.checkpoint.key`). A store copied with umask 022 is mode 0644:
-every user of the machine could read the cards of running hands. Before it hosts, the
+and sign (`<db>.seed.key`, an older store's `<db>.key`, `<db>.checkpoint.key`). A store
+copied with umask 022 is mode 0644: every user of the machine could read the cards of
+running hands. Before it hosts, the
 host makes these files owner-only (the group and others lose every permission) and says
 so; SQLite gives the `-wal` and `-shm` it creates the database file's mode, so they stay
 private. A file the host may not change (another user owns it), or a symbolic link in
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from gmtool.store.db import StoreError
 
-SECRET_SUFFIXES = ("", "-wal", "-shm", ".key", ".checkpoint.key")  # beside the store
+SECRET_SUFFIXES = ("", "-wal", "-shm", ".key", ".seed.key", ".checkpoint.key")  # beside it
 OTHERS = stat.S_IRWXG | stat.S_IRWXO  # the group's and everyone else's permissions
 
 
