@@ -49,13 +49,14 @@ def signed_checkpoints(
     for folder in [] if checkpoint else folders:
         found = witness.files(folder)
         paths += found
-        if not found and key is None and key_file.exists():
+        recorded = any(witness.same_folder(folder, other) for other in witnesses.folders(store))
+        if not found and key is None and (key_file.exists() or recorded):
+            why = f"{key_file.name} exists" if key_file.exists() else "the store records it"
             problems.append(
                 Finding(
                     "witness_missing",
-                    f"the store's host signs checkpoints "
-                    f"({key_file.name} exists) but {folder} holds none: pass "
-                    "--witness where they are kept, or they were deleted",
+                    f"the store's host signs checkpoints ({why}) but {folder} holds none: "
+                    "pass --witness where they are kept, or they were deleted",
                 )
             )
     if not paths:
