@@ -70,10 +70,10 @@ def test_a_first_host_start_into_another_stores_folder_records_nothing(gm, tmp_p
 
 
 def test_a_copy_without_its_keys_and_witness_does_not_audit_clean(gm, tmp_path: Path) -> None:
-    """A store that records a witness (its host's first start did), copied alone (no checkpoint keys, no witness
-    folder): the audit says its witness holds no checkpoint, as it does when only the
-    folder is gone (a second probe of issue 23 found "ok": deleting two more files turned
-    a finding into a clean audit)."""
+    """A store that records a witness (its host's first start did), copied alone (no
+    checkpoint keys, no witness folder): the audit says its witness holds no checkpoint,
+    as it does when only the folder is gone (a second probe of issue 23 found "ok":
+    deleting two more files turned a finding into a clean audit)."""
     db = _store(gm, tmp_path / "a")
     gm("house", "run", "--hands", "1", "--tables", "1", "--speed", "200", "--db", db)
     alone = tmp_path / "copy" / "live.db"
