@@ -134,7 +134,24 @@ def test_an_option_between_a_group_and_its_command_is_moved(gm: Gmtool, deployed
     assert gm("deploy", "--json", "--db", deployed_db, "history").stdout == after
 
 
-@pytest.mark.parametrize("args", [["--db"], ["--json"], ["--db", "x.db"], ["--as", "boss"]])
+@pytest.mark.parametrize("args", [["--json"], ["--db", "x.db"], ["--as", "boss"]])
 def test_an_option_without_a_command_says_where_it_goes(gm: Gmtool, args: list[str]) -> None:
     run = gm(*args, expect=2)
     assert f"{args[0]} goes with a command" in run.stderr, run.stderr
+
+
+def test_an_option_value_that_looks_like_an_option_is_missing(gm, tmp_path: Path) -> None:
+    """`gmtool --db --as demo` made a store named `--as` (a second probe of issue 23)."""
+    import subprocess
+
+    from helpers import clean_env, gmtool_command
+
+    run = subprocess.run(
+        [*gmtool_command(), "--db", "--json", "db", "init"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -81,3 +81,23 @@ def test_a_copy_without_its_keys_and_witness_does_not_audit_clean(gm, tmp_path: 
     alone.write_bytes(db.read_bytes())
     run = gm("audit", "--db", alone, "--json", expect=1)
     assert "witness_missing" in run.stdout, run.stdout
+
+
+def test_an_empty_folder_two_stores_recorded_is_named_shared(gm, tmp_path: Path) -> None:
+    """Both stores record W while it is empty; the first host to sign makes it the first
+    store's: the second's host will not start and its audit says the folder is shared
+    (it said the first store's checkpoints were forged)."""
+    folder = tmp_path / "W"
+    folder.mkdir()
+    first, second = tmp_path / "a" / "live.db", tmp_path / "b" / "live.db"
+    for db in (first, second):
+        db.parent.mkdir()
+        gm("db", "init", "--db", db, "--as", OPERATOR)
+        gm("deploy", RULES / "qq-showhand.toml", "--db", db, "--as", OPERATOR)
+        gm("gm", "witness", "add", folder, "--db", db, "--as", OPERATOR)
+    gm("house", "run", "--hands", "1", "--tables", "1", "--speed", "200", "--db", first)
+    run = gm("house", "run", "--hands", "1", "--tables", "1", "--db", second, expect=2)
+    assert "holds the checkpoints of another store's log" in run.stderr, run.stderr
+    audit = gm.json("audit", "--db", second, "--json", expect=1)
+    kinds = {problem["kind"] for problem in audit["problems"]}
+    assert "witness_shared" in kinds and "checkpoint_signature" not in kinds, kinds

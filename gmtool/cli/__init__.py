@@ -79,6 +79,13 @@ GROUPS = {name for name, (_, attribute) in COMMANDS.items() if attribute == "app
 
 
 def _option_at(args: list[str], index: int) -> tuple[str, int]:
+    name, width = _option_width(args, index)
+    if COMMAND_OPTIONS.get(name) and width == 1 and "=" not in args[index]:
+        raise ValueError(f"Option '{name}' requires an argument.")
+    return name, width
+
+
+def _option_width(args: list[str], index: int) -> tuple[str, int]:
     """The option at `args[index]` and how many arguments it takes up (1 or 2). A value
     that names a command is the option's only if another command follows (`--as demo
     players show` is GM demo; `--db hands list` lacks the store, and the command says so)."""
@@ -86,6 +93,8 @@ def _option_at(args: list[str], index: int) -> tuple[str, int]:
     if not COMMAND_OPTIONS.get(name) or equals or index + 1 >= len(args):
         return name, 1
     value = args[index + 1]
+    if value.startswith("-"):  # `--db --as X`: no store named "--as"; the command says so
+        return name, 1
     later = args[index + 2 :]
     later = later[: later.index("--")] if "--" in later else later
     if value in COMMANDS and not any(arg in COMMANDS for arg in later):

@@ -90,6 +90,14 @@ class Notary:
             found = witness.files(folder)
             if not found:
                 continue
+            other = witness.held_origin(folder)
+            if other is not None and other != self.origin:
+                raise StoreError(
+                    f"{folder} holds the checkpoints of another store's log ({other}): a "
+                    "witness folder serves one store; the host will not start. Give this "
+                    "store a folder of its own (`gmtool gm witness add DIR`, then `gmtool gm "
+                    f"witness remove {folder}`)"
+                )
             try:
                 checkpoint = witness.read(found[-1], self.signer.verifier)
             except OSError as error:

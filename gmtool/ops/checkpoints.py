@@ -59,6 +59,18 @@ def signed_checkpoints(
                     "pass --witness where they are kept, or they were deleted",
                 )
             )
+    if not checkpoint:  # another store's checkpoints in a witness folder: shared
+        shared = [(path, other) for path in paths if (other := _origin_line(path)) != origin]
+        for path, other in shared:
+            if other is not None:
+                paths.remove(path)
+                problems.append(
+                    Finding(
+                        "witness_shared",
+                        f"{path} is a checkpoint of another store's log ({other}), not "
+                        "this one's: the witness folder is shared with another store",
+                    )
+                )
     if not paths:
         return [], problems, origin
     verifier = host_verifier(store, key)
@@ -127,3 +139,11 @@ def _readable(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def _origin_line(path: Path) -> str | None:
+    """The log a checkpoint file names on its first line (None: unreadable)."""
+    try:
+        return witness.read_text(path).split("\n", 1)[0]
+    except OSError:
+        return None
