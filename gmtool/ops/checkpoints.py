@@ -49,14 +49,13 @@ def signed_checkpoints(
     for folder in [] if checkpoint else folders:
         found = witness.files(folder)
         paths += found
-        recorded = any(witness.same_folder(folder, other) for other in witnesses.folders(store))
-        if not found and key is None and (key_file.exists() or recorded):
-            why = f"{key_file.name} exists" if key_file.exists() else "the store records it"
+        if not found and key is None and key_file.exists():
             problems.append(
                 Finding(
                     "witness_missing",
-                    f"the store's host signs checkpoints ({why}) but {folder} holds none: "
-                    "pass --witness where they are kept, or they were deleted",
+                    f"the store's host signs checkpoints ({key_file.name} exists) but "
+                    f"{folder} holds none: pass --witness where they are kept, or they "
+                    "were deleted",
                 )
             )
     if not checkpoint:  # another store's checkpoints in a witness folder: shared
