@@ -90,10 +90,12 @@ def run(
         checkpoint_every=checkpoint_every,
     )
     check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
-    with open_store(db):  # a gmtool store (read only): never a mode changed on another file
-        pass
-    if made_private := make_private(resolve_path(db)):  # before the host writes its -wal
-        console.warning(made_private)
+    path = resolve_path(db)
+    if path.is_file() and path.stat().st_size:  # (an empty file: the open below says so)
+        with open_store(db):  # a gmtool store (read only): no mode changed on another file
+            pass
+        if made_private := make_private(path):  # before the host writes its -wal
+            console.warning(made_private)
     say = HostLines()
     with open_store(db, write=True) as store:
         lock = HostLock(store.path).acquire()
