@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 from gmtool.errors import Unavailable
+from gmtool.house.lock import held
 from gmtool.store import gm
 from gmtool.store.db import Store, StoreError
 from gmtool.store.gm import failure
@@ -89,19 +90,7 @@ def console_waiting(db_path: Path | str, request: str | None) -> bool:
     be opened: a host that cannot tell carries nothing out."""
     if request is None:
         return False
-    try:
-        fd = os.open(lease_path(db_path, request), os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
+    return held(lease_path(db_path, request)) is True
 
 
 def discard(db_path: Path | str, request: str | None) -> None:

@@ -120,8 +120,14 @@ def host_running(db_path: Path) -> bool | None:
     """Whether a host holds the store's lock now: False when its lock file is there and
     free (no host since it exited, however it did); None when that cannot be told (no
     lock file: no `house run` ever held it here; or a file this user may not open)."""
+    return held(host_lock_path(db_path))
+
+
+def held(path: Path) -> bool | None:
+    """Whether some process holds an exclusive flock on `path` now: True, False (free),
+    or None when that cannot be told (no such file, or one this user may not open)."""
     try:
-        fd = os.open(host_lock_path(db_path), os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
     try:
