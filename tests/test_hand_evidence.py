@@ -246,6 +246,29 @@ def test_hands_show_agrees_with_the_audit_on_a_replaced_host_key(signed_copy: Pa
     assert "DOES NOT VERIFY: hand" in shown.stdout
 
 
+def test_hands_show_agrees_with_the_audit_on_a_replaced_checkpoint_key(
+    signed_copy: Path, gm, tmp_path: Path
+) -> None:
+    """The checkpoint verifier key beside the store replaced by another store's: `hands
+    show` names the same problems as the audit (each checkpoint that does not verify, the
+    key of another log; no seed-key finding that follows from the wrong key alone), and
+    does not say the witness holds no checkpoint (second outside probe of issue 23)."""
+    hand = _settled_hand(signed_copy)
+    other = tmp_path / "other.db"
+    gm("db", "init", "--db", other)
+    gm("checkpoint", "export", "--db", other)
+    shutil.copyfile(
+        other.with_name("other.db.checkpoint.pub"),
+        signed_copy.with_name(signed_copy.name + ".checkpoint.pub"),
+    )
+    audit = json.loads(gm("audit", "--db", signed_copy, "--json", expect=1).stdout)
+    assert {p["kind"] for p in audit["problems"]} == {"checkpoint_signature", "verifier_key"}
+    report = gm.json("hands", "show", str(hand["id"]), "--db", signed_copy, "--json", expect=1)
+    assert report["evidence"]["problems"] == audit["problems"]
+    assert not any("holds none" in note for note in report["evidence"]["notes"])
+    assert any("no checkpoint in the witness verifies" in n for n in report["evidence"]["notes"])
+
+
 def test_hands_show_of_hands_a_live_host_is_playing_verifies(deployed_db: Path, start_host, gm):
     """Read while the host writes (one consistent view of the store): the running hand and
     the ones just settled verify, nothing half seen is reported as an edit."""

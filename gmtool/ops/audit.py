@@ -17,13 +17,12 @@ from pathlib import Path
 
 from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
-from gmtool.findings import Finding
 from gmtool.house.seeds import existing_key
 from gmtool.ops import witness_audit
 from gmtool.ops.checkpoints import (
     base_checkpoint,
-    host_verifier,
     signed_checkpoints,
+    store_host_key,
     witness_folders,
 )
 from gmtool.store.db import Store
@@ -60,17 +59,8 @@ class Audit:
         self.checkpoints, self.refused, self.origin = signed_checkpoints(
             store, checkpoint, key, self.folders
         )
-        self.host_key = host_verifier(store, key)
-        if self.host_key is not None and self.host_key.name != self.origin:
-            self.refused.append(
-                Finding(
-                    "verifier_key",
-                    f"the verifier key given is log {self.host_key.name}'s, not "
-                    f"this store's ({self.origin}): the host's signatures over opening balances "
-                    "were not checked",
-                )
-            )
-            self.host_key = None
+        self.host_key, wrong_key = store_host_key(store, key)
+        self.refused += wrong_key
         # The served witnesses, out of the store host's reach (none with --checkpoint FILE,
         # which checks that file alone): their checkpoints join the folders'.
         self.answers = [] if checkpoint else witness_audit.ask(store, self.host_key)

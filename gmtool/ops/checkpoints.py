@@ -108,6 +108,24 @@ def host_verifier(store: Store, key: Path | None) -> Verifier | None:
         raise UsageError(f"{error}: pass --key with the host's verifier key") from None
 
 
+def store_host_key(store: Store, key: Path | None) -> tuple[Verifier | None, list[Finding]]:
+    """The host's verifier key (`--key`, else `<db>.checkpoint.pub`) when it is this
+    store's log's; a key of another log is no key, with a `verifier_key` finding: what it
+    signed (openings, seed key registrations) cannot be checked with it."""
+    host_key = host_verifier(store, key)
+    origin = origin_of(store)
+    if host_key is None or host_key.name == origin:
+        return host_key, []
+    return None, [
+        Finding(
+            "verifier_key",
+            f"the verifier key {key or witness.public_key_path(store.path)} is log "
+            f"{host_key.name}'s, not this store's ({origin}): "
+            "the host's signatures over opening balances and seed keys were not checked",
+        )
+    ]
+
+
 def base_checkpoint(
     store: Store, given: str, key: Path | None, folders: list[Path]
 ) -> tuple[str, Checkpoint]:

@@ -18,7 +18,7 @@ from gmtool.evidence import witness
 from gmtool.evidence.note import Checkpoint
 from gmtool.findings import Finding
 from gmtool.ops.audit import seed_key
-from gmtool.ops.checkpoints import host_verifier, witness_folders
+from gmtool.ops.checkpoints import host_verifier, store_host_key, witness_folders
 from gmtool.store.db import Store
 
 
@@ -31,9 +31,17 @@ def evidence_of(store: Store, hand_id: int) -> HandEvidence:
 
 def _evidence(store: Store, hand_id: int) -> HandEvidence:
     checkpoint, problems = newest_checkpoint(store)
-    host_key = host_verifier(store, None)
+    host_key, wrong_key = store_host_key(store, None)
     evidence = check_hand(store, hand_id, seed_key(store), checkpoint, host_key)
-    evidence.problems[:0] = [problem.as_json() for problem in problems]
+    evidence.problems[:0] = [problem.as_json() for problem in [*problems, *wrong_key]]
+    if checkpoint is None and problems:  # the witness holds checkpoints; none verifies
+        evidence.notes = [
+            "no checkpoint in the witness verifies with the host's key beside the store "
+            "(above): its records were not checked against one"
+            if note.startswith("no signed checkpoint")
+            else note
+            for note in evidence.notes
+        ]
     return evidence
 
 
@@ -46,11 +54,12 @@ def newest_checkpoint(store: Store) -> tuple[tuple[str, Checkpoint] | None, list
     newest: tuple[str, Checkpoint] | None = None
     problems = []
     for folder in witness_folders(store, None)[0]:
+        refused = []  # newest first, reported in the folder's order as the audit does
         for path in reversed(witness.files(folder)):
             try:
                 signed = witness.read(path, verifier)
             except OSError as error:
-                problems.append(
+                refused.append(
                     Finding(
                         "checkpoint_signature",
                         f"{error}: a checkpoint in the witness that its host did not sign "
@@ -61,6 +70,7 @@ def newest_checkpoint(store: Store) -> tuple[tuple[str, Checkpoint] | None, list
             if newest is None or signed.size > newest[1].size:
                 newest = (path.name, signed)
             break
+        problems += reversed(refused)
     return newest, problems
 
 
