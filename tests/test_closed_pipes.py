@@ -128,3 +128,34 @@ def test_the_host_plays_on_when_its_reader_goes_away(deployed_db: Path, gm: Gmto
     outcomes = dict(query(deployed_db, "SELECT outcome, COUNT(*) FROM hands GROUP BY outcome"))
     assert outcomes.get("settled", 0) >= 30 and set(outcomes) == {"settled"}, outcomes
     gm("audit", "--db", deployed_db)
+
+
+def test_a_verdict_reached_after_the_reader_left_still_counts(host_copy: Path) -> None:
+    """Third outside probe of issue 23: `hands show`, `hands replay` and `rules simulate
+    --fail-if` stopped at the first write that met the closed pipe, before they decided
+    (exit 0, the finding and its stderr line lost). The output goes nowhere; the command
+    goes on to its verdict: exit 1, its error on stderr."""
+    host_copy.with_name(host_copy.name + ".key").write_text("0" * 64 + "\n")  # seeds fail
+    hand = str(query(host_copy, "SELECT MIN(id) FROM hands WHERE outcome = 'settled'")[0][0])
+    for args in (("hands", "show", hand), ("hands", "replay", hand), ("hands", "show", hand)):
+        for extra in ((), ("--json",)):
+            _, code, _ = piped(*args, *extra, "--db", host_copy, lines=0)
+            assert code == 1, (args, extra)
+    bound = ("rules", "simulate", QQ, "--hands", "20", "--tier", "junior")
+    for extra in ((), ("--json",)):
+        _, code, stderr = piped(*bound, "--fail-if", "junior.pot.mean > 1", *extra, lines=0)
+        assert code == 1 and "bound broken" in stderr, (extra, code, stderr)
+
+
+def test_tables_watch_into_a_pipe_writes_each_refresh_and_stops_when_its_reader_goes(
+    host_db: Path, tmp_path: Path, gm: Gmtool
+) -> None:
+    """Third outside probe of issue 23: `tables watch | head -1` showed nothing and never
+    stopped, and into a file it wrote only the last frame (rich's live view, for a
+    terminal). Into a pipe or file each refresh is written as it comes; with no --count,
+    the first write after the reader left ends the command (exit 0)."""
+    first, code, stderr = piped("tables", "watch", "--interval", "0.1", "--db", host_db, lines=1)
+    assert " table(s) - " in first, first
+    assert (code, stderr) == (0, "")
+    frames = gm("tables", "watch", "--count", "3", "--interval", "0.1", "--db", host_db).stdout
+    assert frames.count("table(s) - ") == 3, frames

@@ -101,3 +101,61 @@ def test_an_empty_folder_two_stores_recorded_is_named_shared(gm, tmp_path: Path)
     audit = gm.json("audit", "--db", second, "--json", expect=1)
     kinds = {problem["kind"] for problem in audit["problems"]}
     assert "witness_shared" in kinds and "checkpoint_signature" not in kinds, kinds
+
+
+def _copy_without_witness(db: Path, folder: Path) -> Path:
+    """The store and its keys copied elsewhere (not its witness: recorded by absolute path,
+    the copy's record names the original's folder)."""
+    folder.mkdir(parents=True)
+    for suffix in ("", ".key", ".seed.key", ".checkpoint.key", ".checkpoint.pub"):
+        source = db.with_name(db.name + suffix)
+        if source.exists():
+            (folder / source.name).write_bytes(source.read_bytes())
+    return folder / db.name
+
+
+def test_a_copy_does_not_sign_into_its_originals_witness(gm, tmp_path: Path) -> None:
+    """Third outside probe of issue 23, item 4: a copy of a store whose witness is recorded
+    by absolute path, changed and hosted, signed into the original's folder; the original's
+    audit then read it as an older copy and its host would not start. Now the copy's host
+    refuses (nothing signed), says how to give the copy a witness of its own, and both
+    stores go on, each with its own witness."""
+    shared = tmp_path / "elsewhere" / "W"
+    original = tmp_path / "a" / "live.db"
+    original.parent.mkdir()
+    gm("db", "init", "--db", original, "--as", OPERATOR)
+    gm("deploy", RULES / "qq-showhand.toml", "--db", original, "--as", OPERATOR)
+    host = ("house", "run", "--tables", "1", "--hands", "1", "--speed", "200")
+    gm(*host, "--db", original, "--witness", shared)
+    copy = _copy_without_witness(original, tmp_path / "copy")
+    gm("players", "adjust", "bot-001", "5", "--reason", "fork", "--db", copy, "--as", OPERATOR)
+    before = {p.name: p.read_bytes() for p in witness.files(shared)}
+    refused = gm(*host, "--db", copy, expect=2)
+    assert f"{shared} is the witness of the store at {original.resolve()}" in refused.stderr
+    assert "gmtool gm witness add DIR" in refused.stderr, refused.stderr
+    export = gm("checkpoint", "export", "--db", copy, expect=2)
+    assert "is the witness of the store at" in export.stderr, export.stderr
+    assert {p.name: p.read_bytes() for p in witness.files(shared)} == before
+    gm(*host, "--db", original)  # the original is untouched and goes on
+    assert gm("audit", "--db", original, expect=None).returncode == 0
+    own = tmp_path / "copy" / "own-witness"
+    gm("gm", "witness", "add", own, "--db", copy, "--as", OPERATOR)
+    gm("gm", "witness", "remove", shared, "--db", copy, "--as", OPERATOR)
+    gm(*host, "--db", copy)
+    assert witness.files(own) and gm("audit", "--db", copy, expect=None).returncode == 0
+
+
+def test_a_store_moved_for_good_takes_its_witness_along(gm, tmp_path: Path) -> None:
+    """The claim follows the store: moved to another path (the old one gone), its host
+    signs into the witness it records, as before."""
+    shared = tmp_path / "elsewhere" / "W"
+    db = tmp_path / "a" / "live.db"
+    db.parent.mkdir()
+    gm("db", "init", "--db", db, "--as", OPERATOR)
+    gm("deploy", RULES / "qq-showhand.toml", "--db", db, "--as", OPERATOR)
+    gm("house", "run", "--tables", "1", "--hands", "1", "--db", db, "--witness", shared)
+    moved = _copy_without_witness(db, tmp_path / "b")
+    for path in db.parent.iterdir():
+        path.unlink()
+    gm("checkpoint", "export", "--db", moved)
+    assert gm("audit", "--db", moved, expect=None).returncode == 0

@@ -13,12 +13,38 @@ rich markup in it is never interpreted. JSON output stays exact.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from gmtool.errors import GmtoolError
+
+
+def reader_gone() -> int:
+    """The reader of stdout went away (`gmtool ... | head -1`): what it read was all it
+    wanted. Further output goes nowhere, so nothing fails again when Python flushes stdout
+    at exit; the command goes on to its own exit code (1 for a finding, as without the
+    pipe). Returns 0, the code of a command stopped by it mid-listing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (a test's buffer)
+        pass
+    return 0
+
+
+def flush_stdout() -> None:
+    """Write what is still buffered now, where a reader that went away is noticed (and
+    quietly ignored), rather than at interpreter exit (a warning and exit 120)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        reader_gone()
+    except (OSError, ValueError):
+        pass  # a closed or odd stdout: nothing more can be shown on it
 
 
 class Abort(GmtoolError):
@@ -36,6 +62,7 @@ class Console:
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self._out = out
         self._err = err
+        self.reader_left = False  # stdout's reader went away: output goes nowhere now
 
     @property
     def out(self) -> TextIO:
@@ -45,8 +72,28 @@ class Console:
     def err(self) -> TextIO:
         return self._err or sys.stderr
 
+    def write(self, text: str) -> None:
+        """`text` on stdout; a reader gone away (`| head -1`) ends the output quietly, not
+        the command: what it goes on to decide (its exit code, its stderr) still counts."""
+        try:
+            self.out.write(text)
+        except BrokenPipeError:
+            self.gone()
+
+    def flush(self) -> None:
+        """What stdout still buffers written now (a reader gone: as in `write`)."""
+        try:
+            self.out.flush()
+        except BrokenPipeError:
+            self.gone()
+
+    def gone(self) -> None:
+        """The reader of stdout went away: output goes nowhere from now on."""
+        self.reader_left = True
+        reader_gone()
+
     def line(self, text: str = "") -> None:
-        self.out.write(printable(text) + "\n")
+        self.write(printable(text) + "\n")
 
     def lines(self, texts: Iterable[str]) -> None:
         for text in texts:
@@ -55,11 +102,11 @@ class Console:
     def json(self, value: Any) -> None:
         from gmtool.canonical import pretty_json  # (hashlib and json: not for --help)
 
-        self.out.write(pretty_json(value))
+        self.write(pretty_json(value))
 
     def raw(self, text: str) -> None:
         """Text as it is, newlines and tabs kept, other control characters escaped."""
-        self.out.write(printable(text))
+        self.write(printable(text))
 
     def error(self, message: str) -> None:
         self.err.write(f"error: {printable(message)}\n")
@@ -97,7 +144,7 @@ class Console:
         if isinstance(shown, list):
             self.lines(shown)  # records: plain lines, never wrapped again by rich
         else:
-            _rich_console(self.out, width).print(shown)
+            _rich_console(self.out, width, self.gone).print(shown)
 
     @contextlib.contextmanager
     def progress(self, description: str, total: float):
@@ -185,10 +232,15 @@ def fitted_table(
     return table
 
 
-def _rich_console(stream: TextIO, width: int):
+def _rich_console(stream: TextIO, width: int, gone: Callable[[], None] = reader_gone):
     from rich.console import Console as RichConsole
 
-    return RichConsole(file=stream, width=width, highlight=False)
+    class Quiet(RichConsole):
+        def on_broken_pipe(self) -> None:  # rich exits 1 (a finding); the command goes on
+            self.quiet = True
+            gone()
+
+    return Quiet(file=stream, width=width, highlight=False)
 
 
 def _wrap_title(title: str, width: int) -> list[str]:

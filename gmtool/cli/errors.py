@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import errno
 import os
-import sys
 
 import typer
 from typer.core import TyperGroup
 
-from gmtool.cli.console import console
+from gmtool.cli.console import console, flush_stdout, reader_gone
 from gmtool.errors import GmtoolError
 
 
@@ -76,27 +75,3 @@ class GmtoolGroup(TyperGroup):
             raise typer.Exit(exit_code_for(error)) from None
         flush_stdout()
         return result
-
-
-def reader_gone() -> int:
-    """The reader of stdout went away (`gmtool ... | head -1`): what it read was all it
-    wanted, so the command stops quietly with exit 0 (1 would be a finding). Further
-    output goes nowhere, so nothing fails again when Python flushes stdout at exit."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # stdout has no file descriptor (a test's buffer)
-        pass
-    return 0
-
-
-def flush_stdout() -> None:
-    """Write what is still buffered now, where a reader that went away is noticed (and
-    quietly ignored), rather than at interpreter exit (a warning and exit 120)."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        reader_gone()
-    except (OSError, ValueError):
-        pass  # a closed or odd stdout: nothing more can be shown on it

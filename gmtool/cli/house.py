@@ -138,16 +138,12 @@ class HostLines:
     def __call__(self, message: str) -> None:
         if self.gone:
             return
-        try:
-            console.line(message)
-            console.out.flush()
-        except BrokenPipeError:
+        console.line(message)
+        console.flush()
+        if console.reader_left:
             import os
 
-            from gmtool.cli.errors import reader_gone
-
             self.gone = True
-            reader_gone()
             try:
                 console.warning(
                     "stdout was closed: the host plays on without printing; stop it with "

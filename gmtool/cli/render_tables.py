@@ -237,6 +237,22 @@ def watch_tables(
         )
 
     shown = 0
+    if not console.out.isatty():  # a pipe or a file: each refresh written as it comes
+        try:
+            while count is None or shown < count:
+                shown += 1
+                summaries = [s for s in table_summaries(store) if table in (None, s["id"])]
+                columns, rows = table_rows(summaries)
+                title = f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}"
+                console.table(title, columns, rows, (4, 5, 6), KEEP, DROP)
+                console.line()
+                console.flush()
+                if console.reader_left or (count is not None and shown >= count):
+                    break
+                time.sleep(interval)
+        except KeyboardInterrupt:
+            pass
+        return
     try:
         with Live(snapshot(), console=rich_console, auto_refresh=False) as live:
             while count is None or shown < count:

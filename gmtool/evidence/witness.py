@@ -184,6 +184,37 @@ def save(folder: Path, note: str, size: int) -> Path:
     return path
 
 
+CLAIM = ".store"  # which store's witness a folder is: its path, and the folder's own
+
+
+def claimant(folder: Path, db: Path) -> Path | None:
+    """The other store `folder` is the witness of, or None (no claim, this store's, or a
+    claim gone stale: made for another folder, so the folder was copied or moved with a
+    store, or its store is no longer where it was). Two stores with one log (a copy and
+    its original) signing into one folder would each make the other read as a rollback."""
+    try:
+        lines = read_text(folder / CLAIM).splitlines()
+    except OSError:
+        return None
+    if len(lines) != 2:
+        return None
+    store, claimed_folder = Path(lines[0]), Path(lines[1])
+    if claimed_folder != folder.resolve() or store == db.resolve() or not store.exists():
+        return None
+    return store
+
+
+def claim(folder: Path, db: Path) -> None:
+    """Make `folder` the witness of the store at `db` (unless it says so already)."""
+    text = f"{db.resolve()}\n{folder.resolve()}\n"
+    try:
+        if read_text(folder / CLAIM) == text:
+            return
+    except OSError:
+        pass
+    write_private(folder / CLAIM, text)
+
+
 def held_origin(folder: Path) -> str | None:
     """The log whose checkpoints `folder` holds (its newest file's origin line), or None
     when it holds none (or none that can be read)."""

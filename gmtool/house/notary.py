@@ -192,6 +192,7 @@ class Notary:
                 "folder serves one store; give this one a folder of its own (--witness DIR)"
             )
         if self._usable(folder, recorded):
+            self._claim(folder)
             return
         try:
             folder.mkdir(mode=0o700, parents=True)
@@ -208,6 +209,27 @@ class Notary:
             "storage than the store)"
         )
         self.notify(f"created the witness folder {folder}{again}")
+        self._claim(folder)
+
+    def _claim(self, folder: Path) -> None:
+        """`folder` made this store's witness; StoreError when it is the witness of another
+        store with this log (the original of this copy, or a copy of it) at another path."""
+        other = witness.claimant(folder, self.store.path)
+        if other is not None:
+            raise StoreError(
+                f"{folder} is the witness of the store at {other}, which has this store's log "
+                "(one of the two is a copy of the other): signing here would make that store "
+                "read as an older copy. Give this one a witness of its own: `gmtool gm witness "
+                f"add DIR`, then `gmtool gm witness remove {folder}` (or, if this store was "
+                f"moved here for good, move {other} away)"
+            )
+        try:
+            witness.claim(folder, self.store.path)
+        except OSError as error:
+            raise StoreError(
+                f"{folder}: cannot write the checkpoint: "
+                f"{getattr(error, 'strerror', None) or error}"
+            ) from None
 
     def _record(self, folder: Path) -> None:
         """Record `folder` as the store's first witness (a writer that signs into it)."""
