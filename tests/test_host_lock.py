@@ -1,16 +1,21 @@
-"""The host lock `<db>.host.lock` (house/lock.py): a refused start leaves none behind.
+"""The host lock `<db>.host.lock` (house/lock.py): only a killed host leaves one behind.
 
 An outside probe of issue 23 found the lock file left beside the store after every refused
 `house run` (a store with nothing deployed, `--system nope`), looking as if a host had run
-there. A start refused before it hosts now removes the file it made while it still holds
-the lock; a host that ran leaves it, free (the console reads "no host since it exited");
-a host that locked a file removed meanwhile notices and locks the new one, so one host per
-database holds.
+there; a third probe found it after a clean stop (SIGINT, SIGTERM) and after a start
+refused when a lock file was already there, holding the stopped process's pid. A host that
+stops, however its start or run ended, removes the file while it still holds the lock; a
+killed host leaves it free (the console reads "no host since it exited"); a host that
+locked a file removed meanwhile notices and locks the new one, so one host per database
+holds.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,11 +50,31 @@ def test_a_refused_house_run_leaves_no_lock_file(gm: Gmtool, tmp_path: Path, cas
     assert not _lock(db).exists(), case
 
 
-def test_a_host_that_ran_leaves_its_lock_file_free(gm: Gmtool, deployed_db: Path) -> None:
+def test_a_host_that_ran_removes_its_lock_file(gm: Gmtool, deployed_db: Path) -> None:
     from gmtool.house.lock import host_running
 
     gm("house", "run", "--hands", "2", "--tables", "1", "--db", deployed_db)
-    assert _lock(deployed_db).exists() and host_running(deployed_db) is False
+    assert not _lock(deployed_db).exists() and host_running(deployed_db) is False
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_host_stopped_by_a_signal_removes_its_lock_file(
+    deployed_db: Path, start_host, signal_name: str
+) -> None:
+    host = start_host(deployed_db, "--tables", "1", "--speed", "100")
+    host.wait_for_line(r"hand \d+ started")
+    assert _lock(deployed_db).exists()
+    host.proc.send_signal(getattr(signal, signal_name))
+    assert host.proc.wait(timeout=60) in (0, 130)
+    assert not _lock(deployed_db).exists()
+
+
+def test_a_start_refused_where_a_lock_file_was_removes_it(gm: Gmtool, deployed_db: Path) -> None:
+    """A free lock file a killed host left, then a start refused (a damaged seed key)."""
+    _lock(deployed_db).write_text("12345\n")
+    deployed_db.with_name(deployed_db.name + ".seed.key").write_text("garbage\n")
+    gm("house", "run", "--hands", "1", "--db", deployed_db, expect=2)
+    assert not _lock(deployed_db).exists()
 
 
 def test_a_second_lock_is_refused_while_the_first_is_held(tmp_path: Path) -> None:
@@ -58,16 +83,33 @@ def test_a_second_lock_is_refused_while_the_first_is_held(tmp_path: Path) -> Non
         assert _lock(db).read_text().strip() == str(os.getpid())
         with pytest.raises(StoreError, match="another host"):
             HostLock(db).acquire()
-    assert _lock(db).exists()  # a host that ran leaves it (free)
+    assert not _lock(db).exists()  # removed by its holder as it stopped
 
 
-def test_an_abandoned_start_removes_only_the_file_it_made(tmp_path: Path) -> None:
+def test_a_killed_holder_leaves_its_lock_file_free(tmp_path: Path) -> None:
+    """The kernel frees the flock of a process that dies; the file stays, free."""
+    from gmtool.house.lock import host_running
+
     db = tmp_path / "s.db"
-    HostLock(db).acquire().abandon()
-    assert not _lock(db).exists()
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_HOLDER, str(db)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout.readline().strip() == "locked"
+    assert host_running(db) is True
+    child.kill()
+    child.wait()
+    assert _lock(db).exists() and host_running(db) is False
     HostLock(db).acquire().release()
-    HostLock(db).acquire().abandon()  # the file was there before: it stays
-    assert _lock(db).exists()
+
+
+KILLED_HOLDER = """
+import sys, time
+from pathlib import Path
+from gmtool.house.lock import HostLock
+lock = HostLock(Path(sys.argv[1])).acquire()
+print("locked", flush=True)
+time.sleep(600)
+"""
 
 
 def test_a_lock_file_removed_by_its_holder_is_not_trusted(tmp_path: Path) -> None:

@@ -3,11 +3,11 @@
 A second host would take the first one's running hands for a crash's leftovers and void
 them, so `house run` and `demo` refuse to start while another host holds the lock. The
 lock is an advisory `flock` on `<db>.host.lock`: the kernel releases it when the holder
-exits in any way, `kill -9` included, so a crashed host never blocks the next one. The
-file stays after a host stops (free: `host_running` reads "no host since it exited"), but
-a start that is refused before it hosts removes the file it created, still holding the
-lock, so a refused start leaves nothing beside the store; a host that locked a file
-removed meanwhile sees its inode gone from the path and tries again.
+exits in any way, `kill -9` included, so a crashed host never blocks the next one. A
+host that stops (cleanly, or its start refused) removes the file while it still holds
+the lock, so only a killed host leaves one behind (free: `host_running` reads "no host
+since it exited"); a host that locked a file removed meanwhile sees its inode gone from
+the path and tries again, so removing it never lets two hosts in.
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ class HostLock:
     def __init__(self, db_path: Path) -> None:
         self.path = host_lock_path(db_path)
         self._fd: int | None = None
-        self._created = False
 
     def acquire(self) -> HostLock:
-        self._created = not self.path.exists()
         for _ in range(16):
             fd = self._lock()
             if self._still_the_path(fd):
@@ -69,17 +67,18 @@ class HostLock:
         return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
     def abandon(self) -> None:
-        """Release a lock whose host never started (its start was refused), removing the
-        lock file if this start made it."""
-        if self._fd is not None and self._created:
-            try:
-                os.unlink(self.path)  # still locked: a host opening it now sees it replaced
-            except FileNotFoundError:
-                pass
+        """Release a lock whose host never started (its start was refused)."""
         self.release()
 
     def release(self) -> None:
+        """Remove the lock file (still holding the lock: a host opening it now sees it
+        replaced and locks the new one), then release the lock."""
         if self._fd is not None:
+            if self._still_the_path(self._fd):
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass  # a folder the host may no longer write: the free file stays
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -117,10 +116,13 @@ def check_writable(db_path: Path) -> None:
 
 
 def host_running(db_path: Path) -> bool | None:
-    """Whether a host holds the store's lock now: False when its lock file is there and
-    free (no host since it exited, however it did); None when that cannot be told (no
-    lock file: no `house run` ever held it here; or a file this user may not open)."""
-    return held(host_lock_path(db_path))
+    """Whether a host holds the store's lock now: False when there is no lock file (a
+    running host always has one) or it is free (no host since it was killed); None when
+    that cannot be told (a file this user may not open)."""
+    path = host_lock_path(db_path)
+    if not path.exists() and not path.is_symlink():
+        return False
+    return held(path)
 
 
 def held(path: Path) -> bool | None:
