@@ -204,8 +204,20 @@ def test_a_file_that_is_no_checkpoint_is_a_usage_error(
     (second outside probe of issue 23)."""
     wrong = tmp_path / "wrong.checkpoint"
     wrong.write_bytes(content)
-    for command in (("checkpoint", "verify", wrong), ("audit", "--checkpoint", wrong)):
+    commands = (
+        ("checkpoint", "verify", wrong),
+        ("audit", "--checkpoint", wrong),
+        ("audit", "--from-checkpoint", wrong),
+    )
+    for command in commands:
         run = gm(*command, "--db", hosted, expect=2)
         message = run.stderr.strip()
         assert message.startswith(f"error: {wrong}") and "is not a checkpoint" in message, message
         assert "codec" not in message, message
+
+
+def test_deploy_apply_of_a_binary_file_says_it_is_no_plan(hosted: Path, gm, tmp_path) -> None:
+    wrong = tmp_path / "plan.bin"
+    wrong.write_bytes(b"\x92\x00\xff binary")
+    run = gm("deploy", "apply", wrong, "--db", hosted, expect=2)
+    assert run.stderr.strip() == f"error: {wrong} is not a deploy plan (not a text file)"

@@ -102,3 +102,13 @@ def test_house_run_never_changes_the_mode_of_what_a_link_points_to(gm, shared_fo
     assert f"chmod go= {elsewhere.resolve()}" in run.stderr, run.stderr
     assert _mode(elsewhere) == 0o644  # untouched
     assert not (shared_folder / "live.db.witness").exists()  # refused before anything
+
+
+def test_db_init_on_an_empty_file_makes_it_private(gm, tmp_path: Path) -> None:
+    """Third outside probe of issue 23: `touch live.db; gmtool db init --db live.db` left
+    the store 0644 (a new file is made 0600). An empty file given is the store's now."""
+    db = tmp_path / "live.db"
+    db.touch()
+    db.chmod(0o644)
+    gm("db", "init", "--db", db, "--as", OPERATOR)
+    assert _mode(db) == 0o600

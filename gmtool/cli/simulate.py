@@ -65,7 +65,7 @@ def simulate(
 ) -> None:
     """Play each tier with bots and report pots, hand length, showdowns, all-ins, escapes,
     coins by seat and banker, and hands until a minimum-holding player is out."""
-    from gmtool.cli.render_simulate import render_bounds, render_report
+    from gmtool.cli.render_simulate import number, render_bounds, render_report
     from gmtool.simulate.whatif import what_if
 
     if plot is not None:
@@ -93,5 +93,7 @@ def simulate(
     if plot is not None:
         console.diagnostic(f"wrote {plot}")
     for verdict in outcome.broken:
-        console.error(f"bound broken: {verdict['bound']} ({verdict['tier']}: {verdict['value']:g})")
+        console.error(
+            f"bound broken: {verdict['bound']} ({verdict['tier']}: {number(verdict['value'])})"
+        )
     raise typer.Exit(outcome.exit_code)

@@ -141,6 +141,7 @@ def base_checkpoint(
         raise UsageError(
             f"no checkpoint file at {given} (nor in the witness folder {witnesses.named(folders)})"
         )
+    _shaped_as_checkpoint(path)
     key_file = key or witness.public_key_path(store.path)
     try:
         return path.name, witness.read(path, witness.load_verifier(key_file))

@@ -25,7 +25,7 @@ from typing import Any
 from gmtool.errors import Refused, UsageError
 from gmtool.evidence.note import NoteError, Verifier, open_note, sign
 from gmtool.evidence.request import Gm
-from gmtool.evidence.witness import read_text, write_private
+from gmtool.evidence.witness import NotText, read_text, write_private
 from gmtool.ops import gm as gm_ops
 from gmtool.ops.deploy import carry_out, plan_deployment, refuse_if_blocked
 from gmtool.ops.profile import profile_of_text, read_profile
@@ -73,7 +73,10 @@ def save_plan(store: Store, path: Path, rooms: list[str] | None, by: Gm, out: Pa
 
 def apply_plan(store: Store, plan_file: Path) -> dict:
     """Deploy exactly what the plan file says, or refuse (module docstring)."""
-    note = read_text(plan_file)
+    try:
+        note = read_text(plan_file)
+    except NotText:
+        raise UsageError(f"{plan_file} is not a deploy plan (not a text file)") from None
     fields = _fields(note, plan_file)
     by = fields["by"]
     if fields["store"] != log_append.store_id(store):

@@ -150,7 +150,7 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM, write: bool
         )
     if path.exists() and path.is_dir():
         raise StoreError(f"{path} is a folder, not a database file")
-    if create and not path.exists():
+    if create and (not path.exists() or path.stat().st_size == 0):
         _create_private(path)
     elif not create and write and path.is_file() and path.stat().st_size == 0:
         raise StoreError(
@@ -177,8 +177,15 @@ def _create_private(path: Path) -> None:
     running hands. SQLite gives the WAL and shared-memory files the same mode."""
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass  # made meanwhile by another process: theirs
+    except FileExistsError:  # an empty file given (or made meanwhile): made private too
+        try:
+            if path.stat().st_size == 0:
+                os.chmod(path, 0o600)
+        except OSError as error:
+            raise StoreError(
+                f"{path}: cannot make the store readable by its owner only: "
+                f"{error.strerror or error}"
+            ) from None
     except OSError as error:
         raise StoreError(f"{path}: cannot create the store: {error.strerror or error}") from None
 
