@@ -204,7 +204,8 @@ def test_evidence_is_append_only_even_for_its_owner(pg_store: str, table: str, c
     with _pg(pg_store) as pg:
         _some_evidence(pg)
         column = pg.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s AND "
+            "table_schema = current_schema() "
             "ORDER BY ordinal_position LIMIT 1",
             (table,),
         ).fetchone()[0]
