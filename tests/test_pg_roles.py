@@ -263,3 +263,41 @@ def test_db_grant_refuses_a_role_name_it_cannot_make(store: Store, gm: Gmtool) -
     assert "a login role is lower-case letters" in run.stderr
     run = gm("db", "grant", "--db", store.url, "--prefix", "x" * 60, expect=2)
     assert "too long" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "kind, record, allowed",
+    [
+        ("operator", "gm_request", True),
+        ("operator", "deployment", True),
+        ("operator", "ledger", False),
+        ("operator", "hand_end", False),
+        ("operator", "opening", False),
+        ("host", "events", True),
+        ("host", "ledger", True),
+        ("host", "gm_request", False),
+        ("host", "deployment", False),
+        ("host", "gm_user", False),
+    ],
+)
+def test_each_role_appends_only_its_own_kinds_of_record(
+    store: Store, kind: str, record: str, allowed: bool
+) -> None:
+    """A console cannot log a ledger record or a hand's end (the host's evidence), nor a
+    host a GM's request: PostgreSQL's row-level security on the log refuses it."""
+    idx = 1_000_000 + secrets.randbelow(10**9)
+    append = "INSERT INTO log (idx, kind, body, leaf) VALUES (%s, %s, '{}', '\\x00')"
+    with store.as_(kind) as conn:
+        if allowed:
+            conn.execute(append, (idx, record))
+        else:
+            with pytest.raises(Denied, match="row-level security"):
+                conn.execute(append, (idx, record))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_role_reads_the_whole_log(store: Store, kind: str) -> None:
+    with store.owner() as owner:
+        everything = owner.execute("SELECT COUNT(*) FROM log").fetchone()[0]
+    with store.as_(kind) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM log").fetchone()[0] == everything >= 2

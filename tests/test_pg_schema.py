@@ -245,3 +245,62 @@ def test_db_init_says_plainly_what_it_cannot_reach(server: Databases, gm: Gmtool
     closed = gm("db", "init", "--db", "postgresql://gm:pw@127.0.0.1:1/x", expect=2)
     assert "cannot use this PostgreSQL database" in closed.stderr
     assert "gm:***@" in closed.stderr and ":pw@" not in closed.stderr
+
+
+def test_db_init_brings_an_older_schema_up_to_date(server: Databases, gm: Gmtool) -> None:
+    """A store one migration behind (no witnesses yet) gets the missing one, once."""
+    url = url_of(server.new())
+    gm("db", "init", "--db", url, "--as", OPERATOR)
+    with _pg(url) as pg:
+        pg.execute("DROP TABLE witnesses")
+        pg.execute("DELETE FROM _gmtool_migrations WHERE name = 'm005_witnesses'")
+    gm("db", "init", "--db", url, "--as", OPERATOR)
+    with _pg(url) as pg:
+        assert pg.execute("SELECT COUNT(*) FROM witnesses").fetchone()[0] == 0
+        names = [r[0] for r in pg.execute("SELECT name FROM _gmtool_migrations ORDER BY name")]
+        triggers = pg.execute(
+            "SELECT COUNT(*) FROM pg_trigger WHERE tgname LIKE 'witnesses_no_%'"
+        ).fetchone()[0]
+    assert names == list(schema.KNOWN) and triggers == 3
+
+
+def test_a_reader_changes_nothing(pg_store: str) -> None:
+    """A store opened for reading reads in read-only transactions: PostgreSQL itself
+    refuses a write, and the store's own write() says it was opened for reading."""
+    from gmtool.store import pg
+    from gmtool.store.errors import StoreError
+
+    with pg.connect(pg_store, write=False) as store:
+        with store.snapshot():
+            assert store.one("SELECT COUNT(*) AS n FROM gm_users")["n"] == 1
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            store.conn.execute("INSERT INTO players (name) VALUES (?)", ("eve",))
+        with pytest.raises(StoreError, match="opened for reading"), store.write():
+            pass
+
+
+def test_a_write_is_one_transaction(pg_store: str) -> None:
+    """What a write did is undone whole when it fails (here on a refused change)."""
+    from gmtool.store import pg
+    from gmtool.store.errors import StoreError
+
+    with pg.connect(pg_store) as store:
+        with pytest.raises(StoreError, match="append-only"), store.write() as conn:
+            conn.execute("INSERT INTO players (name) VALUES (?)", ("rolled_back",))
+            conn.execute("DELETE FROM log")
+        assert store.one("SELECT 1 FROM players WHERE name = ?", ("rolled_back",)) is None
+
+
+@pytest.mark.parametrize(
+    "sqlite_sql, postgres_sql",
+    [
+        ("SELECT * FROM t WHERE a = ? AND b = ?", "SELECT * FROM t WHERE a = %s AND b = %s"),
+        ("SELECT '?' || ? FROM t", "SELECT '?' || %s FROM t"),
+        ("SELECT 1 WHERE x LIKE '5%' AND y = ?", "SELECT 1 WHERE x LIKE '5%%' AND y = %s"),
+        ('SELECT "odd?name" FROM t', 'SELECT "odd?name" FROM t'),
+    ],
+)
+def test_placeholders_are_all_that_is_translated(sqlite_sql: str, postgres_sql: str) -> None:
+    from gmtool.store.pg import placeholders
+
+    assert placeholders(sqlite_sql) == postgres_sql

@@ -11,7 +11,9 @@ hosts, the operators' consoles and support, and what each may do to each table.
   commands and the evidence records of all of it;
 - nobody updates or deletes evidence: no role is granted UPDATE, DELETE or TRUNCATE on
   an append-only table, and the tables' triggers refuse them even to their owner
-  (`store/pg_schema.py`).
+  (`store/pg_schema.py`);
+- each role appends to the evidence log only the kinds of record its own writes make
+  (row-level security on `log`, `LOG_KINDS`).
 
 Roles are the cluster's, not one database's, so they are named after the store
 (`<prefix>_host`, `<prefix>_operator`, `<prefix>_support`; the prefix is the database's
@@ -46,6 +48,24 @@ LOG_WRITE = {  # the evidence log's appender: records, interior nodes, the tree'
     "chain_heads": "INSERT, UPDATE (seq, hash)",
 }
 COMMAND_FATE = "UPDATE (status, acked_at, outcome, gm_action_id)"
+
+# The evidence records each role may append to `log` (row-level security): what its own
+# writes log (gmtool/evidence/records.py). Each record's row is checked by the audit; this
+# keeps a console from appending a record of a host's kind (a ledger record, a hand) at all.
+LOG_KINDS = {
+    "host": (
+        "events",
+        "hand",
+        "hand_end",
+        "ledger",
+        "player",
+        "opening",
+        "seed_key",
+        "gm_action",  # a command's fate
+        "witness",  # the first witness, recorded by the first host start
+    ),
+    "operator": ("gm_request", "gm_action", "gm_user", "config", "deployment", "retire", "witness"),
+}
 
 WRITES: dict[str, dict[str, str]] = {
     "support": {},
@@ -133,6 +153,7 @@ def grant(store: PgStore, prefix: str, members: dict[str, list[str]]) -> Granted
             for kind, role in names.items():
                 _ensure_role(raw, role, login=False)
                 _grant_tables(raw, role, tables, WRITES[kind])
+            _log_policies(raw, names)
             for kind, logins in members.items():
                 for login in logins:
                     if _ensure_role(raw, login, login=True):
@@ -214,6 +235,25 @@ def _grant_tables(
             if table in EVIDENCE and any(w in writes[table] for w in ("UPDATE", "DELETE")):
                 raise AssertionError(f"{table} is evidence: never granted {writes[table]}")
             raw.execute(sql.SQL("GRANT " + writes[table] + " ON {} TO {}").format(name, who))
+
+
+def _log_policies(raw: psycopg.Connection, names: dict[str, str]) -> None:
+    """Row-level security on `log`: everyone with SELECT reads every record; each role
+    appends only the kinds of record its writes make (LOG_KINDS). The tables' owner is not
+    held to it (`db init` registers the first operator as the owner)."""
+    raw.execute("ALTER TABLE log ENABLE ROW LEVEL SECURITY")
+    raw.execute("DROP POLICY IF EXISTS gmtool_reads ON log")
+    raw.execute("CREATE POLICY gmtool_reads ON log FOR SELECT USING (true)")
+    for kind, kinds in LOG_KINDS.items():
+        policy = sql.Identifier(f"{names[kind]}_appends")
+        raw.execute(sql.SQL("DROP POLICY IF EXISTS {} ON log").format(policy))
+        raw.execute(
+            sql.SQL("CREATE POLICY {} ON log FOR INSERT TO {} WITH CHECK (kind IN ({}))").format(
+                policy,
+                sql.Identifier(names[kind]),
+                sql.SQL(", ").join(sql.Literal(k) for k in kinds),
+            )
+        )
 
 
 def _schema(raw: psycopg.Connection) -> sql.Identifier:
