@@ -38,7 +38,15 @@ def test_a_path_or_a_sqlite_url_names_a_sqlite_file(value: str, path: Path) -> N
     assert resolve_path(value) == path
 
 
-@pytest.mark.parametrize("value", [PG_URL, "postgres://gm@db.internal/casino?sslmode=require"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        PG_URL,
+        "postgres://gm@db.internal/casino?sslmode=require",
+        "postgresql:///casino",  # the local socket
+        "postgresql://gm@db.internal?dbname=casino",
+    ],
+)
 def test_a_postgresql_url_names_a_postgresql_database(value: str) -> None:
     location = locate(value)
     assert (location.path, location.url, location.is_postgres) == (None, value, True)
@@ -61,6 +69,9 @@ def test_gmtool_db_may_hold_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
         ("sqlite://host/live.db", "sqlite:///PATH"),
         ("sqlite:///", "sqlite:///PATH"),
         ("  ", "--db is blank"),
+        ("postgres://", "names no database"),
+        ("postgresql://gm:pw@db.internal:5432", "names no database"),
+        ("postgresql://gm@db.internal/?sslmode=require", "names no database"),
     ],
 )
 def test_a_value_that_names_no_store_is_refused(value: str, words: str) -> None:
@@ -113,6 +124,12 @@ def test_commands_not_yet_on_postgresql_say_so(gm: Gmtool, command: tuple[str, .
     ):
         assert "does not run on PostgreSQL yet" in run.stderr, run.stderr
         assert "s3cret" not in run.stdout + run.stderr
+
+
+def test_the_demo_makes_no_file_of_a_postgresql_url(gm: Gmtool, tmp_path: Path) -> None:
+    run = gm("demo", "--db", "postgresql://gm@127.0.0.1:1/casino", "--duration", "1", expect=2)
+    assert "does not run on PostgreSQL yet" in run.stderr, run.stderr
+    assert not Path("postgresql:").exists()
 
 
 def test_db_grant_on_sqlite_says_it_has_no_roles(gm: Gmtool, tmp_path: Path) -> None:

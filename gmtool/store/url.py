@@ -3,6 +3,8 @@ or a PostgreSQL database.
 
 - `postgresql://user@host:port/dbname` (or `postgres://`): PostgreSQL, the URL handed to
   libpq as it is (so `?sslmode=`, `?host=/run/postgresql` and the `PG*` variables work);
+  it must name its database: libpq would otherwise pick the user's own, and gmtool
+  would make its schema in a database nobody meant;
 - `sqlite:///PATH`: the SQLite file PATH, written as SQLAlchemy writes it: three slashes
   then the path, so `sqlite:///live.db` is relative and `sqlite:////srv/live.db` absolute;
 - anything else: a file path, as before there were URLs.
@@ -53,6 +55,12 @@ def locate(db: str | None) -> Location:
         return Location(path=Path(value))
     name = scheme.group(1).lower()
     if name in POSTGRES_SCHEMES:
+        if not _names_a_database(value):
+            raise UsageError(
+                f"{redacted(value)[:80]!r} names no database: give it, "
+                "postgresql://USER@HOST/DBNAME (libpq's default, the user's own database, "
+                "is never taken for a store)"
+            )
         return Location(url=value)
     if name == "sqlite":
         if not value.startswith("sqlite:///") or value == "sqlite:///":
@@ -66,6 +74,15 @@ def locate(db: str | None) -> Location:
         "sqlite:///PATH) or PostgreSQL databases (postgresql://USER@HOST/DBNAME); "
         f"{name}:// is neither"
     )
+
+
+def _names_a_database(url: str) -> bool:
+    """Whether a PostgreSQL URL names its database (its path, or ?dbname=)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return True  # libpq says what is wrong with it
+    return bool(parts.path.strip("/")) or "dbname=" in parts.query
 
 
 def redacted(url: str) -> str:
