@@ -304,3 +304,16 @@ def test_placeholders_are_all_that_is_translated(sqlite_sql: str, postgres_sql: 
     from gmtool.store.pg import placeholders
 
     assert placeholders(sqlite_sql) == postgres_sql
+
+
+def test_db_init_as_a_role_without_rights_says_whose_job_it_is(
+    server: Databases, pg_store: str, gm: Gmtool
+) -> None:
+    """On a new database and on a made store alike: one plain message, exit 2."""
+    database = pg_store.rsplit("/", 1)[1]
+    login = f"{database}_nobody"
+    with psycopg.connect(pg_store, autocommit=True) as owner:
+        owner.execute(f'CREATE ROLE "{login}" LOGIN')
+    for url in (url_of(database, login), url_of(server.new(), login)):
+        run = gm("db", "init", "--db", url, "--as", OPERATOR, expect=2)
+        assert "run `gmtool db init` as the role that owns" in run.stderr, run.stderr

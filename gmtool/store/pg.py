@@ -204,6 +204,13 @@ def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool =
         if store.read_only:
             raw.execute("SET default_transaction_read_only = on")
         pg_schema.check(store, create)
+    except psycopg.errors.InsufficientPrivilege as error:
+        store.close()
+        raise StoreError(
+            f"{store.path}: {_first_line(error)}: this role may not make or read gmtool's "
+            "schema; run `gmtool db init` as the role that owns (or will own) its tables, "
+            "and `gmtool db grant` to give hosts, consoles and support their roles"
+        ) from None
     except psycopg.Error as error:
         store.close()
         raise StoreError(f"{store.path}: cannot use this database: {_first_line(error)}") from None

@@ -161,17 +161,15 @@ KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN
 
 def schema_state(conn: PgConnection) -> str:
     """As `schema.schema_state`: "empty", "foreign", "current", "old" or "newer", of the
-    tables in the connection's current schema (`search_path`)."""
+    tables in the connection's current schema (`search_path`), whether or not this role
+    may read them (the catalog, not information_schema, which shows only those it may)."""
     where = conn.execute("SELECT current_schema()").fetchone()[0]
     if where is None:
         raise StoreError(
             "its search_path names no schema that exists: create one (or set search_path)"
         )
     tables = {
-        r[0]
-        for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", (where,)
-        )
+        r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = ?", (where,))
     }
     if not tables:
         return "empty"
