@@ -22,7 +22,7 @@ ALLOWED = {
     "evidence": ({"evidence"}, {"cryptography"}),  # Merkle log, signed notes, keys
     "engine": ({"engine"}, set()),
     "bots": ({"bots", "engine"}, set()),  # how machine players choose: policies, strength
-    "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils"}),
+    "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils", "psycopg"}),
     "house": ({"house", "store", "engine", "rules", "evidence", "bots"}, set()),
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
     "ops": (

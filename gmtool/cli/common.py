@@ -21,7 +21,10 @@ from gmtool.cli.console import console
 T = TypeVar("T")
 
 DB_OPTION = typer.Option(
-    None, "--db", help="Database file (default: $GMTOOL_DB, else ./gmtool.db)."
+    None,
+    "--db",
+    help="Database file or sqlite:///PATH, or a postgresql:// URL where the command runs on "
+    "PostgreSQL (default: $GMTOOL_DB, else ./gmtool.db).",
 )
 WITNESS_OPTION = typer.Option(
     None,
@@ -101,12 +104,13 @@ def number_option(
     return typer.Option(default, *flags, min=min, max=max, callback=_finite, help=help)
 
 
-def open_store(db: str | None, create: bool = False, write: bool = False):
+def open_store(db: str | None, create: bool = False, write: bool = False, postgres: bool = False):
     """The store for reading (read-only: nothing is changed, not even the schema), or with
-    `write` for writing (the file is checked and the schema brought up to date)."""
-    from gmtool.store.db import connect, resolve_path
+    `write` for writing (the file is checked and the schema brought up to date). A
+    PostgreSQL URL is refused (exit 2) but where the command runs on it (`postgres`)."""
+    from gmtool.store.db import open_location
 
-    return connect(resolve_path(db), create=create, write=write or create)
+    return open_location(db, create=create, write=write or create, postgres=postgres)
 
 
 def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -1,4 +1,4 @@
-"""`gmtool db`: create or upgrade the store."""
+"""`gmtool db`: create or upgrade the store; on PostgreSQL, its database roles."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import typer
 
 from gmtool.cli.common import AS_OPTION, DB_OPTION, acting_user, open_store
 from gmtool.cli.console import console
+from gmtool.errors import UsageError
 
 app = typer.Typer(
-    help="Create or upgrade the SQLite store.", no_args_is_help=True, rich_markup_mode=None
+    help="Create or upgrade the store (SQLite, or PostgreSQL); grant PostgreSQL roles.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 
@@ -24,7 +27,7 @@ def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
 
     gm = acting_user(as_user)
     check_name(gm.name)  # before the store is made: a refused name leaves nothing behind
-    with open_store(db, create=True) as store:
+    with open_store(db, create=True, postgres=True) as store:
         console.success(f"{store.path}: gmtool store ready (schema version {SCHEMA_VERSION})")
         if has_keys(store):
             return
@@ -38,3 +41,44 @@ def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
                 f"{gm.signer.verifier.text()}); register other GMs with `gmtool gm "
                 "users add NAME --role ROLE --key KEY`"
             )
+
+
+HOST_OPTION = typer.Option([], "--host", help="A login role to make a host (repeatable).")
+OPERATOR_OPTION = typer.Option(
+    [], "--operator", help="A login role to make an operator's console (repeatable)."
+)
+SUPPORT_OPTION = typer.Option([], "--support", help="A login role to make support (repeatable).")
+PREFIX_OPTION = typer.Option(
+    None, "--prefix", help="Start of the roles' names (default: the database's name)."
+)
+
+
+@app.command()
+def grant(
+    db: str | None = DB_OPTION,
+    host: list[str] = HOST_OPTION,
+    operator: list[str] = OPERATOR_OPTION,
+    support: list[str] = SUPPORT_OPTION,
+    prefix: str | None = PREFIX_OPTION,
+) -> None:
+    """PostgreSQL only: create the store's roles PREFIX_host, PREFIX_operator and
+    PREFIX_support with least privilege (support reads; operators append GM requests;
+    hosts write events and settlements; nobody updates or deletes evidence) and make the
+    given login roles their members. Run it as the tables' owner; safe to run again."""
+    from gmtool.store import pg_roles
+    from gmtool.store.url import locate
+
+    if not locate(db).is_postgres:
+        raise UsageError(
+            "`gmtool db grant` is for PostgreSQL stores (--db postgresql://...): a SQLite "
+            "store has no roles; whoever may write its file may do everything"
+        )
+    with open_store(db, write=True, postgres=True) as store:
+        members = {"host": host, "operator": operator, "support": support}
+        done = pg_roles.grant(store, prefix or pg_roles.default_prefix(store), members)
+    for kind, role in done.roles.items():
+        logins = ", ".join(done.members[kind]) or "no member named now"
+        console.line(f"{role}: {kind} ({logins})")
+    for login in done.made:
+        console.line(f"made login role {login} (no password: give it one before it connects)")
+    console.success(f"{store.path}: roles granted")

@@ -24,8 +24,10 @@ NEXT_STEPS = [
 
 
 def demo(
-    db: Path | None = typer.Option(
-        None, "--db", help="Demo database (default ./gmtool-demo.db; replaced if it exists)."
+    db: str | None = typer.Option(
+        None,
+        "--db",
+        help="Demo database file (default ./gmtool-demo.db; replaced if it exists).",
     ),
     seconds: float = number_option(
         20.0, "--duration", "--seconds", min=1.0, max=3600.0, help="How long tables play (seconds)."
@@ -49,8 +51,9 @@ def demo(
     from gmtool.house.host import HostOptions, prepare_host
     from gmtool.house.lock import HostLock
     from gmtool.ops import demo as demo_setup
+    from gmtool.store.db import resolve_path
 
-    path = db or Path(demo_setup.DEMO_DB)
+    path = resolve_path(db) if db else Path(demo_setup.DEMO_DB)  # a file: not PostgreSQL yet
     demo_setup.rules_dir()  # no shipped profiles here: say so before a store is made
     with HostLock(path), demo_setup.fresh_store(path) as store:
         seeds.keep_demo_key(path, seed)  # a later `house run` on it deals from the same key

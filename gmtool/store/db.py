@@ -29,8 +29,8 @@ from gmtool.errors import UsageError
 from gmtool.store.clock import SYSTEM, Clock, now
 from gmtool.store.errors import NoSuchRecord, StoreError  # noqa: F401 (callers import them here)
 from gmtool.store.schema import migrate, schema_state
+from gmtool.store.url import DEFAULT_DB, locate  # noqa: F401 (callers import DEFAULT_DB here)
 
-DEFAULT_DB = "gmtool.db"
 BUSY_TIMEOUT_MS = 10_000  # $GMTOOL_BUSY_TIMEOUT_MS overrides it
 DAMAGED = (
     "the file is damaged: restore it from a backup (or, if the host was killed "
@@ -39,12 +39,23 @@ DAMAGED = (
 )
 
 
+class NotOnPostgres(UsageError):
+    """A command that does not run on a PostgreSQL store yet (issue 26 is under way)."""
+
+
 def resolve_path(db: str | None) -> Path:
-    """`--db`, else `$GMTOOL_DB`, else `./gmtool.db`; a blank `--db` is refused (an empty
-    `$GMTOOL_DB` counts as unset, as shells have it)."""
-    if db is not None and not db.strip():
-        raise UsageError("--db is blank: name the database file")
-    return Path(db or os.environ.get("GMTOOL_DB") or DEFAULT_DB)
+    """The SQLite file `--db`, else `$GMTOOL_DB`, else `./gmtool.db` names (a path or
+    sqlite:///PATH: store/url.py); a blank `--db` is refused (an empty `$GMTOOL_DB` counts
+    as unset, as shells have it), and so is a PostgreSQL URL: the commands that ask for a
+    path do not run on PostgreSQL yet (docs/architecture.md, "The store")."""
+    location = locate(db)
+    if location.path is None:
+        raise NotOnPostgres(
+            f"{location.shown()}: this command does not run on PostgreSQL yet; so far only "
+            '`gmtool db init` and `gmtool db grant` do (docs/architecture.md, "The '
+            'store"): use a SQLite store (a file path) for the rest'
+        )
+    return location.path
 
 
 class Store:
@@ -170,6 +181,23 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM, write: bool
         store.close()
         raise
     return store
+
+
+def open_location(
+    db: str | None,
+    create: bool = False,
+    write: bool = True,
+    clock: Clock = SYSTEM,
+    postgres: bool = False,
+) -> Store:
+    """The store `db` names (store/url.py), opened as `connect` opens a file; a PostgreSQL
+    URL only where the caller runs on PostgreSQL (`postgres`), else NotOnPostgres."""
+    location = locate(db)
+    if location.url is not None and postgres:
+        from gmtool.store import pg
+
+        return pg.connect(location.url, create=create, clock=clock, write=write)  # type: ignore[return-value]
+    return connect(resolve_path(db), create=create, clock=clock, write=write)
 
 
 def _create_private(path: Path) -> None:

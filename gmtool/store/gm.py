@@ -108,7 +108,7 @@ def add_user(store: Store, name: str, role: str, key: str | None = None) -> bool
     store.conn.execute(
         "INSERT INTO gm_users (name, role, created_at, key) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(name) DO UPDATE SET role = excluded.role, "
-        "key = COALESCE(excluded.key, key)",
+        "key = COALESCE(excluded.key, gm_users.key)",
         (name, role, store.now(), key),
     )
     log_append.append_row(store, records.gm_user_body, "gm_users", "name", name)

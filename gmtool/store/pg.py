@@ -1,0 +1,220 @@
+"""Opening a PostgreSQL store (issue 26, first step): the connection, its transactions and
+its schema, through psycopg 3.
+
+`PgStore` answers what the repositories ask of `store/db.py`'s `Store` (`one`, `all`,
+`write`, `snapshot`, `now`, `conn.execute` and `conn.executemany` with SQLite's `?`
+placeholders), so the repositories that `gmtool db init` runs (GM users, the GM action
+chain, the evidence log's appender) run unchanged on both backends. The translation is
+of placeholders only (`?` to `%s`); SQL that differs between the dialects is written
+for each (`store/pg_schema.py`).
+
+Every write transaction holds one transaction-level advisory lock, so writers take turns
+as they do on SQLite (BEGIN IMMEDIATE): the evidence log's appender reads the tree's
+state and extends it, and two appenders must not interleave. This step moves no coins
+and runs no host; narrowing the lock to the log's critical section and taking rows
+`FOR UPDATE` where coins move come with the hosts (issue 26, item 2). A write not marked
+`durable` commits with `synchronous_commit` off: like SQLite's NORMAL, a power cut may
+lose the last such commits but never leaves the store inconsistent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import pq
+
+from gmtool.store.clock import SYSTEM, Clock, now
+from gmtool.store.errors import StoreError
+from gmtool.store.url import redacted
+
+# pg_advisory_xact_lock key of every gmtool write and migration ("gmtool" in ASCII): one
+# writer at a time per database (advisory locks are per database).
+WRITE_LOCK = 0x676D746F6F6C
+CONNECT_TIMEOUT_S = 10
+
+
+class Row(tuple):
+    """A result row read by position or by column name, as sqlite3.Row is."""
+
+    _index: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
+        row = super().__new__(cls, values)
+        row._index = index
+        return row
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _rows(cursor: Any) -> Any:
+    """psycopg's row factory: `Row`s named by the cursor's columns."""
+    index = {column.name: i for i, column in enumerate(cursor.description or ())}
+    return functools.partial(Row, index=index)
+
+
+@functools.lru_cache(maxsize=512)
+def placeholders(sql: str) -> str:
+    """`sql` with SQLite's `?` placeholders as psycopg's `%s` (and a literal `%` doubled);
+    text inside quotes is left as it is."""
+    out, quote = [], ""
+    for char in sql:
+        if quote:
+            if char == quote:
+                quote = ""
+            out.append("%%" if char == "%" else char)
+        elif char in "'\"":
+            quote = char
+            out.append(char)
+        elif char == "?":
+            out.append("%s")
+        else:
+            out.append("%%" if char == "%" else char)
+    return "".join(out)
+
+
+class PgConnection:
+    """The part of a DB-API connection the shared repositories use, over psycopg."""
+
+    def __init__(self, raw: psycopg.Connection) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
+        return self.raw.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> psycopg.Cursor:
+        cursor = self.raw.cursor()
+        cursor.executemany(placeholders(sql), rows)  # type: ignore[arg-type]
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class PgStore:
+    """One connection to a PostgreSQL store; `path` is how messages name it (its URL,
+    password masked)."""
+
+    def __init__(
+        self, url: str, raw: psycopg.Connection, clock: Clock = SYSTEM, read_only: bool = False
+    ) -> None:
+        self.url = url
+        self.path = redacted(url)
+        self.conn = PgConnection(raw)
+        self.clock = clock
+        self.read_only = read_only
+        self.is_postgres = True
+
+    def now(self) -> str:
+        return now(self.clock)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> PgStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def write(self, durable: bool = False) -> Iterator[PgConnection]:
+        """One atomic write transaction, writers taking turns (the module's docstring)."""
+        if self.read_only:
+            raise StoreError(f"{self.path} was opened for reading; this would write to it")
+        if self.conn.in_transaction:
+            raise StoreError("nested write transaction")  # a bug: keep transactions flat
+        try:
+            with self.conn.raw.transaction():
+                self.conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                if not durable:
+                    self.conn.raw.execute("SET LOCAL synchronous_commit TO OFF")
+                yield self.conn
+        except psycopg.Error as error:
+            raise StoreError(f"{self.path}: the write failed: {_first_line(error)}") from None
+
+    @contextlib.contextmanager
+    def snapshot(self, strict: bool = False) -> Iterator[None]:
+        """One consistent view for many reads (REPEATABLE READ, read only). PostgreSQL
+        holds only valid UTF-8 text, so `strict` changes nothing here."""
+        if self.conn.in_transaction:
+            raise StoreError("nested snapshot")
+        with self.conn.raw.transaction(force_rollback=True):
+            self.conn.raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        return self.conn.execute(sql, params).fetchone()  # type: ignore[no-any-return]
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def open_connection(url: str) -> psycopg.Connection:
+    """A psycopg connection to `url` (autocommit: transactions are explicit), or one plain
+    StoreError saying why not."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    shown = redacted(url)
+    try:
+        options = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as error:
+        raise StoreError(
+            f"{shown}: not a PostgreSQL URL libpq can read: {_first_line(error)}"
+        ) from None
+    extra: dict[str, Any] = {"application_name": "gmtool"}
+    if "connect_timeout" not in options:
+        extra["connect_timeout"] = CONNECT_TIMEOUT_S
+    try:
+        return psycopg.connect(url, autocommit=True, row_factory=_rows, **extra)
+    except psycopg.OperationalError as error:
+        text = _first_line(error)
+        hint = ""
+        if "does not exist" in text and "database" in text:
+            hint = " (create it first: `createdb NAME`, or CREATE DATABASE as its owner)"
+        raise StoreError(f"{shown}: cannot use this PostgreSQL database: {text}{hint}") from None
+
+
+def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool = True) -> PgStore:
+    """Open the PostgreSQL store at `url`: with `create`, make gmtool's schema in an empty
+    database (the database itself must exist); writers bring an older schema up to date,
+    readers (`write=False`) read in read-only transactions and change nothing."""
+    from gmtool.store import pg_schema
+
+    raw = open_connection(url)
+    store = PgStore(url, raw, clock, read_only=not (write or create))
+    try:
+        if store.read_only:
+            raw.execute("SET default_transaction_read_only = on")
+        pg_schema.check(store, create)
+    except psycopg.errors.InsufficientPrivilege as error:
+        store.close()
+        raise StoreError(
+            f"{store.path}: {_first_line(error)}: this role may not make or read gmtool's "
+            "schema; run `gmtool db init` as the role that owns (or will own) its tables, "
+            "and `gmtool db grant` to give hosts, consoles and support their roles"
+        ) from None
+    except psycopg.Error as error:
+        store.close()
+        raise StoreError(f"{store.path}: cannot use this database: {_first_line(error)}") from None
+    except BaseException:
+        store.close()
+        raise
+    return store

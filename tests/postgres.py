@@ -1,0 +1,85 @@
+"""Fresh PostgreSQL databases for the tests that run on the real server (issue 26).
+
+Each test module makes its own databases on the server at `$GMTOOL_TEST_PG` (by default
+postgresql://postgres@127.0.0.1:5432/postgres, trust authentication), named uniquely
+(module, process, random), and drops them, and the roles named after them, when the
+module ends: parallel runs and CI jobs never meet. In CI (`CI=true`) a server that
+cannot be reached fails the tests; elsewhere they are skipped with one line saying how
+to run them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+ADMIN_URL = os.environ.get("GMTOOL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+HOW = (
+    "PostgreSQL is not reachable at {url} ({error}): start PostgreSQL 15 on 127.0.0.1:5432 "
+    "with trust authentication, or point GMTOOL_TEST_PG at a superuser's URL"
+)
+
+
+def admin() -> psycopg.Connection:
+    """A superuser connection to the server's maintenance database; fail in CI, else
+    skip, when there is none."""
+    try:
+        return psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as error:
+        message = HOW.format(url=ADMIN_URL, error=str(error).strip().splitlines()[0])
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def url_of(database: str, user: str | None = None) -> str:
+    """The URL of `database` on the test server, as `user` (else the admin's user)."""
+    parts = urlsplit(ADMIN_URL)
+    netloc = parts.netloc
+    if user is not None:
+        netloc = f"{user}@{netloc.rsplit('@', 1)[-1]}"
+    return urlunsplit(parts._replace(netloc=netloc, path=f"/{database}"))
+
+
+class Databases:
+    """Makes databases on the test server and drops them (and their roles) at the end."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = re.sub(r"[^a-z0-9]", "", tag.lower())[:12]
+        self.conn = admin()
+        self.made: list[str] = []
+
+    def new(self) -> str:
+        """A new empty database's name (lower case, a valid role-name prefix)."""
+        name = f"gmt_{self.tag}_{os.getpid()}_{secrets.token_hex(3)}"
+        self.conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        self.made.append(name)
+        return name
+
+    def drop_all(self) -> None:
+        for name in self.made:
+            self.conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+            roles = self.conn.execute(
+                "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)", (name + "_",)
+            ).fetchall()
+            for (role,) in roles:
+                self.conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+        self.conn.close()
+
+
+def databases(tag: str) -> Iterator[Databases]:
+    """The body of a module-scoped fixture: `yield from databases(__name__)`."""
+    made = Databases(tag)
+    try:
+        yield made
+    finally:
+        made.drop_all()
