@@ -13,15 +13,21 @@ ten tables of all five systems play random legal actions (and now and then a tim
 or a disconnect and a reconnect inside the window) from `gmtool.engine.play.start_hand`
 under seeded decks, and `gmtool.house.recorder.Recorder` writes every hand into the
 store exactly as the host does: its commitment at the start, its chained events, its
-settlement with ledger rows and the seed at the end. The build is deterministic and
-cached under --cache, in a folder named by a fingerprint of the engine and store code
-(so a changed format is rebuilt, never measured stale); the smaller database is a
-prefix of the larger one.
+settlement with ledger rows and the seed at the end. As on a real host's store, each seed
+is the RSA signature of the store's seed key (`<db>.seed.key`) over the hand's slot, the
+key registered in the evidence log and signed by the host's checkpoint key (fixed here),
+which also signs every opening balance; the audit is given that key's verifier, so it
+checks every one of those signatures (gmtool audit beside `<db>.checkpoint.pub`). The
+play is deterministic (the seed key is made once per cache, so the decks differ between
+caches); the stores are cached under --cache, in a folder named by a fingerprint of the
+engine and store code (so a changed format is rebuilt, never measured stale); the
+smaller database is a prefix of the larger one.
 
 Each size is then measured in a fresh interpreter, one core:
 
-- audit: `gmtool.audit.run.run_audit` over the whole store (chains, commitments,
-  replays, zero-sum settlements, ledgers, balances, GM log); it must find no problem;
+- audit: `gmtool.audit.run.run_audit` over the whole store with the host's verifier key
+  (chains, commitments, replays, zero-sum settlements, ledgers, balances, GM log, the
+  evidence log, every seed's RSA signature); it must find no problem;
 - read: the baseline, a plain read of the same event rows (`SELECT hand_id, seq, type,
   payload FROM events`, fetched in batches), and read + `json.loads` of every payload
   (parse only, what a hand-history parser does);
@@ -72,12 +78,35 @@ TABLES = (
 )
 PLAYERS_PER_TABLE = 5
 OPENING = 10_000_000
-KEY = hashlib.sha256(b"gmtool audit benchmark").digest()
 TARGET = 7_000
 PHH_PARSE = 6_801  # hands/s, published parse-only speed of the PHH format
 BUILD_BATCH = 1_000
-BUILD_VERSION = "4"  # bump when the way stores are built changes (part of the cache key)
+BUILD_VERSION = "5"  # bump when the way stores are built changes (part of the cache key)
 GM_USER = "benchmark"  # the operator whose adjustments top up players who ran dry
+
+
+def host_signer(store):
+    """The benchmark host's checkpoint key (fixed; named by the store's log origin): it
+    signs the seed key's registration and every opening balance, as a real host's does."""
+    from gmtool.evidence.note import Signer
+    from gmtool.store.log_append import origin_of
+
+    return Signer(origin_of(store), hashlib.sha256(b"gmtool audit benchmark host").digest())
+
+
+def seed_key(path: Path) -> Path:
+    """The benchmark host's RSA seed key, beside its store as the host keeps it
+    (`<db>.seed.key`, made on first use); a store's copy takes it along (`_copy_store`)."""
+    from gmtool.house.seeds import seed_key_path
+
+    return seed_key_path(path)
+
+
+def audit_options(store) -> dict:
+    """`run_audit`'s options as `gmtool audit` sets them beside a host's verifier key:
+    every check, with the seed key's registration and every opening balance held to the
+    host's signature."""
+    return {"host_key": host_signer(store).verifier}
 
 
 def operator():
@@ -96,20 +125,37 @@ class Builder:
 
     def __init__(self, path: Path) -> None:
         from gmtool.engine.games import ranking_for
+        from gmtool.evidence import hand_seeds, opening
+        from gmtool.evidence.hand_seeds import RSA
         from gmtool.house.recorder import Recorder
+        from gmtool.house.seeds import load_seed_signer
         from gmtool.ops import gm as gm_ops
         from gmtool.ops.deploy import deploy_profile
-        from gmtool.store import configs, ledger
+        from gmtool.store import configs, ledger, seed_keys
         from gmtool.store import tables as table_store
         from gmtool.store.db import connect
+        from gmtool.store.log_append import origin_of
 
         self.store = connect(path, create=True)
         self.operator = operator()
+        self.host = host_signer(self.store)
+        self.seeds = load_seed_signer(path)
+        self.origin = origin_of(self.store)
         fresh = not self.store.one("SELECT 1 FROM deployments LIMIT 1")
         if fresh:
             gm_ops.bootstrap(self.store, self.operator)  # the first operator, with their key
             for profile in PROFILES:  # each deployment with its signed GM action
                 deploy_profile(self.store, RULES / f"{profile}.toml", None, self.operator)
+            # Seeds are the seed key's RSA signatures, its registration signed by the host's
+            # checkpoint key (house/seed_source.py): the audit verifies one a hand.
+            seed_keys.register(
+                self.store,
+                RSA,
+                self.seeds.public,
+                lambda first, scheme, key, at: hand_seeds.sign_key(
+                    self.host, first, scheme, key, at
+                ),
+            )
         self.tables = []
         counts: dict[tuple[str, str], int] = {}
         for profile, room in TABLES:
@@ -121,8 +167,16 @@ class Builder:
             players = [f"{table_id}-p{i}" for i in range(PLAYERS_PER_TABLE)]
             if fresh:
                 table_store.open_table(self.store, table_id, profile, room, config["game"], 0)
-                for name in players:
-                    ledger.grant(self.store, name, OPENING, "opening_balance")
+                for name in players:  # signed by the host, as house/pool.py opens them
+                    ledger.open_account(
+                        self.store,
+                        name,
+                        OPENING,
+                        "bot",
+                        lambda ledger_id, player, amount: opening.sign(
+                            self.host, ledger_id, player, amount
+                        ),
+                    )
             self.tables.append(
                 {
                     "id": table_id,
@@ -161,7 +215,6 @@ class Builder:
     def play(self, table: dict) -> None:
         from gmtool.engine.hand import Seat
         from gmtool.engine.play import seeded_source, start_hand
-        from gmtool.house.seeds import hand_seed
         from gmtool.ops.gm import adjust
 
         config, room = table["config"], table["room"]
@@ -183,7 +236,7 @@ class Builder:
                 adjust(self.store, self.operator, name, OPENING, "benchmark top-up")
                 self.coins[name] += OPENING
         banker = table["banker"] if table["banker"] in seats else seats[0]
-        seed = hand_seed(KEY, table["id"], number)
+        seed = self.seeds.seed(self.origin, table["id"], number)
         hand = start_hand(
             config,
             room,
@@ -281,6 +334,7 @@ def database(cache: Path, size: int) -> Path:
     work = path.with_name(path.name + ".building")
     for suffix in ("", "-wal", "-shm"):
         Path(f"{work}{suffix}").unlink(missing_ok=True)
+    seed_key(work).unlink(missing_ok=True)
     if smaller:
         _copy_store(smaller[-1][1], work)
     builder = Builder(work)
@@ -296,6 +350,7 @@ def database(cache: Path, size: int) -> Path:
         flush=True,
     )
     work.rename(path)
+    seed_key(work).rename(seed_key(path))
     return path
 
 
@@ -304,6 +359,7 @@ def _copy_store(source: Path, target: Path) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     shutil.copyfile(source, target)
+    shutil.copyfile(seed_key(source), seed_key(target))  # the key its later hands are dealt from
 
 
 # -- measuring (in a fresh interpreter per size) --------------------------------------------
@@ -314,6 +370,8 @@ def measure(path: Path, repeat: int, with_tracemalloc: bool) -> dict:
     from gmtool.audit.run import run_audit
     from gmtool.store.db import connect
 
+    with connect(path) as store:
+        options = audit_options(store)
     hands = sqlite3.connect(path).execute("SELECT COUNT(*) FROM hands").fetchone()[0]
     out = {
         "hands": hands,
@@ -323,7 +381,7 @@ def measure(path: Path, repeat: int, with_tracemalloc: bool) -> dict:
     for _ in range(repeat):  # the audits first: the peak memory below is theirs alone
         with connect(path) as store:
             started = time.perf_counter()
-            report = run_audit(store)
+            report = run_audit(store, **options)
             audit_s.append(time.perf_counter() - started)
         if report.problems or report.hands_checked != hands:
             raise SystemExit(f"audit found problems in the benchmark store: {report.problems[:3]}")
@@ -335,7 +393,7 @@ def measure(path: Path, repeat: int, with_tracemalloc: bool) -> dict:
 
         tracemalloc.start()
         with connect(path) as store:
-            run_audit(store)
+            run_audit(store, **options)
         out["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
     out.update(
@@ -372,9 +430,10 @@ def profile(path: Path, top: int) -> None:
     from gmtool.store.db import connect
 
     with connect(path) as store:
+        options = audit_options(store)
         profiler = cProfile.Profile()
         profiler.enable()
-        run_audit(store)
+        run_audit(store, **options)
         profiler.disable()
     for order in ("tottime", "cumulative"):
         text = io.StringIO()
@@ -398,8 +457,9 @@ def parts(path: Path, repeat: int) -> None:
         best = float("inf")
         for _ in range(repeat):
             with connect(path) as store:
+                options = audit_options(store)
                 start = time.process_time()
-                report = audit_run.run_audit(store)
+                report = audit_run.run_audit(store, **options)
                 best = min(best, time.process_time() - start)
         return best * 1e6 / report.hands_checked
 

@@ -268,7 +268,9 @@ def records(store: Store, lo: int, streamed: Iterable[str] = ()) -> Iterator:
         f"{other} IS NULL AND json_valid(l.body) THEN json_extract(l.body, '$.kind', {path}) "
         f"= json_array(l.kind, {key}) ELSE 0 END END"
     )
-    return store.conn.execute(
+    cursor = store.conn.cursor()
+    cursor.row_factory = None  # plain tuples: a row a record, and the log grows with play
+    return cursor.execute(
         f"SELECT l.idx, l.kind, l.tkey, l.nkey, l.body, l.leaf, {agrees}, e.hash FROM log l "
         "LEFT JOIN events e ON l.kind = 'events' AND e.table_id = l.tkey AND e.seq = "
         "l.nkey - 1 WHERE l.idx >= ? ORDER BY l.idx",

@@ -121,7 +121,14 @@ def table_events(store: Store, table_id: str, from_seq: int = 1) -> sqlite3.Curs
 def event_ids(store: Store) -> tuple[int, int | None, int | None]:
     """(count, least, greatest) of the events' row ids: an append-only table that SQLite
     numbers without gaps holds exactly 1 .. count."""
-    return store.one("SELECT COUNT(*), MIN(id), MAX(id) FROM events")
+    # Three statements: alone, COUNT(*) counts the b-tree's cells and MIN and MAX read one
+    # end of it each; together they would step through every row.
+    (count,) = store.one("SELECT COUNT(*) FROM events")
+    return (
+        count,
+        store.one("SELECT MIN(id) FROM events")[0],
+        store.one("SELECT MAX(id) FROM events")[0],
+    )
 
 
 def chain_head(store: Store, name: str) -> tuple[int, str] | None:
@@ -310,9 +317,9 @@ def adjustments_without_row(
     )
 
 
-def hand_seeds(store: Store) -> Iterator[sqlite3.Row]:
-    """Every hand's id, table, number and revealed seed (NULL while it runs)."""
-    return _rows(store, "SELECT id, table_id, number, seed FROM hands ORDER BY id")
+def hand_seeds(store: Store) -> sqlite3.Cursor:
+    """Every hand's (id, table, number, revealed seed: NULL while it runs), as tuples."""
+    return _tuples(store, "SELECT id, table_id, number, seed FROM hands ORDER BY id")
 
 
 def shared_slots(store: Store) -> Iterator[sqlite3.Row]:
