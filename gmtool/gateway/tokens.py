@@ -59,6 +59,19 @@ def load_private_pem(data: bytes) -> Ed25519PrivateKey:
     return key
 
 
+def keys_of(lines: list[str]) -> dict[str, Ed25519PublicKey]:
+    """The registered keys' lines (`public_text`) by key id; a line that is no key is
+    skipped (the audit reports an edited registration)."""
+    keys = {}
+    for line in lines:
+        try:
+            public = parse_public(line)
+        except ValueError:
+            continue
+        keys[key_id(public)] = public
+    return keys
+
+
 class TokenError(Exception):
     """A token that opens nothing: `code` says why, in one word, for the close reason and
     the log; the message says it in words."""

@@ -28,14 +28,7 @@ def key_path(db_path: Path) -> Path:
 
 def registered(store: Store) -> dict[str, tokens.PublicKey]:
     """Every registered player-token key by its id (`tokens.key_id`)."""
-    out = {}
-    for line in gm.token_keys(store):
-        try:
-            public = tokens.parse_public(line)
-        except ValueError:
-            continue  # not a key (the audit reports an edited action)
-        out[tokens.key_id(public)] = public
-    return out
+    return tokens.keys_of(gm.token_keys(store))
 
 
 def register(store: Store, actor: Gm, key_text: str, reason: str | None = None) -> dict:
