@@ -4,6 +4,7 @@ endpoint; every frame they receive is checked against the published server schem
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from helpers import gm_identity
 
 from gmtool.ops.gm import adjust
 from gmtool.ops.player_tokens import mint
+from gmtool.store import log_append
 
 TABLE_PLAN = [("qq-showhand", "junior", "stud5")]
 GRANT = 200_000
@@ -61,6 +63,171 @@ def test_a_remote_player_plays_full_hands_with_bots_and_the_audit_is_clean(
     assert len(acted) >= len(ann.of("your_turn")) - 1  # each turn answered (the last may run)
     played.stop()
     played.stepper.run(ann.close())
+    played.close()
+    audit = gm("audit", "--db", deployed_db, expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def in_hand(host, player: str) -> bool:
+    """`player` is dealt into the table's running hand and still in it."""
+    table = next(iter(host.host.tables.values()))
+    hand = table.current_hand()
+    return (
+        hand is not None
+        and not hand.is_over
+        and player in hand.players
+        and not hand.players[player].folded
+    )
+
+
+def test_S12_an_act_out_of_turn_gets_the_rule_and_changes_nothing(played) -> None:
+    ann = join(played, "ann", auto=False)
+    table = next(iter(played.host.tables.values()))
+    played.run_until(
+        lambda: in_hand(played, "ann") and table.current_hand().to_act not in (None, "ann"),
+        what="a hand where another player is to act",
+    )
+    hand = table.current_hand()
+    before = len(hand.events)
+    played.stepper.run(ann.send({"type": "act", "table": table.id, "verb": "check", "id": "x1"}))
+    played.run_until(lambda: ann.of("error"), what="the refusal")
+    error = ann.of("error")[0]
+    assert (error["error"], error["rule"], error["id"]) == ("illegal", "S12", "x1")
+    assert "turn" in error["message"]
+    assert not [e for e in hand.events[before:] if e.get("player") == "ann"]
+    assert ann.invalid == []
+
+
+def test_H5_an_amount_the_caps_do_not_allow_gets_the_rule(played) -> None:
+    ann = join(played, "ann", auto=False)
+    played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
+    turn = ann.of("your_turn")[-1]
+    bets = [legal for legal in turn["legal"] if legal["verb"] in ("bet", "raise")]
+    assert bets, turn
+    over = (bets[0].get("max") or max(bets[0].get("amounts", [1]))) + 1
+    act = {"type": "act", "table": turn["table"], "verb": bets[0]["verb"], "amount": over}
+    played.stepper.run(ann.send(act))
+    played.run_until(lambda: ann.of("error"), what="the refusal")
+    error = ann.of("error")[0]
+    assert error["error"] == "illegal" and error["rule"][0] in "HQS", error
+    assert ann.invalid == []
+
+
+def test_S17_a_player_who_does_not_act_is_timed_out_on_the_host_clock(played) -> None:
+    ann = join(played, "ann", auto=False)
+    played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
+    started = played.now()
+    played.run_until(
+        lambda: any(e["type"] == "timeout" and e.get("player") == "ann" for _, e in ann.events()),
+        what="ann's timeout",
+    )
+    action_s = next(iter(played.host.tables.values())).config.timeouts.action_s
+    assert played.now() - started >= action_s - 1  # not before the clock ran out
+    assert ann.of("your_turn")[0]["seconds"] == action_s
+
+
+@pytest.mark.parametrize("why", ["expired", "audience", "unknown_key"])
+def test_a_token_that_opens_nothing_here_is_closed_with_4001(played, why) -> None:
+    from gmtool.gateway import tokens
+    from gmtool.ops.player_tokens import key_path
+
+    if why == "expired":
+        text = token(played, "ann", ttl=60)
+        played.advance(60 + tokens.LEEWAY_S + 5)
+    elif why == "audience":  # this store's registered key, for another store
+        token(played, "bob")  # (makes and registers the key beside the store)
+        key = tokens.load_private_pem(key_path(played.store.path).read_bytes())
+        text = tokens.mint(key, "another-store-id", "ann", 3600, played.clock.wall())
+    else:  # this store, a key nobody registered here
+        store_id = log_append.store_id(played.store)
+        text = tokens.mint(tokens.new_key(), store_id, "ann", 3600, played.clock.wall())
+    client = played.stepper.run(open_client(played.host.gateway.url, text))
+    played.run_until(lambda: client.closed, what="the close")
+    assert (client.close_code, client.close_reason) == (4001, why)
+    assert client.frames == []
+    assert "ann" not in played.host.gateway.connections
+
+
+def test_a_first_frame_that_is_not_a_hello_is_closed_with_4002(played) -> None:
+    from websockets.asyncio.client import connect
+
+    async def rude() -> tuple[int | None, str | None]:
+        socket = await connect(played.host.gateway.url)
+        await socket.send('{"type": "lobby"}')
+        await socket.wait_closed()
+        return socket.close_code, socket.close_reason
+
+    assert played.stepper.run(rude()) == (4002, "hello first")
+
+
+def true_events(host, table_id: str) -> list[dict]:
+    """Every event the table recorded, whole, in order (the store's own copy)."""
+    rows = host.store.all(
+        "SELECT type, payload FROM events WHERE table_id = ? ORDER BY seq", (table_id,)
+    )
+    return [{"type": row["type"], **json.loads(row["payload"])} for row in rows]
+
+
+def check_numbering(client_events: list[tuple[int, dict]], truth: list[dict]) -> None:
+    """Each (seq, event) a client got is the table's event number seq, as recorded."""
+    for seq, event in client_events:
+        assert event["type"] == truth[seq - 1]["type"], (seq, event, truth[seq - 1])
+
+
+def test_S18_a_drop_and_a_resume_inside_the_window_lose_no_event_and_repeat_none(
+    gm, played, deployed_db: Path
+) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
+    played.run_until(lambda: len(ann.events()) > 8, what="a few events")
+    played.stepper.run(ann.close())  # the socket drops mid-hand
+    last = ann.events()[-1][0]
+    hand = table.current_hand()
+    played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
+    assert not hand.players["ann"].connected
+    played.advance(60)  # a minute of the three-minute window (S18)
+    missed_meanwhile = played.host.gateway.feeds[table.id].seq - last
+    back = played.stepper.run(
+        open_client(
+            played.host.gateway.url, token(played, "ann"), resume={"table": table.id, "seq": last}
+        )
+    )
+    played.run_until(lambda: settled_hands(back) >= 1, what="the hand's end after the resume")
+    before, after = [s for s, _ in ann.events()], [s for s, _ in back.events()]
+    assert after[0] == last + 1, "the first event after the resume is the first one missed"
+    assert after == list(range(last + 1, last + 1 + len(after))), "none lost, none twice"
+    assert not set(before) & set(after)
+    assert missed_meanwhile >= 0
+    truth = true_events(played, table.id)
+    check_numbering(ann.events() + back.events(), truth)
+    kinds = [(e["type"], e.get("player")) for e in truth]
+    assert ("disconnect", "ann") in kinds and ("reconnect", "ann") in kinds
+    assert ("window_expired", "ann") not in kinds
+    assert back.invalid == [] and ann.invalid == []
+    played.stop()
+    played.stepper.run(back.close())
+    played.close()
+    audit = gm("audit", "--db", deployed_db, expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def test_S19_past_the_window_a_dropped_player_has_escaped(gm, played, deployed_db: Path) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
+    hand = table.current_hand()
+    played.stepper.run(ann.close())
+    window = table.config.timeouts.reconnect_min * 60
+    dropped = played.now()
+    played.run_until(lambda: hand.is_over, what="the hand's end", within=2 * window)
+    kinds = [(e.type, e.get("player")) for e in hand.events]
+    assert ("disconnect", "ann") in kinds
+    assert ("window_expired", "ann") in kinds  # her turn came: the table waited the window
+    assert played.now() - dropped > window
+    assert hand.players["ann"].escaped
+    played.run_until(lambda: "ann" not in table.seated, what="ann standing up")
+    played.stop()
     played.close()
     audit = gm("audit", "--db", deployed_db, expect=None)
     assert audit.returncode == 0, audit.stdout + audit.stderr
