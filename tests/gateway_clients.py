@@ -3,7 +3,7 @@
 A `Client` runs in the same event loop as the in-process host (tests/hosting.py), so the
 virtual clock drives both; it keeps every frame it receives, checks each against the
 published server schema, and, while `auto` is on, answers each `your_turn` with the
-first of check, call, pass, fold the engine offers.
+first of check, call, look, follow (at its least amount), pass, fold the engine offers.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ SCHEMA = json.loads(
     ).read_text(encoding="utf-8")
 )
 VALIDATOR = Draft202012Validator(SCHEMA)
-PREFERRED = ("check", "call", "pass", "fold")
+PREFERRED = ("check", "call", "look", "follow", "pass", "fold")
 
 
 class Client:
@@ -79,9 +79,15 @@ class Client:
 
 
 def answer(turn: dict) -> dict:
-    verbs = [legal["verb"] for legal in turn["legal"]]
-    verb = next((v for v in PREFERRED if v in verbs), verbs[0])
-    return {"type": "act", "table": turn["table"], "verb": verb}
+    legal = {entry["verb"]: entry for entry in turn["legal"]}
+    verb = next((v for v in PREFERRED if v in legal), turn["legal"][0]["verb"])
+    act = {"type": "act", "table": turn["table"], "verb": verb}
+    entry = legal[verb]
+    if "min" in entry or "amounts" in entry:
+        act["amount"] = entry["amounts"][0] if entry.get("amounts") else entry["min"]
+    if entry.get("targets"):
+        act["target"] = entry["targets"][0]
+    return act
 
 
 async def open_client(url: str, token: str, auto: bool = True, resume: dict | None = None):

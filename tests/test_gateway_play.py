@@ -231,3 +231,64 @@ def test_S19_past_the_window_a_dropped_player_has_escaped(gm, played, deployed_d
     played.close()
     audit = gm("audit", "--db", deployed_db, expect=None)
     assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def forbidden_by_seq(truth: list[dict], viewer: str | None) -> list[set[str]]:
+    """For each event number (index seq - 1): the codes of other players' face-down cards
+    no showdown (nor a buy the viewer was in, H7) had shown by then (RULES G3)."""
+    out: list[set[str]] = []
+    down: dict[str, str] = {}  # code -> owner, this hand
+    shown: set[str] = set()
+    for event in truth:
+        if event["type"] == "hand_started":
+            down, shown = {}, set()
+        for card in event.get("cards", []) if event["type"] == "deal" else []:
+            if card.get("face") != "up":
+                down[card["card"]] = card["player"]
+        if event["type"] == "showdown" or (
+            event["type"] == "buy_result" and viewer in (event.get("buyer"), event.get("target"))
+        ):
+            shown |= {code for h in event.get("hands", []) for code in h.get("cards", [])}
+        out.append({code for code, owner in down.items() if owner != viewer} - shown)
+    return out
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [[("qq-showhand", "junior", "stud5")], [("suihua-three-card", "chips-10", "three_card")]],
+)
+def test_G3_no_frame_to_any_connection_holds_a_card_it_may_not_see(
+    virtual_host, deployed_db: Path, plan
+) -> None:
+    host = virtual_host(deployed_db, plan=plan, tables=1, seed="g3", listen="127.0.0.1:0")
+    host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
+    players = {name: join(host, name, coins=2_000_000) for name in ("ann", "bob", "cat")}
+    table = next(iter(host.host.tables.values()))
+    dan = host.stepper.run(open_client(host.host.gateway.url, token(host, "dan")))
+    host.stepper.run(dan.send({"type": "look", "table": table.id}))
+    clients = {**players, None: dan}
+    host.run_until(
+        lambda: (
+            sum(settled_hands(c) for c in players.values()) >= 9
+            and all(settled_hands(c) >= 2 for c in players.values())
+        ),
+        what="hands with the three players",
+        within=20_000,
+    )
+    truth = true_events(host, table.id)
+    assert any(e["type"] == "showdown" for e in truth), "no showdown: nothing tested at it"
+    people = {e.get("player") for e in truth}
+    assert {"ann", "bob", "cat"} <= people
+    for viewer, client in clients.items():
+        check_numbering(client.events(), truth)
+        forbidden = forbidden_by_seq(truth, viewer)
+        assert client.invalid == []
+        checked = 0
+        for frame in client.frames:
+            if frame["type"] not in ("event", "snapshot", "your_turn"):
+                continue
+            text = json.dumps(frame)
+            for code in forbidden[frame["seq"] - 1] if frame["seq"] else ():
+                assert f'"{code}"' not in text, (viewer, code, frame)
+                checked += 1
+        assert checked > 0, viewer

@@ -206,6 +206,11 @@ class Gateway:
             }[message.type](connection, message)
         except ProtocolError as error:
             connection.send(error.frame())
+        except Exception as error:  # noqa: BLE001 - one frame's failure must not end the host
+            self.host.notify(f"gateway: a frame from {connection.player} failed: {error!r}")
+            connection.send(
+                {"type": "error", "error": "internal", "message": "the host could not do it"}
+            )
 
     def _again(self, connection: Connection, message: ClientMessage) -> None:
         raise ProtocolError("malformed", "hello comes once, first", message.id)
@@ -371,5 +376,7 @@ class Gateway:
     def _dropped(self, connection: Connection) -> None:
         for feed in self.feeds.values():
             feed.watchers.pop(connection, None)
+        if self.host.stopping_now:
+            return  # the host closed the sockets: its running hands are voided next
         for table in self.host.tables.values():
             remote.disconnected(table, connection.player)

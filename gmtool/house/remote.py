@@ -125,7 +125,8 @@ def leave(table: HostedTable, name: str) -> None:
 
 def reseat(table: HostedTable, need: int) -> None:
     """Between hands: remote players who left, dropped or hold too little stand up (S21);
-    those who asked to sit take free seats (before any bot)."""
+    those who asked to sit take the seats, a bot standing up for each when none is free
+    (bots stand in for people, never the reverse)."""
     gateway = table.host.gateway
     if gateway is None:
         return
@@ -139,8 +140,11 @@ def reseat(table: HostedTable, need: int) -> None:
     assert table.config is not None
     for name in list(table.joining):
         pool.refresh([name])
+        bots = [seated for seated in table.seated if seated not in gateway.remote]
         if len(table.seated) >= table.config.table.seats:
-            break
+            if not bots:
+                break
+            table.unseat(bots[-1])
         table.joining.remove(name)
         if pool.coins.get(name, 0) >= need and gateway.connected(name):
             table.seated.append(name)
