@@ -292,3 +292,39 @@ def test_G3_no_frame_to_any_connection_holds_a_card_it_may_not_see(
                 assert f'"{code}"' not in text, (viewer, code, frame)
                 checked += 1
         assert checked > 0, viewer
+
+
+def test_G2_a_kicked_player_is_told_and_their_socket_closes_with_4003(played) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
+    outcome = played.command("boss", "kick", table.id, "ann", "test: abusive chat")
+    assert outcome["kicked"] == "ann" and outcome["during_hand"]
+    played.run_until(lambda: ann.closed, what="ann's socket closing")
+    assert ann.of("kicked") == [
+        {"type": "kicked", "table": table.id, "reason": "test: abusive chat"}
+    ]
+    assert ann.close_code == 4003
+    assert "ann" not in table.seated
+
+
+def test_a_gm_close_tells_every_connection_at_the_table(played) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    dan = played.stepper.run(open_client(played.host.gateway.url, token(played, "dan")))
+    played.stepper.run(dan.send({"type": "look", "table": table.id}))
+    played.run_until(lambda: dan.of("snapshot"), what="dan's snapshot")
+    played.command("boss", "close", table.id, None, "test: closing")
+    for client in (ann, dan):
+        played.run_until(lambda c=client: c.of("closed"), what="the closed frame")
+        assert client.of("closed")[0]["table"] == table.id
+    assert ann.invalid == [] and dan.invalid == []
+
+
+def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> None:
+    first = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
+    played.run_until(lambda: first.of("welcome"), what="the first welcome")
+    second = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
+    played.run_until(lambda: first.closed and second.of("welcome"), what="the replacement")
+    assert first.close_code == 4004
+    assert not second.closed
