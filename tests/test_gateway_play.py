@@ -306,6 +306,16 @@ def test_G2_a_kicked_player_is_told_and_their_socket_closes_with_4003(played) ->
     ]
     assert ann.close_code == 4003
     assert "ann" not in table.seated
+    again = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
+    played.stepper.run(again.send({"type": "sit", "table": table.id}))
+    played.run_until(lambda: again.of("error"), what="the refusal")
+    assert again.of("error")[0]["error"] == "kicked"  # sits out the host's run, as a bot does
+
+
+def test_a_token_for_one_of_the_hosts_bots_is_refused(played) -> None:
+    bot = played.stepper.run(open_client(played.host.gateway.url, token(played, "bot-001")))
+    played.run_until(lambda: bot.closed, what="the close")
+    assert (bot.close_code, bot.close_reason) == (4001, "bot")
 
 
 def test_a_gm_close_tells_every_connection_at_the_table(played) -> None:

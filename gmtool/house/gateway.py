@@ -21,6 +21,7 @@ from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, Protocol
 from gmtool.gateway.protocol import read_client as read
 from gmtool.gateway.tokens import TokenError, keys_of, verify
 from gmtool.house import remote
+from gmtool.house.connection import CLOSE, Connection
 from gmtool.house.feeds import Feed
 from gmtool.store import gm, ledger, log_append
 
@@ -29,49 +30,7 @@ if TYPE_CHECKING:
     from gmtool.house.table import HostedTable
 
 HELLO_TIMEOUT_S = 10.0  # a connection that says nothing is closed (a half-open socket)
-MAX_QUEUE = 512  # frames waiting for a client that does not read: past them it is closed
 MAX_CONNECTIONS = 10_000
-CLOSE = {
-    "token": 4001,  # the token opens nothing here (reason: TokenError's code)
-    "hello": 4002,  # the first frame was not a hello, or none came in time
-    "kicked": 4003,  # a GM kicked the player (a `kicked` frame first)
-    "replaced": 4004,  # the same player connected again
-    "slow": 4005,  # the client did not read its frames
-    "full": 4006,  # too many connections
-}
-
-
-class Connection:
-    """One player's socket: who, the tables it follows (a view each) and its frames."""
-
-    def __init__(self, socket: Any, player: str) -> None:
-        self.socket = socket
-        self.player = player
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self.closed = False
-
-    def send(self, frame: dict[str, Any]) -> None:
-        if self.closed:
-            return
-        if self.queue.qsize() >= MAX_QUEUE:
-            self.close(CLOSE["slow"], "too many frames not read")
-            return
-        self.queue.put_nowait(encode(frame))
-
-    def close(self, code: int, reason: str) -> None:
-        if not self.closed:
-            self.closed = True
-            self.queue.put_nowait(None)
-            asyncio.get_running_loop().create_task(self.socket.close(code, reason))
-
-    async def write(self) -> None:
-        from websockets.exceptions import ConnectionClosed
-
-        while (text := await self.queue.get()) is not None:
-            try:
-                await self.socket.send(text)
-            except ConnectionClosed:
-                return
 
 
 class Gateway:
@@ -161,6 +120,10 @@ class Gateway:
             await socket.close(CLOSE["token"], error.code)
             return None
         player = claims.subject
+        if player in self.host.pool.styles:  # the host's own bot: no person plays it
+            self.host.notify(f"gateway: a token for the host's bot {player} refused")
+            await socket.close(CLOSE["token"], "bot")
+            return None
         with store.write():
             ledger.ensure_player(store, player, "human")  # zero coins: a GM grants them
         connection = Connection(socket, player)
@@ -263,9 +226,15 @@ class Gateway:
                 raise ProtocolError(
                     "seated", f"{player} sits at {other.id}: leave it first", message.id
                 )
-        if not hasattr(table, "reseat"):
+        from gmtool.house.hand_table import HandTable
+
+        if not isinstance(table, HandTable):
             raise ProtocolError(
                 "unsupported", "owner-ante tables are not open to players yet", message.id
+            )
+        if player in self.host.pool.benched:
+            raise ProtocolError(
+                "kicked", f"a GM kicked {player}: not until the host restarts", message.id
             )
         need = coins_to_sit(table.config, table.tier) if table.config else 0
         self.host.pool.refresh([player])

@@ -27,8 +27,7 @@ def sync_time(table: HostedTable, hand) -> None:
         return
     seconds = int((table.clock.monotonic() - table.synced) * table.host.speed)
     if seconds > 0:
-        table.synced += seconds / table.host.speed
-        table.apply(Action("wait", amount=seconds))
+        table.apply(Action("wait", amount=seconds))  # (apply moves `synced` on)
 
 
 def submit(table: HostedTable, hand, action: Action) -> None:

@@ -142,6 +142,8 @@ class HostedTable:
         """Apply one input, store its events, publish the snapshot; the settlement if any."""
         before = len(self.state.events)
         self.state.apply(action)
+        if action.verb == "wait" and self.away:  # any wait, a bot's stall too: told once
+            self.synced += (action.amount or 0) / self.host.speed
         settlement = self.record(self.state.events[before:])
         self.turn_started = self.clock.monotonic()
         self.publish()

@@ -1,0 +1,55 @@
+"""One player's socket in the gateway: its frames go through a queue that one task writes.
+
+A client that does not read is closed (4005) rather than waited for, so no table and no
+other player is slowed by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from gmtool.gateway.protocol import encode
+
+MAX_QUEUE = 512  # frames waiting for a client that does not read: past them it is closed
+CLOSE = {
+    "token": 4001,  # the token opens nothing here (reason: TokenError's code, or "bot")
+    "hello": 4002,  # the first frame was not a hello, or none came in time
+    "kicked": 4003,  # a GM kicked the player (a `kicked` frame first)
+    "replaced": 4004,  # the same player connected again
+    "slow": 4005,  # the client did not read its frames
+    "full": 4006,  # too many connections
+}
+
+
+class Connection:
+    """One player's socket: who, the tables it follows (a view each) and its frames."""
+
+    def __init__(self, socket: Any, player: str) -> None:
+        self.socket = socket
+        self.player = player
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.closed = False
+
+    def send(self, frame: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        if self.queue.qsize() >= MAX_QUEUE:
+            self.close(CLOSE["slow"], "too many frames not read")
+            return
+        self.queue.put_nowait(encode(frame))
+
+    def close(self, code: int, reason: str) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+            asyncio.get_running_loop().create_task(self.socket.close(code, reason))
+
+    async def write(self) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        while (text := await self.queue.get()) is not None:
+            try:
+                await self.socket.send(text)
+            except ConnectionClosed:
+                return
