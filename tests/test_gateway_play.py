@@ -338,3 +338,35 @@ def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> N
     played.run_until(lambda: first.closed and second.of("welcome"), what="the replacement")
     assert first.close_code == 4004
     assert not second.closed
+
+
+def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) -> None:
+    ann = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
+    played.run_until(lambda: ann.of("welcome"), what="the welcome")
+
+    async def send_raw(text: str) -> None:
+        await ann.socket.send(text)
+
+    for text in ("not json", '{"type": "dance"}', "x" * 9000, '{"type": "act", "table": 1}'):
+        played.stepper.run(send_raw(text))
+    played.run_until(lambda: len(ann.of("error")) == 4, what="four error frames")
+    assert [e["error"] for e in ann.of("error")] == ["malformed", "unknown", "too_big", "malformed"]
+    played.stepper.run(ann.send({"type": "lobby", "id": "after"}))
+    played.run_until(lambda: ann.of("lobby"), what="the lobby after the errors")
+    assert not ann.closed and ann.invalid == []
+
+
+def test_a_resume_from_before_the_kept_events_gets_a_snapshot(played) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    played.run_until(lambda: settled_hands(ann) >= 3, what="three hands", within=20_000)
+    played.stepper.run(ann.close())
+    back = played.stepper.run(
+        open_client(
+            played.host.gateway.url, token(played, "ann"), resume={"table": table.id, "seq": 1}
+        )
+    )
+    played.run_until(lambda: back.of("snapshot"), what="the snapshot")
+    first = back.frames[1]  # after the welcome: not the events from 2 on, which are gone
+    assert first["type"] == "snapshot" and first["seq"] > 1
+    assert all(seq > first["seq"] for seq, _ in back.events()[len(first["events"]) :])
