@@ -332,12 +332,18 @@ def test_a_gm_close_tells_every_connection_at_the_table(played) -> None:
 
 
 def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> None:
+    table = next(iter(played.host.tables.values()))
+    feed = played.host.gateway._feed(table.id)
     first = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
-    played.run_until(lambda: first.of("welcome"), what="the first welcome")
+    played.stepper.run(first.send({"type": "look", "table": table.id}))
+    played.run_until(lambda: first.of("snapshot"), what="the first snapshot")
     second = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
-    played.run_until(lambda: first.closed and second.of("welcome"), what="the replacement")
+    played.stepper.run(second.send({"type": "look", "table": table.id}))
+    played.run_until(lambda: first.closed and second.of("snapshot"), what="the replacement")
     assert first.close_code == 4004
     assert not second.closed
+    played.run_until(lambda: len(feed.watchers) == 1, what="the first socket forgotten")
+    assert [w.player for w in feed.watchers] == ["ann"]
 
 
 def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) -> None:

@@ -86,6 +86,8 @@ class Gateway:
             finally:
                 connection.closed = True
                 connection.queue.put_nowait(None)
+                for feed in self.feeds.values():  # a replaced connection too
+                    feed.watchers.pop(connection, None)
                 if self.connections.get(connection.player) is connection:
                     del self.connections[connection.player]
                     self._dropped(connection)
@@ -343,8 +345,6 @@ class Gateway:
         return player in self.connections
 
     def _dropped(self, connection: Connection) -> None:
-        for feed in self.feeds.values():
-            feed.watchers.pop(connection, None)
         if self.host.stopping_now:
             return  # the host closed the sockets: its running hands are voided next
         for table in self.host.tables.values():
