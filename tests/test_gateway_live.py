@@ -35,22 +35,13 @@ def test_a_player_plays_a_hand_at_a_real_host_through_the_listening_socket(
     )
     url = host.wait_for_line(r"players connect at (ws://\S+)").group(1)
     token = gm("players", "token", "ann", "--ttl", "1h", "--db", deployed_db, "--as", "boss")
+    grant = ("players", "adjust", "ann", "500000", "--reason", "test grant")
+    gm(*grant, "--db", deployed_db, "--as", "boss")  # before ann ever connects
 
     async def play() -> tuple:
         ann = await open_client(url, token.stdout.strip())
         await _until(lambda: ann.of("welcome"))
-        gm(
-            "players",
-            "adjust",
-            "ann",
-            "500000",
-            "--reason",
-            "test grant",
-            "--db",
-            deployed_db,
-            "--as",
-            "boss",
-        )
+        assert ann.of("welcome")[0]["coins"] == 500_000
         await ann.send({"type": "lobby", "id": "l1"})
         await _until(lambda: ann.of("lobby"))
         room = ann.of("lobby")[0]["rooms"][0]

@@ -38,6 +38,8 @@ def test_players_token_makes_and_registers_its_key_once(gm, tmp_path: Path) -> N
     claims = verify(first.stdout.strip(), keys, store_id, claims_now(first.stdout.strip()))
     assert claims.subject == "ann"
     assert claims.expires - claims.issued == 3600
+    made = query(db, "SELECT coins, kind FROM players WHERE name = 'ann'")
+    assert [(r["coins"], r["kind"]) for r in made] == [(0, "human")]  # a GM grants coins
     second = gm("players", "token", "bob", "--ttl", "30m", "--db", db, "--as", "boss")
     assert "registered" not in second.stderr  # the same key, registered once
     actions = query(db, "SELECT target, request FROM gm_actions WHERE action = 'token_key'")

@@ -5,7 +5,8 @@ action (`token_key`, target the key's id, the key in its arguments): the host ac
 token signed by any registered key. `players token NAME` mints one with the key beside
 the store, `<db>.token.key` (mode 0600, a secret file the host keeps private), which it
 makes and registers first when there is none: for tests and for operators without a
-login service.
+login service. The player is made in the store (0 coins) if new, so that an operator
+can grant coins (`players adjust`) before they first connect.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from gmtool.errors import UsageError
 from gmtool.evidence.request import Gm
 from gmtool.gateway import tokens
 from gmtool.ops.gm import authorize, signed_here, text
-from gmtool.store import gm, log_append
+from gmtool.store import gm, ledger, log_append
 from gmtool.store.db import Store
 
 
@@ -72,6 +73,8 @@ def mint(store: Store, actor: Gm, player: str, ttl_s: int) -> dict:
         token = tokens.mint(key, log_append.store_id(store), player, ttl_s, now)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    with store.write():  # the player exists from now on, with 0 coins (a GM grants them)
+        ledger.ensure_player(store, player, "human")
     return {
         "token": token,
         "kid": kid,
