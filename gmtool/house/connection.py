@@ -23,13 +23,14 @@ CLOSE = {
 
 
 class Connection:
-    """One player's socket: who, the tables it follows (a view each) and its frames."""
+    """One player's socket: who it is and the frames waiting to be written to it."""
 
     def __init__(self, socket: Any, player: str) -> None:
         self.socket = socket
         self.player = player
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
+        self.closing: asyncio.Task | None = None
 
     def send(self, frame: dict[str, Any]) -> None:
         if self.closed:
@@ -43,7 +44,8 @@ class Connection:
         if not self.closed:
             self.closed = True
             self.queue.put_nowait(None)
-            asyncio.get_running_loop().create_task(self.socket.close(code, reason))
+            # (kept: the loop holds only a weak reference to a task)
+            self.closing = asyncio.get_running_loop().create_task(self.socket.close(code, reason))
 
     async def write(self) -> None:
         from websockets.exceptions import ConnectionClosed
