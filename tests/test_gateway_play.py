@@ -395,3 +395,18 @@ def test_a_client_that_leaves_its_frames_unread_is_closed_not_waited_for(played)
     table = next(iter(played.host.tables.values()))
     hands = table.hands_played
     played.run_until(lambda: table.hands_played > hands, what="the table playing on")
+
+
+def test_tables_show_says_who_is_connected_and_who_is_away(gm, played, deployed_db) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
+    shown = gm.json("tables", "show", table.id, "--db", deployed_db, "--json")
+    (person,) = shown["people"]
+    assert person["name"] == "ann" and person["connected_s"] is not None
+    assert person["away_s"] is None
+    played.stepper.run(ann.close())
+    played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
+    played.advance(5)
+    text = gm("tables", "show", table.id, "--db", deployed_db).stdout
+    assert "people: ann (away" in text and "reconnect window running" in text

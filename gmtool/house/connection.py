@@ -25,9 +25,10 @@ CLOSE = {
 class Connection:
     """One player's socket: who it is and the frames waiting to be written to it."""
 
-    def __init__(self, socket: Any, player: str) -> None:
+    def __init__(self, socket: Any, player: str, since: float) -> None:
         self.socket = socket
         self.player = player
+        self.since = since  # when it said hello (wall time on the host's clock)
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
         self.closing: asyncio.Task | None = None

@@ -128,7 +128,7 @@ class Gateway:
             return None
         with store.write():
             ledger.ensure_player(store, player, "human")  # zero coins: a GM grants them
-        connection = Connection(socket, player)
+        connection = Connection(socket, player, clock.wall())
         old = self.connections.get(player)
         if old is not None:
             old.close(CLOSE["replaced"], "connected again elsewhere")
@@ -340,6 +340,22 @@ class Gateway:
     def closed(self, table: HostedTable) -> None:
         for connection in self._feed(table.id).watchers:
             connection.send({"type": "closed", "table": table.id, "reason": "closed by a GM"})
+
+    def people(self, table: HostedTable) -> list[dict]:
+        """The people seated or joining at `table`: since when they are connected, or
+        since when they are away (their reconnect window runs from then, S18)."""
+        now, wall = self.host.clock.monotonic(), self.host.clock.wall()
+        out = []
+        for name in [*table.seated, *table.joining]:
+            if name not in self.remote:
+                continue
+            connection = self.connections.get(name)
+            person: dict[str, Any] = {"name": name, "joining": name in table.joining}
+            person["connected_since"] = connection.since if connection else None
+            away = table.away.get(name)
+            person["away_since"] = wall - (now - away) if away is not None else None
+            out.append(person)
+        return out
 
     def connected(self, player: str) -> bool:
         return player in self.connections

@@ -207,6 +207,8 @@ class HostedTable:
                 player["coins"] = self.host.pool.coins.get(player["name"])
             live["running"] = view
         live.update(self.extra_live())
+        if self.host.gateway is not None:  # people at the table: connected, or away (S18)
+            live["people"] = self.host.gateway.people(self)
         live["published_at"] = self.clock.wall()  # readers measure the snapshot's age from it
         table_store.publish(self.host.store, self.id, live, self.seated)
 
