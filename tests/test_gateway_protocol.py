@@ -59,11 +59,24 @@ def test_the_documented_examples_cover_every_client_message() -> None:
 
 
 def test_documented_error_frames_are_what_the_reader_answers() -> None:
-    for frame in _examples("server"):
-        error = json.loads(frame)
+    malformed = [json.loads(f) for f in _examples("server") if '"malformed"' in f]
+    assert malformed
+    for error in malformed:
         bad = {"type": "act", "table": "qq-showhand-junior-1", "verb": "raise", "id": "a17"}
         caught = _refusal(json.dumps(bad))
         assert caught.frame() == error
+
+
+SERVER = Draft202012Validator(json.loads((SCHEMAS / "server.schema.json").read_text("utf-8")))
+
+
+def test_every_documented_server_message_validates_and_every_kind_is_shown() -> None:
+    Draft202012Validator.check_schema(SERVER.schema)
+    frames = [json.loads(frame) for frame in _examples("server")]
+    for frame in frames:
+        assert SERVER.is_valid(frame), frame
+    kinds = {ref["$ref"].rsplit("/", 1)[1] for ref in SERVER.schema["oneOf"]}
+    assert {frame["type"] for frame in frames} == kinds
 
 
 # -- one verdict: the reader and the schema ------------------------------------------------

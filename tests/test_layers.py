@@ -23,7 +23,11 @@ ALLOWED = {
     "engine": ({"engine"}, set()),
     "bots": ({"bots", "engine"}, set()),  # how machine players choose: policies, strength
     "store": ({"store", "engine", "rules", "evidence"}, {"sqlite_utils", "psycopg"}),
-    "house": ({"house", "store", "engine", "rules", "evidence", "bots"}, set()),
+    # the host serves the player gateway (issue 25): house uses gateway, never the reverse
+    "house": (
+        {"house", "store", "engine", "rules", "evidence", "bots", "gateway"},
+        {"websockets"},
+    ),
     "audit": ({"audit", "store", "engine", "rules", "evidence"}, {"orjson"}),  # payloads
     "ops": (
         {"ops", "house", "audit", "store", "engine", "rules", "evidence", "bots", "gateway"},

@@ -227,6 +227,8 @@ def _action_problem(
         args = {"type": outcome.get("type"), "location": outcome.get("location")}
         if "key" in outcome:  # a served witness's own key is signed with its URL
             args["key"] = outcome["key"]
+    elif row["action"] == "token_key":
+        args = {"key": outcome.get("key")}
     return _once(row["request"], seen) or requests.problem(
         row["request"],
         row["actor"],

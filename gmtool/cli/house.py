@@ -65,6 +65,11 @@ def run(
         help="Seconds between signed checkpoints of the "
         "evidence log (also signed at start and stop).",
     ),
+    listen: str | None = typer.Option(
+        None,
+        "--listen",
+        help="HOST:PORT: serve players over WebSocket (docs/protocol.md); port 0 picks one.",
+    ),
     db: str | None = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration.
@@ -88,6 +93,7 @@ def run(
         verbose=verbose,
         witness=witness,
         checkpoint_every=checkpoint_every,
+        listen=_address(listen),
     )
     check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
     path = resolve_path(db)
@@ -124,6 +130,19 @@ def run(
         )
     if report.interrupted:
         raise typer.Exit(130)
+
+
+def _address(text: str | None) -> str | None:
+    """--listen as given (HOST:PORT, a port from 0 to 65535), or BadParameter."""
+    if text is None:
+        return None
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isascii() or not port.isdigit() or int(port) > 65535:
+        raise typer.BadParameter(
+            f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:8765; port 0: any free port)",
+            param_hint="--listen",
+        )
+    return text
 
 
 class HostLines:

@@ -165,3 +165,55 @@ def _amount(text: str) -> int:
             param_hint="DELTA",
         )
     return int(text)
+
+
+TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def _ttl(text: str) -> int:
+    """A token's lifetime as typed: a whole number and a unit (s, m, h or d), e.g. 1h."""
+    number, unit = text[:-1], text[-1:]
+    if unit not in TTL_UNITS or not number.isascii() or not number.isdigit() or len(number) > 9:
+        raise typer.BadParameter(
+            f"{text!r} is not a lifetime: a whole number and s, m, h or d (e.g. 1h)",
+            param_hint="--ttl",
+        )
+    return int(number) * TTL_UNITS[unit]
+
+
+@app.command()
+def token(
+    name: str = typer.Argument(..., help="The player the token lets act (its subject)."),
+    ttl: str = typer.Option("1h", "--ttl", help="How long it is valid: 90s, 30m, 1h, 7d."),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Mint a player token for testing (operators): signed with <db>.token.key, which is
+    made and registered (a logged GM action) when there is none."""
+    from gmtool.ops.player_tokens import mint
+
+    out = writing(db, mint, acting_user(as_user), name, _ttl(ttl))
+    if as_json:
+        console.json(out)
+        return
+    if out["made"]:
+        console.diagnostic(f"made the token key {out['made']} (mode 0600)")
+    if out["registered"]:
+        console.diagnostic(f"registered token key {out['kid']} (logged in `gmtool gm log`)")
+    console.line(out["token"])
+
+
+@app.command("token-key")
+def token_key(
+    key: str = typer.Argument(..., help="The login service's public key: ed25519:BASE64."),
+    reason: str | None = typer.Option(None, "--reason", help="Why (recorded in the GM log)."),
+    db: str | None = DB_OPTION,
+    as_user: str | None = AS_OPTION,
+) -> None:
+    """Register a login service's key for player tokens (operators; a logged GM action)."""
+    from gmtool.ops.player_tokens import register
+
+    out = writing(db, register, acting_user(as_user), key, reason)
+    said = "registered" if out["new"] else "already registered"
+    console.success(f"token key {out['kid']} {said}: tokens it signs open this store")

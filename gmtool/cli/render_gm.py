@@ -147,4 +147,5 @@ _DONE = {
     "deploy": _deployed,
     "rollback": _rolled_back,
     "users_add": _user_added,
+    "token_key": lambda o: f"player tokens signed by {o['key']}" if "key" in o else "",
 }

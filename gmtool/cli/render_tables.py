@@ -42,6 +42,8 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
             else None,
         }
         summary["host"] = _host_state(summary)
+        if "people" in live:  # a host with the player gateway (`house run --listen`)
+            summary["people"] = [_person(p, now_on_host) for p in live["people"]]
         for key in ("owner", "ante", "phase"):
             if key in live:
                 summary[key] = live[key]
@@ -81,6 +83,28 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
 # `tables list`/`watch`: what is never cut short, and what goes first on a narrow screen
 KEEP = ("table", "to act", "pot", "host")
 DROP = ("config", "system", "coins", "disconnected", "room", "players", "street", "left")
+
+
+def _person(person: dict, now_on_host: float) -> dict:
+    """A person at the table: connected for how long, or away for how long (S18)."""
+    out = {"name": person.get("name"), "joining": bool(person.get("joining"))}
+    for key, since in (("connected_s", "connected_since"), ("away_s", "away_since")):
+        stamp = person.get(since)
+        out[key] = round(max(0.0, now_on_host - stamp), 1) if stamp is not None else None
+    return out
+
+
+def _people(people: list[dict]) -> str:
+    def one(p: dict) -> str:
+        if p["away_s"] is not None:
+            state = f"away {p['away_s']:.0f} s (reconnect window running)"
+        elif p["connected_s"] is not None:
+            state = f"connected {p['connected_s']:.0f} s"
+        else:
+            state = "not connected"
+        return f"{p['name']} ({state}{', joining at the next hand' if p['joining'] else ''})"
+
+    return "people: " + ("; ".join(map(one, people)) or "none")
 
 
 def _age(stamp: str | None, now: float) -> float | None:
@@ -192,6 +216,8 @@ def render_table(s: dict) -> list[str]:
     ]
     if "owner" in s:
         lines.append(f"owner {s['owner']}, ante {amount(s['ante'])}, phase {s['phase']}")
+    if "people" in s:
+        lines.append(_people(s["people"]))
     if not s.get("players"):
         lines.append(f"no hand running; seated: {', '.join(s['seated']) or 'nobody'}")
         return lines

@@ -43,6 +43,7 @@ PRIVILEGED = {
     "witness_add",
     "witness_remove",
     "witness_quorum",
+    "token_key",  # a key that signs player tokens (issue 25)
 }
 
 

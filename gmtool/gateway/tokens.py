@@ -29,6 +29,49 @@ MAX_TTL_S = 30 * 86_400  # the longest a token may live: a leaked one must not b
 MAX_SUBJECT = 64  # characters of a player's name in a token
 
 
+PrivateKey = Ed25519PrivateKey
+PublicKey = Ed25519PublicKey
+
+
+def new_key() -> Ed25519PrivateKey:
+    """A new key to sign tokens with (its public half is registered in the store)."""
+    return Ed25519PrivateKey.generate()
+
+
+def private_pem(key: Ed25519PrivateKey) -> bytes:
+    """The key as an unencrypted PKCS#8 PEM file's bytes (kept in a file of mode 0600)."""
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        NoEncryption,
+        PrivateFormat,
+    )
+
+    return key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+
+
+def load_private_pem(data: bytes) -> Ed25519PrivateKey:
+    """The key `private_pem` wrote; ValueError when it is not an Ed25519 key."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(data, password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError("not an Ed25519 key")
+    return key
+
+
+def keys_of(lines: list[str]) -> dict[str, Ed25519PublicKey]:
+    """The registered keys' lines (`public_text`) by key id; a line that is no key is
+    skipped (the audit reports an edited registration)."""
+    keys = {}
+    for line in lines:
+        try:
+            public = parse_public(line)
+        except ValueError:
+            continue
+        keys[key_id(public)] = public
+    return keys
+
+
 class TokenError(Exception):
     """A token that opens nothing: `code` says why, in one word, for the close reason and
     the log; the message says it in words."""

@@ -11,6 +11,7 @@ from gmtool.engine.errors import SetupError
 from gmtool.engine.hand import Seat
 from gmtool.engine.play import seeded_source, start_hand
 from gmtool.engine.seating import coins_to_sit, enough_players, first_banker
+from gmtool.house import remote
 from gmtool.house.table import HostedTable
 
 LEAVE_CHANCE = 0.1
@@ -79,7 +80,11 @@ class HandTable(HostedTable):
         except SetupError:  # the room is gone from the active config: nobody sits
             return
         pool = self.host.pool
+        remote.reseat(self, need)  # people first: they leave and sit as they asked
+        people = self.host.gateway.remote if self.host.gateway is not None else set()
         for name in list(self.seated):
+            if name in people:
+                continue
             if pool.coins.get(name, 0) < need or self.rng.random() < LEAVE_CHANCE:
                 self.unseat(name)
         seats = self.config.table.seats

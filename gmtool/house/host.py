@@ -20,6 +20,7 @@ from gmtool.engine.games import game_of, ranking_for
 from gmtool.errors import Refused, Unavailable
 from gmtool.evidence.hand_seeds import RSA
 from gmtool.house import seeds
+from gmtool.house.gateway import Gateway
 from gmtool.house.lease import abandoned
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
@@ -78,6 +79,7 @@ class Host:
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}
         self.pool = BotPool(store)
+        self.gateway = Gateway(self, options.listen) if options.listen else None
         self.stopping = False  # no new hands
         self.stopping_now = False  # running hands are abandoned (then voided)
         self._numbers: dict[str, int] = {}  # the next hand number of each table
@@ -306,6 +308,8 @@ class Host:
             f"hosting {len(self.tables)} table(s): {', '.join(self.tables)} (speed "
             f"x{self.speed:g}, chaos {self.chaos:g})"
         )
+        if self.gateway is not None:
+            self.notify(f"players connect at {await self.gateway.start()}")
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
         started = beat = signed = self.clock.monotonic()
@@ -333,6 +337,8 @@ class Host:
                     table.wake.set()  # a table may be waiting out a long reconnect window
         self.stopping_now = True
         await poller
+        if self.gateway is not None:
+            await self.gateway.stop()
         self._void_open_hands()
         self.notary.sign()
         return self.report

@@ -21,7 +21,10 @@ from pathlib import Path
 
 from gmtool.store.db import StoreError
 
-SECRET_SUFFIXES = ("", "-wal", "-shm", ".key", ".seed.key", ".checkpoint.key")  # beside it
+SECRET_SUFFIXES = (
+    *("", "-wal", "-shm", ".key", ".seed.key", ".checkpoint.key"),
+    ".token.key",  # mints player tokens (`players token`, issue 25)
+)  # beside it
 OTHERS = stat.S_IRWXG | stat.S_IRWXO  # the group's and everyone else's permissions
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from gmtool.engine.config import EngineConfig
 from gmtool.engine.events import Action
 from gmtool.engine.view import public_view
 from gmtool.errors import GmtoolError, NotFound
+from gmtool.house import remote
 from gmtool.house.bots import choose, plan_turn
 from gmtool.house.options import HostOptions
 from gmtool.house.pool import BotPool
@@ -29,6 +30,9 @@ from gmtool.store import tables as table_store
 from gmtool.store.clock import Clock
 from gmtool.store.db import Store
 from gmtool.store.gm import failure
+
+if TYPE_CHECKING:
+    from gmtool.house.gateway import Gateway
 
 
 class Room(NamedTuple):
@@ -55,6 +59,7 @@ class TableHost(Protocol):
     speed: float
     chaos: float
     stopping_now: bool
+    gateway: Gateway | None  # the player gateway (`house run --listen`), if any
 
     def room(self, profile_id: str, tier: str) -> Room: ...
 
@@ -110,6 +115,9 @@ class HostedTable:
         self.hands_played = 0
         self.banker: str | None = None
         self.slot: HandSlot | None = None  # allocated for the hand about to start
+        self.joining: list[str] = []  # remote players waiting for the next hand's seats
+        self.away: dict[str, float] = {}  # remote players disconnected in the hand: since
+        self.synced = 0.0  # when the engine last heard of time, while someone is away
 
     # -- time -------------------------------------------------------------------------
 
@@ -134,6 +142,8 @@ class HostedTable:
         """Apply one input, store its events, publish the snapshot; the settlement if any."""
         before = len(self.state.events)
         self.state.apply(action)
+        if action.verb == "wait" and self.away:  # any wait, a bot's stall too: told once
+            self.synced += (action.amount or 0) / self.host.speed
         settlement = self.record(self.state.events[before:])
         self.turn_started = self.clock.monotonic()
         self.publish()
@@ -157,6 +167,8 @@ class HostedTable:
         settlement = self.recorder.record(
             events, seed=slot and slot.seed, number=slot and slot.number
         )
+        if self.host.gateway is not None:
+            self.host.gateway.events(self, [event.as_json() for event in events])
         if self.host.options.verbose:
             if slot is not None:
                 self.host.notify(f"hand {self.recorder.hand_id} started: {self.id} #{slot.number}")
@@ -195,6 +207,8 @@ class HostedTable:
                 player["coins"] = self.host.pool.coins.get(player["name"])
             live["running"] = view
         live.update(self.extra_live())
+        if self.host.gateway is not None:  # people at the table: connected, or away (S18)
+            live["people"] = self.host.gateway.people(self)
         live["published_at"] = self.clock.wall()  # readers measure the snapshot's age from it
         table_store.publish(self.host.store, self.id, live, self.seated)
 
@@ -206,6 +220,9 @@ class HostedTable:
     async def play_turn(self, hand) -> None:
         """Let the player to act take their turn, with chaos, in scaled real time."""
         actor = hand.to_act
+        if self.host.gateway is not None and actor in self.host.gateway.remote:
+            await remote.turn(self, hand, actor)  # the seat's driver is a person
+            return
         timeouts = self.config.timeouts
         window = timeouts.reconnect_min * 60
         turn = plan_turn(self.rng, self.host.chaos, timeouts.action_s, window)
@@ -215,6 +232,7 @@ class HostedTable:
 
         if turn.kind == "act":
             await self.sleep(turn.seconds, until=gone)
+            remote.sync_time(self, hand)  # a person away: the engine hears the time first
             if gone():
                 return
             self.apply(
@@ -266,6 +284,8 @@ class HostedTable:
             voided = self.void("closed by GM") if running else None
             self.closed = True
             table_store.close_table(self.host.store, self.id)
+            if self.host.gateway is not None:
+                self.host.gateway.closed(self)
             return {"ok": True, "closed": self.id, "voided_hand": voided}
         player = command["player"]
         if player not in self.seated:
@@ -292,6 +312,8 @@ class HostedTable:
         self.host.pool.bench(player)
         self.unseat(player)
         self.publish()  # the snapshot the kick published still seated them
+        if self.host.gateway is not None:
+            self.host.gateway.kicked(self, player, command.get("reason"))
         return outcome
 
     def unseat(self, player: str) -> None:

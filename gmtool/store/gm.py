@@ -355,3 +355,17 @@ def command_states(store: Store) -> list[dict]:
             "SELECT id, status, acked_at, outcome, gm_action_id FROM gm_commands ORDER BY id"
         )
     ]
+
+
+def token_keys(store: Store) -> list[str]:
+    """The player-token keys operators registered (`token_key` actions that succeeded),
+    as their `ed25519:...` text, oldest first."""
+    out = []
+    for row in store.all("SELECT outcome FROM gm_actions WHERE action = 'token_key' ORDER BY id"):
+        try:
+            outcome = json.loads(row["outcome"])
+        except (TypeError, ValueError):
+            continue
+        if isinstance(outcome, dict) and outcome.get("ok") and isinstance(outcome.get("key"), str):
+            out.append(outcome["key"])
+    return out

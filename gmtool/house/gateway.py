@@ -1,0 +1,367 @@
+"""The player gateway in the host (issue 25): a WebSocket endpoint in the host's own loop.
+
+`house run --listen HOST:PORT` serves it with `websockets`. A connection opens with
+`hello` (a player token checked against the keys registered in the store, on the host's
+clock); the player may then read the lobby, sit at a table, act, look and leave
+(docs/protocol.md). What a connection receives of a table goes through its own
+`gateway.views.TableView` (RULES G3). Frames to a connection go through its queue, written
+by one task per connection: a client that does not read is closed, never waited for, so
+no table and no other player is slowed. Close codes: see `CLOSE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Action
+from gmtool.engine.seating import coins_to_sit
+from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
+from gmtool.gateway.protocol import read_client as read
+from gmtool.gateway.tokens import TokenError, keys_of, verify
+from gmtool.house import remote
+from gmtool.house.connection import CLOSE, Connection
+from gmtool.house.feeds import Feed
+from gmtool.store import gm, ledger, log_append
+
+if TYPE_CHECKING:
+    from gmtool.house.host import Host
+    from gmtool.house.table import HostedTable
+
+HELLO_TIMEOUT_S = 10.0  # a connection that says nothing is closed (a half-open socket)
+MAX_CONNECTIONS = 10_000
+
+
+class Gateway:
+    """The host's player endpoint: connections by player, a feed of events per table."""
+
+    def __init__(self, host: Host, address: str) -> None:
+        self.host = host
+        self.address = address
+        self.connections: dict[str, Connection] = {}
+        self.feeds: dict[str, Feed] = {}
+        self.remote: set[str] = set()  # players who sat through the gateway (no bot policy)
+        self.server: Any = None
+        self.url = ""
+        self._open = 0
+
+    # -- the server ---------------------------------------------------------------------
+
+    async def start(self) -> str:
+        from websockets.asyncio.server import serve
+
+        name, _, port = self.address.rpartition(":")
+        self.server = await serve(
+            self._serve, name.strip("[]") or None, int(port), max_size=8 * MAX_FRAME
+        )
+        bound = self.server.sockets[0].getsockname()
+        self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
+        return self.url
+
+    async def stop(self) -> None:
+        for connection in list(self.connections.values()):
+            connection.send({"type": "closed", "reason": "the host is stopping"})
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    async def _serve(self, socket: Any) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        if self._open >= MAX_CONNECTIONS:
+            await socket.close(CLOSE["full"], "too many connections")
+            return
+        self._open += 1
+        try:
+            connection = await self._hello(socket)
+            if connection is None:
+                return
+            writer = asyncio.get_running_loop().create_task(connection.write())
+            try:
+                async for data in socket:
+                    self._handle(connection, data)
+            except ConnectionClosed:
+                pass
+            finally:
+                connection.closed = True
+                connection.queue.put_nowait(None)
+                for feed in self.feeds.values():  # a replaced connection too
+                    feed.watchers.pop(connection, None)
+                if self.connections.get(connection.player) is connection:
+                    del self.connections[connection.player]
+                    self._dropped(connection)
+                await writer
+        finally:
+            self._open -= 1
+
+    async def _hello(self, socket: Any) -> Connection | None:
+        """The connection of a valid `hello`, welcomed; None once it is closed."""
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            first = await asyncio.wait_for(socket.recv(), HELLO_TIMEOUT_S)
+            message = read(first)
+        except (TimeoutError, ConnectionClosed):
+            await socket.close(CLOSE["hello"], "hello first")
+            return None
+        except ProtocolError as error:
+            await socket.send(encode(error.frame()))
+            await socket.close(CLOSE["hello"], error.code)
+            return None
+        if message.type != "hello":
+            await socket.close(CLOSE["hello"], "hello first")
+            return None
+        store, clock = self.host.store, self.host.clock
+        try:
+            claims = verify(
+                message["token"], self._keys(), log_append.store_id(store), clock.wall()
+            )
+        except TokenError as error:
+            self.host.notify(f"gateway: a token refused ({error.code}: {error})")
+            await socket.close(CLOSE["token"], error.code)
+            return None
+        player = claims.subject
+        if player in self.host.pool.styles:  # the host's own bot: no person plays it
+            self.host.notify(f"gateway: a token for the host's bot {player} refused")
+            await socket.close(CLOSE["token"], "bot")
+            return None
+        with store.write():
+            ledger.ensure_player(store, player, "human")  # zero coins: a GM grants them
+        connection = Connection(socket, player, clock.wall())
+        old = self.connections.get(player)
+        if old is not None:
+            old.close(CLOSE["replaced"], "connected again elsewhere")
+        self.connections[player] = connection
+        self.host.pool.refresh([player])
+        connection.send(
+            {
+                "type": "welcome",
+                "protocol": PROTOCOL,
+                "player": player,
+                "coins": self.host.pool.coins.get(player, 0),
+                **({"id": message.id} if message.id else {}),
+            }
+        )
+        resume = message.get("resume")
+        for table in self.host.tables.values():
+            if player in table.seated or player in table.joining:
+                resumed = resume is not None and resume["table"] == table.id
+                if not (resumed and self._feed(table.id).resume(connection, resume["seq"])):
+                    self._watch(connection, table)  # from too far back: a snapshot
+                remote.reconnected(table, player)
+        return connection
+
+    def _keys(self) -> dict:
+        return keys_of(gm.token_keys(self.host.store))
+
+    # -- client messages ----------------------------------------------------------------
+
+    def _handle(self, connection: Connection, data: str | bytes) -> None:
+        try:
+            message = read(data)
+            {
+                "hello": self._again,
+                "lobby": self._lobby,
+                "sit": self._sit,
+                "start": self._start,
+                "act": self._act,
+                "look": self._look,
+                "leave": self._leave,
+            }[message.type](connection, message)
+        except ProtocolError as error:
+            connection.send(error.frame())
+        except Exception as error:  # noqa: BLE001 - one frame's failure must not end the host
+            self.host.notify(f"gateway: a frame from {connection.player} failed: {error!r}")
+            connection.send(
+                {"type": "error", "error": "internal", "message": "the host could not do it"}
+            )
+
+    def _again(self, connection: Connection, message: ClientMessage) -> None:
+        raise ProtocolError("malformed", "hello comes once, first", message.id)
+
+    def _table(self, message: ClientMessage) -> HostedTable:
+        table = self.host.tables.get(message["table"])
+        if table is None or table.closed:
+            raise ProtocolError("no_table", f"no table {message['table']} here", message.id)
+        return table
+
+    def _lobby(self, connection: Connection, message: ClientMessage) -> None:
+        rooms: dict[tuple[str, str], dict] = {}
+        for table in self.host.tables.values():
+            if table.closed:
+                continue
+            room = rooms.get((table.profile_id, table.tier))
+            if room is None:
+                config = self.host.room(table.profile_id, table.tier).config
+                try:
+                    need: int | None = coins_to_sit(config, table.tier)
+                except SetupError:
+                    need = None  # an owner-ante table: the owner's ante decides (L7)
+                room = rooms[(table.profile_id, table.tier)] = {
+                    "profile": table.profile_id,
+                    "tier": table.tier,
+                    "game": table.game,
+                    "coins_to_sit": need,
+                    "seats": config.table.seats,
+                    "tables": [],
+                }
+            room["tables"].append({"table": table.id, "seated": len(table.seated)})
+        frame: dict[str, Any] = {"type": "lobby", "rooms": list(rooms.values())}
+        connection.send({**frame, **({"id": message.id} if message.id else {})})
+
+    def _sit(self, connection: Connection, message: ClientMessage) -> None:
+        player = connection.player
+        if "table" in message.fields:
+            table = self._table(message)
+        else:
+            found = [
+                t
+                for t in self.host.tables.values()
+                if (t.profile_id, t.tier) == (message["profile"], message["tier"]) and not t.closed
+            ]
+            if not found:
+                raise ProtocolError("no_table", "no table of that room here", message.id)
+            table = min(found, key=lambda t: len(t.seated) + len(t.joining))
+        for other in self.host.tables.values():
+            if other is not table and (player in other.seated or player in other.joining):
+                raise ProtocolError(
+                    "seated", f"{player} sits at {other.id}: leave it first", message.id
+                )
+        from gmtool.house.hand_table import HandTable
+
+        if not isinstance(table, HandTable):
+            raise ProtocolError(
+                "unsupported", "owner-ante tables are not open to players yet", message.id
+            )
+        if player in self.host.pool.benched:
+            raise ProtocolError(
+                "kicked", f"a GM kicked {player}: not until the host restarts", message.id
+            )
+        need = coins_to_sit(table.config, table.tier) if table.config else 0
+        self.host.pool.refresh([player])
+        held = self.host.pool.coins.get(player, 0)
+        if held < need:
+            raise ProtocolError(
+                "coins",
+                f"{player} holds {held:,} coins; {table.id} needs {need:,} to sit (RULES S21)",
+                message.id,
+            )
+        if player not in table.seated and player not in table.joining:
+            table.joining.append(player)
+        self.remote.add(player)
+        self._watch(connection, table, message.id)
+
+    def _start(self, connection: Connection, message: ClientMessage) -> None:
+        raise ProtocolError(
+            "unsupported", "owner-ante tables are not open to players yet", message.id
+        )
+
+    def _act(self, connection: Connection, message: ClientMessage) -> None:
+        table = self._table(message)
+        hand = table.current_hand()
+        if hand is None or hand.is_over or connection.player not in table.seated:
+            raise ProtocolError(
+                "not_playing", f"{connection.player} plays no hand at {table.id} now", message.id
+            )
+        action = Action(
+            message["verb"], connection.player, message.get("amount"), message.get("target")
+        )
+        try:
+            remote.submit(table, hand, action)
+        except IllegalAction as illegal:
+            frame = {"type": "error", "error": "illegal", "rule": illegal.rule}
+            frame["message"] = illegal.reason
+            connection.send({**frame, **({"id": message.id} if message.id else {})})
+
+    def _look(self, connection: Connection, message: ClientMessage) -> None:
+        self._watch(connection, self._table(message), message.id)
+
+    def _leave(self, connection: Connection, message: ClientMessage) -> None:
+        table = self._table(message)
+        remote.leave(table, connection.player)
+        self._feed(table.id).watchers.pop(connection, None)
+        connection.send(self._snapshot(table, None, message.id))
+
+    # -- what connections receive ---------------------------------------------------------
+
+    def _feed(self, table_id: str) -> Feed:
+        if table_id not in self.feeds:
+            self.feeds[table_id] = Feed(table_id)
+        return self.feeds[table_id]
+
+    def _watch(self, connection: Connection, table: HostedTable, request: str | None = None):
+        events = self._feed(table.id).watch(connection)
+        connection.send(self._snapshot(table, events, request))
+
+    def _snapshot(self, table: HostedTable, events: list | None, request: str | None = None):
+        from gmtool.engine.view import public_view
+
+        hand = table.current_hand()
+        running = hand is not None and getattr(hand, "order", None) and not hand.is_over
+        frame: dict[str, Any] = {
+            "type": "snapshot",
+            "table": table.id,
+            "seq": self._feed(table.id).seq,
+            "profile": table.profile_id,
+            "tier": table.tier,
+            "game": table.game,
+            "seated": list(table.seated),
+            "joining": list(table.joining),
+            "hand": public_view(hand) if running else None,
+            "events": events or [],
+        }
+        return {**frame, **({"id": request} if request else {})}
+
+    def events(self, table: HostedTable, events: list[dict]) -> None:
+        """A table's new events: numbered, and sent to each watcher through its view."""
+        self._feed(table.id).publish(events)
+
+    def your_turn(self, table: HostedTable, player: str, hand, deadline: float, left: int):
+        connection = self.connections.get(player)
+        if connection is not None:
+            connection.send(
+                {
+                    "type": "your_turn",
+                    "table": table.id,
+                    "seq": self._feed(table.id).seq,
+                    "legal": [legal.as_json() for legal in hand.legal_actions()],
+                    "deadline": deadline,
+                    "seconds": left,
+                }
+            )
+
+    def kicked(self, table: HostedTable, player: str, reason: str | None) -> None:
+        connection = self.connections.get(player)
+        if connection is not None:
+            connection.send({"type": "kicked", "table": table.id, "reason": reason or ""})
+            connection.close(CLOSE["kicked"], "kicked")
+
+    def closed(self, table: HostedTable) -> None:
+        for connection in self._feed(table.id).watchers:
+            connection.send({"type": "closed", "table": table.id, "reason": "closed by a GM"})
+
+    def people(self, table: HostedTable) -> list[dict]:
+        """The people seated or joining at `table`: since when they are connected, or
+        since when they are away (their reconnect window runs from then, S18)."""
+        now, wall = self.host.clock.monotonic(), self.host.clock.wall()
+        out = []
+        for name in [*table.seated, *table.joining]:
+            if name not in self.remote:
+                continue
+            connection = self.connections.get(name)
+            person: dict[str, Any] = {"name": name, "joining": name in table.joining}
+            person["connected_since"] = connection.since if connection else None
+            away = table.away.get(name)
+            person["away_since"] = wall - (now - away) if away is not None else None
+            out.append(person)
+        return out
+
+    def connected(self, player: str) -> bool:
+        return player in self.connections
+
+    def _dropped(self, connection: Connection) -> None:
+        if self.host.stopping_now:
+            return  # the host closed the sockets: its running hands are voided next
+        for table in self.host.tables.values():
+            remote.disconnected(table, connection.player)
