@@ -19,6 +19,7 @@ from typing import Any
 from helpers import gm_identity
 
 from gmtool.house.host import HostOptions, HostReport, prepare_host
+from gmtool.house.lock import HostLock
 from gmtool.house.virtual_time import Stepper
 from gmtool.ops.tables import send_command_async
 from gmtool.store import tables as table_store
@@ -41,6 +42,7 @@ class VirtualHost:
         plan: list[tuple[str, str, str]] | None = None,
         wall_start: float = VIRTUAL_EPOCH,
     ) -> None:
+        self.lock = HostLock(db).acquire()  # as `house run` holds it while it hosts
         self.stepper = Stepper(wall_start)
         self.clock = self.stepper.clock
         self.store: Store = connect(db, clock=self.clock)
@@ -105,6 +107,7 @@ class VirtualHost:
         finally:
             self.store.close()
             self.stepper.close()
+            self.lock.release()
 
     def __enter__(self) -> VirtualHost:
         return self
