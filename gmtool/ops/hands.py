@@ -19,6 +19,7 @@ from gmtool.evidence.note import Checkpoint
 from gmtool.findings import Finding
 from gmtool.ops.audit import seed_key
 from gmtool.ops.checkpoints import host_verifier, witness_folders
+from gmtool.store.checkpoint_signers import read_signed
 from gmtool.store.db import Store
 
 
@@ -48,7 +49,7 @@ def newest_checkpoint(store: Store) -> tuple[tuple[str, Checkpoint] | None, list
     for folder in witness_folders(store, None)[0]:
         for path in reversed(witness.files(folder)):
             try:
-                signed = witness.read(path, verifier)
+                signed, _ = read_signed(store, path, verifier)
             except OSError as error:
                 problems.append(
                     Finding(
