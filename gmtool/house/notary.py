@@ -10,10 +10,13 @@ missing folder of a store whose checkpoint key exists (its checkpoints went some
 is refused.
 
 A checkpoint is signed when the host starts (after crash recovery), every
-`checkpoint_every` seconds while it plays, and when it stops; a state already signed is
-not signed again. Before any of that, `check_not_behind` refuses a store whose log does
-not extend a witness's latest checkpoint: an older copy restored, or records deleted,
-would otherwise have the host deal hands whose seeds were already revealed. Served
+`checkpoint_every` seconds (1 by default) while it plays, and when it stops; a state
+already signed is not signed again, so a host at rest writes nothing and a busy one
+writes one checkpoint an interval, however many hands settled in it: a host killed
+with SIGKILL leaves at most that interval (and the 0.1 s of its loop) unsigned.
+Before any of that, `check_not_behind` refuses a store whose log does not extend a
+witness's latest checkpoint: an older copy restored, or records deleted, would otherwise
+have the host deal hands whose seeds were already revealed. Served
 witnesses (house/cosigning.py) cosign each checkpoint before it is saved into the folders,
 and are asked the same at the start.
 """
