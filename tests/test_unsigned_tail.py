@@ -204,14 +204,14 @@ def test_a_killed_host_leaves_at_most_a_second_of_play_unsigned(
 
     def two_host_seconds_of_hands() -> list[tuple[int, float]]:
         hands = ended()
-        return hands if hands and hands[-1][1] - hands[0][1] >= 2.5 else []
+        return hands if hands and hands[-1][1] - hands[0][1] >= 3.5 else []
 
     host.wait_until(two_host_seconds_of_hands)
     host.proc.send_signal(signal.SIGKILL)
     host.proc.wait()
     hands = ended()
     last = hands[-1][1]
-    old = [hand for hand, at in hands if last - at >= 1.5]  # 1 s and the host's poll
+    old = [hand for hand, at in hands if last - at >= 2.0]  # 1 s, its 0.1 s poll, a busy loop
     assert old
     ends = {
         hand: query(db, "SELECT idx FROM log WHERE kind = 'hand_end' AND nkey = ?", (hand,))[0][0]
