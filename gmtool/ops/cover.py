@@ -5,14 +5,14 @@ no trace. So a console command that wrote anything into the evidence log (an adj
 a GM registration, a refusal, a deployment, a witness change, a command's fate) does not
 return before a checkpoint covering it is in the store's witness folders (`cover`):
 
-1. one is there already (a running host signed it, or another command), else
-2. the host's checkpoint key is beside the store and this user may read it: signed with
+1. one is there already, else
+2. a host runs (its lock is held): its notary signs within its `--checkpoint-every` (1 s);
+   waited for, up to `HOST_WAIT_S` (two signers would race to the served witnesses), else
+3. the host's checkpoint key is beside the store and this user may read it: signed with
    it, as `checkpoint export` does (served witnesses cosign it too), else
-3. the acting GM's own key signs it, when it is the key the store registers for them
+4. the acting GM's own key signs it, when it is the key the store registers for them
    (store/checkpoint_signers.py: the audit holds a GM's checkpoint to the key the log
-   registered at its size), else
-4. a host runs (its lock is held): its notary signs within its `--checkpoint-every`;
-   waited for, up to `HOST_WAIT_S`.
+   registered at its size).
 
 When none of these can be done the write stays (it is logged) and `Uncovered` says so
 plainly (exit 2). The CLI calls `covering` around every command that writes.
@@ -66,6 +66,8 @@ def cover(
     notary = Notary(store, notify=notify)
     if _covered(store, notary, size):
         return {"size": size, "by": None, "files": []}
+    if held(host_lock_path(store.path)) and _host_signs(store, notary, size, wait):
+        return {"size": size, "by": "host", "files": []}
     problems = []
     if key.exists() and os.access(key, os.R_OK):
         try:
@@ -85,8 +87,6 @@ def cover(
                 return {"size": signed, "by": actor.name, "files": [str(p) for p in files]}
         else:
             problems.append(f"{actor.name}'s key here is not the one the store registers")
-    if held(host_lock_path(store.path)) and _host_signs(store, notary, size, wait):
-        return {"size": size, "by": "host", "files": []}
     raise Uncovered(
         f"done and logged (it stays), but no signed checkpoint covers it yet: "
         f"{'; '.join(problems) or 'no key to sign with'}. Start the host, or run "
