@@ -190,7 +190,7 @@ class Notary:
             )
         return False
 
-    def _prepare(self, folder: Path, recorded: bool) -> None:
+    def _prepare(self, folder: Path, recorded: bool, gm: str | None = None) -> None:
         """`folder` ready for a checkpoint: made (and announced) for a store's first one;
         StoreError if it holds another log's checkpoints (before anything is recorded)."""
         other = witness.held_origin(folder)
@@ -210,7 +210,12 @@ class Notary:
             ) from None
         again = (
             ", this store's witness, again (it was missing, and so was the checkpoint key: "
-            "a new key signs from now on; restore both instead if you have them)"
+            + (
+                f"{gm}'s GM key signs for now, a new host key from the next host start"
+                if gm
+                else "a new key signs from now on"
+            )
+            + "; restore both instead if you have them)"
             if recorded
             else " for this store's signed checkpoints (keep it, or a copy, on other "
             "storage than the store)"
@@ -236,7 +241,7 @@ class Notary:
         folders, recorded = self.folders()
         size, root = log_append.state(self.store)
         for folder in folders:
-            self._prepare(folder, recorded)
+            self._prepare(folder, recorded, gm.name)
         note = sign_checkpoint(Checkpoint(self.origin, size, root), gm)
         # a folder holding this size already (the host signed it meanwhile) keeps its file
         fresh = [f for f in folders if not (f / f"{size:012d}{witness.SUFFIX}").is_file()]
