@@ -15,7 +15,8 @@ plays), and prints, median over `--repeat` runs:
 - settlements per second (hands settled / the seconds asked for);
 - checkpoint files written per second (each one fsync beside the store's own), and the
   hands one checkpoint covers;
-- the ratio of the new interval's settlements per second to the old one's.
+- the ratio of the new interval's settlements per second to the old one's;
+- what one checkpoint costs alone: signed and saved as the notary does, 50 times.
 """
 
 from __future__ import annotations
@@ -109,6 +110,21 @@ def one_run(
     }
 
 
+def one_checkpoint_ms(folder: Path, count: int = 50) -> float:
+    """Milliseconds to sign and save one checkpoint (Ed25519, a file written and fsynced),
+    as the notary does, median of `count`."""
+    from gmtool.evidence import witness
+    from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
+
+    signer, place, times = Signer.generate("bench"), folder / "witness", []
+    for size in range(1, count + 1):
+        started = time.perf_counter()
+        note = sign_checkpoint(Checkpoint("bench", size, bytes(32)), signer)
+        witness.save(place, note, size)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
 def settled(db: Path) -> int:
     conn = sqlite3.connect(db)
     try:
@@ -129,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="gmtool-bench-checkpoints-"))
     keys = folder / "keys"
     try:
+        cost = one_checkpoint_ms(folder)
         source = prepared(folder, keys)
         runs: dict[float, list[dict]] = {args.interval: [], args.old: []}
         for _ in range(args.repeat):
@@ -154,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  --checkpoint-every {interval:g}: {rate:,.1f} settlements/s, "
             f"{files:.2f} checkpoint writes (fsyncs)/s, {per:,.1f} hands a checkpoint"
         )
+    print(f"  one checkpoint signed and saved (Ed25519, write, fsync): {cost:.2f} ms")
     ratio = medians[args.interval] / medians[args.old] if medians[args.old] else float("nan")
     print(f"  ratio settlements/s {args.interval:g} s / {args.old:g} s: {ratio:.3f}")
     return 0

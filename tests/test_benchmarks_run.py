@@ -49,6 +49,7 @@ SMOKE = {
             rf"^  --checkpoint-every 1: {NUMBER} settlements/s, {NUMBER} checkpoint writes "
             rf"\(fsyncs\)/s, {NUMBER} hands a checkpoint",
             rf"^  --checkpoint-every 30: {NUMBER} settlements/s, {NUMBER} checkpoint writes",
+            rf"^  one checkpoint signed and saved \(Ed25519, write, fsync\): {NUMBER} ms",
             r"^  ratio settlements/s 1 s / 30 s: (\d+\.\d{3}|nan)",
         ],
     ),
