@@ -211,14 +211,24 @@ class LiveHost:
                     )
 
 
+STORE_FILES = ("", "-wal", "-shm", ".key", ".seed.key", ".checkpoint.key", ".checkpoint.pub")
+
+
 def copy_db(source: Path, folder: Path, name: str = "copy.db") -> Path:
-    """A copy of a store (with its WAL and key files, if any) that a test may change."""
+    """A copy of a store that a test may change, as an operator copies one whole: its WAL,
+    key files and the witness folders beside it, if any (a store records its default
+    witness by the folder's name beside the store, `<first name>.witness`, so the copy's
+    keep their names)."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / name
-    for suffix in ("", "-wal", "-shm", ".key", ".seed.key"):
+    for suffix in STORE_FILES:
         src = source.with_name(source.name + suffix)
         if src.exists():
             shutil.copyfile(src, target.with_name(target.name + suffix))
+    if source.parent.resolve() != folder.resolve():
+        for witness in source.parent.glob("*.witness"):
+            if witness.is_dir():
+                shutil.copytree(witness, folder / witness.name, dirs_exist_ok=True)
     return target
 
 

@@ -191,3 +191,21 @@ def test_checkpoint_verify_with_a_key_that_did_not_sign_it_is_a_finding(
     )
     assert github.stdout.startswith("::error"), github.stdout
     gm("checkpoint", "verify", tmp_path / "missing.checkpoint", "--db", hosted, expect=2)
+
+
+@pytest.mark.parametrize(
+    "content", [b"# notes\nnot a checkpoint\n", b"\x89PNG\r\n\x1a\n\x00\xff\xfe", b""]
+)
+def test_a_file_that_is_no_checkpoint_is_a_usage_error(
+    hosted: Path, gm, tmp_path, content: bytes
+) -> None:
+    """The wrong file given as the checkpoint (text, binary, empty) is a usage mistake
+    (exit 2) named in plain words, not a forged checkpoint (exit 1) nor a codec's error
+    (second outside probe of issue 23)."""
+    wrong = tmp_path / "wrong.checkpoint"
+    wrong.write_bytes(content)
+    for command in (("checkpoint", "verify", wrong), ("audit", "--checkpoint", wrong)):
+        run = gm(*command, "--db", hosted, expect=2)
+        message = run.stderr.strip()
+        assert message.startswith(f"error: {wrong}") and "is not a checkpoint" in message, message
+        assert "codec" not in message, message

@@ -69,6 +69,20 @@ def test_a_first_host_start_into_another_stores_folder_records_nothing(gm, tmp_p
     assert str(folder) not in str(listed), listed
 
 
+def test_a_copy_without_its_keys_and_witness_does_not_audit_clean(gm, tmp_path: Path) -> None:
+    """A store that records a witness (its host's first start did), copied alone (no
+    checkpoint keys, no witness folder): the audit says its witness holds no checkpoint,
+    as it does when only the folder is gone (a second probe of issue 23 found "ok":
+    deleting two more files turned a finding into a clean audit)."""
+    db = _store(gm, tmp_path / "a")
+    gm("house", "run", "--hands", "1", "--tables", "1", "--speed", "200", "--db", db)
+    alone = tmp_path / "copy" / "live.db"
+    alone.parent.mkdir()
+    alone.write_bytes(db.read_bytes())
+    run = gm("audit", "--db", alone, "--json", expect=1)
+    assert "witness_missing" in run.stdout, run.stdout
+
+
 def test_an_empty_folder_two_stores_recorded_is_named_shared(gm, tmp_path: Path) -> None:
     """Both stores record W while it is empty; the first host to sign makes it the first
     store's: the second's host will not start and its audit says the folder is shared

@@ -207,6 +207,18 @@ def sign_checkpoint(checkpoint: Checkpoint, signer: Signer) -> str:
     return sign(checkpoint.text(), signer)
 
 
+def checkpoint_shape(note: str) -> Checkpoint:
+    """The checkpoint a note states, its signatures unchecked: NoteError when the note is
+    not shaped as a signed checkpoint at all (a file that is no checkpoint)."""
+    text, sep, signatures = note.rpartition("\n\n")
+    if not sep or not signatures.endswith("\n"):
+        raise NoteError("not a signed note (no blank line before the signatures)")
+    for line in signatures[:-1].split("\n"):
+        if not line.startswith(f"{DASH} "):
+            raise NoteError(f"malformed signature line: {line[:80]!r}")
+    return Checkpoint.parse(text + "\n")
+
+
 def open_checkpoint(note: str, verifiers: list[Verifier]) -> Checkpoint:
     text, _ = open_note(note, verifiers)
     return Checkpoint.parse(text)

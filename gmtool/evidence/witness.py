@@ -86,6 +86,10 @@ def same_folder(one: Path, other: Path) -> bool:
     return one.resolve() == other.resolve()
 
 
+class NotText(WitnessError):
+    """A file read as text that is not UTF-8 (or the encoding asked) text."""
+
+
 def read_text(path: Path, encoding: str = "utf-8") -> str:
     """A regular file's text; a named pipe or device is never opened (it could wait for a
     writer forever): WitnessError, as for a file that cannot be read."""
@@ -98,7 +102,9 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
         return path.read_text(encoding=encoding)
     except WitnessError:
         raise
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError:
+        raise NotText(f"{path}: not a text file") from None
+    except OSError as error:
         raise WitnessError(
             f"{path}: cannot read it ({getattr(error, 'strerror', None) or error})"
         ) from None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gmtool.errors import UsageError
 from gmtool.evidence import witness
-from gmtool.evidence.note import Checkpoint, Verifier, signer_names
+from gmtool.evidence.note import Checkpoint, NoteError, Verifier, checkpoint_shape, signer_names
 from gmtool.findings import Finding
 from gmtool.store import witnesses
 from gmtool.store.checkpoint_signers import read_signed
@@ -48,17 +48,20 @@ def signed_checkpoints(
     key_file = key or witness.public_key_path(store.path)
     if checkpoint and not checkpoint.is_file():
         raise UsageError(f"no checkpoint file at {checkpoint}")
+    if checkpoint:
+        _shaped_as_checkpoint(checkpoint)
     paths, problems = [checkpoint] if checkpoint else [], []
     for folder in [] if checkpoint else folders:
         found = witness.files(folder)
         paths += found
-        if not found and key is None and key_file.exists():
+        recorded = any(witness.same_folder(folder, other) for other in witnesses.folders(store))
+        if not found and key is None and (key_file.exists() or recorded):
+            why = f"{key_file.name} exists" if key_file.exists() else "the store records it"
             problems.append(
                 Finding(
                     "witness_missing",
-                    f"the store's host signs checkpoints ({key_file.name} exists) but "
-                    f"{folder} holds none: pass --witness where they are kept, or they "
-                    "were deleted",
+                    f"the store's host signs checkpoints ({why}) but {folder} holds none: "
+                    "pass --witness where they are kept, or they were deleted",
                 )
             )
     if not checkpoint:  # another store's checkpoints in a witness folder: shared
@@ -134,6 +137,19 @@ def base_checkpoint(
             f"{error}: an audit from a checkpoint needs one its host signed "
             "(pass --key with the host's verifier key)"
         ) from None
+
+
+def _shaped_as_checkpoint(path: Path) -> None:
+    """A file named as a checkpoint that is none (not text, or not an origin, size and root
+    with signature lines) is a usage error: the wrong file was given, nothing was forged."""
+    try:
+        checkpoint_shape(witness.read_text(path))
+    except witness.NotText:
+        raise UsageError(f"{path} is not a checkpoint (not a text file)") from None
+    except OSError as error:
+        raise UsageError(str(error)) from None
+    except NoteError as error:
+        raise UsageError(f"{path} is not a checkpoint ({error})") from None
 
 
 def _readable(path: Path) -> bool:
