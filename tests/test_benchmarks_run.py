@@ -43,6 +43,16 @@ SMOKE = {
             r"^incremental / full: \d+\.\d{4} \(target < 0\.02\): (met|MISSED)",
         ],
     ),
+    "checkpoints.py": (
+        ["--tables", "2", "--duration", "1", "--repeat", "1"],
+        [
+            rf"^  --checkpoint-every 1: {NUMBER} settlements/s, {NUMBER} checkpoint writes "
+            rf"\(fsyncs\)/s, {NUMBER} hands a checkpoint",
+            rf"^  --checkpoint-every 30: {NUMBER} settlements/s, {NUMBER} checkpoint writes",
+            rf"^  one checkpoint signed and saved \(Ed25519, write, fsync\): {NUMBER} ms",
+            r"^  ratio settlements/s 1 s / 30 s: (\d+\.\d{3}|nan)",
+        ],
+    ),
     "crash.py": (
         ["--kills", "2", "--tables", "2", "--after", "0.8", "1.2", "--clean", "2"],
         [

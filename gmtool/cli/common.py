@@ -120,8 +120,14 @@ def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: A
 
 
 def writing(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`with_store` for an action that writes (a GM command, an adjustment, a deployment)."""
-    with open_store(db, write=True) as store:
+    """`with_store` for an action that writes (a GM command, an adjustment, a deployment):
+    whatever it logged is covered by a signed checkpoint before it returns (ops/cover.py),
+    signed by the host's key or the acting GM's (the `Gm` among `args`)."""
+    from gmtool.evidence.request import Gm
+    from gmtool.ops.cover import covering
+
+    actor = next((arg for arg in args if isinstance(arg, Gm)), None)
+    with open_store(db, write=True) as store, covering(store, actor, console.warning):
         return action(store, *args, **kwargs)
 
 

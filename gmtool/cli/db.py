@@ -21,6 +21,7 @@ def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
     its first operator with your GM key, made now if you have none; safe to run twice:
     the first operator is registered once."""
     from gmtool.evidence.gm_keys import check_name, new_key
+    from gmtool.ops.cover import covering
     from gmtool.ops.gm import bootstrap
     from gmtool.store.gm import has_keys
     from gmtool.store.schema import SCHEMA_VERSION
@@ -35,7 +36,9 @@ def init(db: str | None = DB_OPTION, as_user: str | None = AS_OPTION) -> None:
             signer, path = new_key(gm.name)
             gm = type(gm)(gm.name, signer)
             console.line(f"made your GM key: {path} (public key {signer.verifier.text()})")
-        if bootstrap(store, gm):
+        with covering(store, gm, console.warning):  # its checkpoint, signed by gm's key
+            first = bootstrap(store, gm)
+        if first:
             console.line(
                 f"{gm.name} is the store's first operator (key "
                 f"{gm.signer.verifier.text()}); register other GMs with `gmtool gm "

@@ -117,7 +117,7 @@ def _signed(done: dict) -> None:
         console.warning(note)
     if done["signed"]:
         console.line(f"signed a checkpoint into {', '.join(done['signed'])}")
-    else:
+    elif done["unsigned"]:
         console.warning(f"no checkpoint signed now: {done['unsigned']}")
 
 

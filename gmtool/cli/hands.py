@@ -185,7 +185,7 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
         )
         return report
     for attempt in range(2):
-        latest = notary.latest()
+        latest = notary.latest(host_only=True)
         if latest is not None:
             path, checkpoint = latest
             try:

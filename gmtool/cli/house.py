@@ -58,12 +58,13 @@ def run(
     ),
     witness: str | None = WITNESS_OPTION,
     checkpoint_every: float = number_option(
-        30.0,
+        1.0,
         "--checkpoint-every",
         min=0.1,
         max=86_400.0,
-        help="Seconds between signed checkpoints of the "
-        "evidence log (also signed at start and stop).",
+        help="The most seconds an appended record waits for a signed checkpoint "
+        "of the evidence log: what a killed host leaves unsigned (also signed at start "
+        "and stop; none while nothing is appended).",
     ),
     listen: str | None = typer.Option(
         None,

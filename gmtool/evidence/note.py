@@ -130,6 +130,18 @@ def sign(text: str, signer: Signer) -> str:
     return f"{text}\n{DASH} {signer.name} {blob}\n"
 
 
+def signer_names(note: str) -> list[str]:
+    """The key names on a signed note's signature lines, in order (none: not a note)."""
+    _, sep, signatures = note.rpartition("\n\n")
+    names = []
+    for line in signatures.split("\n") if sep else []:
+        dash, _, rest = line.partition(" ")
+        name = rest.partition(" ")[0]
+        if dash == DASH and name and name not in names:
+            names.append(name)
+    return names
+
+
 def open_note(note: str, verifiers: list[Verifier]) -> tuple[str, list[Verifier]]:
     """The note's text and the known verifiers whose signature on it holds; NoteError when
     it is malformed, a known key's signature fails, or no known key signed it."""

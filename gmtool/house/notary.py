@@ -10,10 +10,13 @@ missing folder of a store whose checkpoint key exists (its checkpoints went some
 is refused.
 
 A checkpoint is signed when the host starts (after crash recovery), every
-`checkpoint_every` seconds while it plays, and when it stops; a state already signed is
-not signed again. Before any of that, `check_not_behind` refuses a store whose log does
-not extend a witness's latest checkpoint: an older copy restored, or records deleted,
-would otherwise have the host deal hands whose seeds were already revealed. Served
+`checkpoint_every` seconds (1 by default) while it plays, and when it stops; a state
+already signed is not signed again, so a host at rest writes nothing and a busy one
+writes one checkpoint an interval, however many hands settled in it: a host killed
+with SIGKILL leaves at most that interval (and the 0.1 s of its loop) unsigned.
+Before any of that, `check_not_behind` refuses a store whose log does not extend a
+witness's latest checkpoint: an older copy restored, or records deleted, would otherwise
+have the host deal hands whose seeds were already revealed. Served
 witnesses (house/cosigning.py) cosign each checkpoint before it is saved into the folders,
 and are asked the same at the start.
 """
@@ -26,9 +29,10 @@ from pathlib import Path
 
 from gmtool.errors import UsageError
 from gmtool.evidence import witness
-from gmtool.evidence.note import Checkpoint, Signer, sign_checkpoint
+from gmtool.evidence.note import Checkpoint, Signer, Verifier, sign_checkpoint, signer_names
 from gmtool.house.cosigning import Cosigning
 from gmtool.store import log_append, log_reads, witnesses
+from gmtool.store.checkpoint_signers import read_signed
 from gmtool.store.db import Store, StoreError
 from gmtool.store.log_append import origin_of
 from gmtool.store.witnesses import disagreement, named
@@ -83,11 +87,15 @@ class Notary:
             return folders, True
         return [witness.witness_dir(self.store.path, self.given)], False
 
-    def latest(self) -> tuple[Path, Checkpoint] | None:
-        """The newest checkpoint any witness holds (by tree size), opened."""
+    def latest(self, host_only: bool = False) -> tuple[Path, Checkpoint] | None:
+        """The newest checkpoint any witness holds (by tree size), opened: signed by the
+        host's key or by a GM (store/checkpoint_signers.py); with `host_only`, the newest
+        the host's key signed (a dispute report's proof is checked with that key alone)."""
         newest = None
         for folder in self.folders()[0]:
             found = witness.files(folder)
+            if host_only:
+                found = [path for path in found if not _gm_signed(path, self.signer.verifier)]
             if not found:
                 continue
             other = witness.held_origin(folder)
@@ -99,7 +107,7 @@ class Notary:
                     f"witness remove {folder}`)"
                 )
             try:
-                checkpoint = witness.read(found[-1], self.signer.verifier)
+                checkpoint, _ = read_signed(self.store, found[-1], self.signer.verifier)
             except OSError as error:
                 raise StoreError(
                     f"{error}; the host will not start without a readable witness "
@@ -182,7 +190,7 @@ class Notary:
             )
         return False
 
-    def _prepare(self, folder: Path, recorded: bool) -> None:
+    def _prepare(self, folder: Path, recorded: bool, gm: str | None = None) -> None:
         """`folder` ready for a checkpoint: made (and announced) for a store's first one;
         StoreError if it holds another log's checkpoints (before anything is recorded)."""
         other = witness.held_origin(folder)
@@ -203,7 +211,12 @@ class Notary:
             ) from None
         again = (
             ", this store's witness, again (it was missing, and so was the checkpoint key: "
-            "a new key signs from now on; restore both instead if you have them)"
+            + (
+                f"{gm}'s GM key signs for now, a new host key from the next host start"
+                if gm
+                else "a new key signs from now on"
+            )
+            + "; restore both instead if you have them)"
             if recorded
             else " for this store's signed checkpoints (keep it, or a copy, on other "
             "storage than the store)"
@@ -242,6 +255,20 @@ class Notary:
             f"reads them there (`gmtool gm witness list`); {CHANGE_HINT}"
         )
 
+    def sign_as(self, gm: Signer) -> tuple[int, list[Path]]:
+        """Sign the log's state now with a GM's own key into every witness folder (a GM
+        write where the host's checkpoint key cannot be read: ops/cover.py): the size
+        signed and the files written. Nothing is recorded in the store, and served
+        witnesses are not asked (they cosign only what the store's key signed)."""
+        folders, recorded = self.folders()
+        size, root = log_append.state(self.store)
+        for folder in folders:
+            self._prepare(folder, recorded, gm.name)
+        note = sign_checkpoint(Checkpoint(self.origin, size, root), gm)
+        # a folder holding this size already (the host signed it meanwhile) keeps its file
+        fresh = [f for f in folders if not (f / f"{size:012d}{witness.SUFFIX}").is_file()]
+        return size, self._save(fresh, note, size)
+
     def sign(self, wait: bool = True) -> list[Path]:
         """Sign the log's state now into every witness (unless it is signed already): the
         files written. A store that records no witness and is open for writing records
@@ -279,3 +306,13 @@ class Notary:
                     f"{getattr(error, 'strerror', None) or error}"
                 ) from None
         return paths
+
+
+def _gm_signed(path: Path, host: Verifier) -> bool:
+    """Whether the checkpoint file at `path` bears no signature of the host's key (a GM
+    signed it); an unreadable file is left to the reader that opens it."""
+    try:
+        names = signer_names(witness.read_text(path))
+    except OSError:
+        return False
+    return bool(names) and host.name not in names

@@ -18,7 +18,7 @@ class HostOptions:
     grace: float = 10.0
     verbose: bool = False  # a line for every hand that starts, settles or is voided
     witness: str | None = None  # the checkpoint folder (default `<db>.witness/`)
-    checkpoint_every: float = 30.0  # seconds between signed checkpoints
+    checkpoint_every: float = 1.0  # the most seconds an append waits for a checkpoint
     listen: str | None = None  # HOST:PORT of the player gateway (port 0: any free one)
 
 

@@ -1,7 +1,9 @@
 """The signed checkpoints a store is checked against: a checkpoint file given, else every
 checkpoint in the store's witness folders, each opened with the host's verifier key; and
 the one an audit takes up from. Files and keys that cannot be used are usage errors
-(exit 2); checkpoints in a witness that do not verify are findings.
+(exit 2); checkpoints in a witness that do not verify are findings. A checkpoint a GM
+signed (a GM write with no host key at hand, ops/cover.py) holds when the key the log
+registered for that GM at its size signed it (store/checkpoint_signers.py).
 
 Which folders: the witnesses the store records; a `--witness` folder instead when one is
 given (with a warning when the store does not record it: a copy kept elsewhere, say); a
@@ -15,9 +17,10 @@ from pathlib import Path
 
 from gmtool.errors import UsageError
 from gmtool.evidence import witness
-from gmtool.evidence.note import Checkpoint, NoteError, Verifier, checkpoint_shape
+from gmtool.evidence.note import Checkpoint, NoteError, Verifier, checkpoint_shape, signer_names
 from gmtool.findings import Finding
 from gmtool.store import witnesses
+from gmtool.store.checkpoint_signers import read_signed
 from gmtool.store.db import Store
 from gmtool.store.log_append import origin_of
 
@@ -76,13 +79,15 @@ def signed_checkpoints(
     if not paths:
         return [], problems, origin
     verifier = host_verifier(store, key)
-    if verifier is None:
-        raise UsageError(f"no verifier key at {key_file}: pass --key with the host's verifier key")
     found_checkpoints = []
     for path in paths:
         try:
-            found_checkpoints.append((path.name, witness.read(path, verifier)))
+            found_checkpoints.append((path.name, read_signed(store, path, verifier)[0]))
         except OSError as error:
+            if verifier is None and origin in _signers(path):  # the host's: its key needed
+                raise UsageError(
+                    f"no verifier key at {key_file}: pass --key with the host's verifier key"
+                ) from None
             if checkpoint and not _readable(path):
                 raise UsageError(str(error)) from None  # the file named cannot be read
             why = (
@@ -144,7 +149,8 @@ def base_checkpoint(
     _shaped_as_checkpoint(path)
     key_file = key or witness.public_key_path(store.path)
     try:
-        return path.name, witness.read(path, witness.load_verifier(key_file))
+        verifier = witness.load_verifier(key_file) if key or key_file.exists() else None
+        return path.name, read_signed(store, path, verifier)[0]
     except OSError as error:
         raise UsageError(
             f"{error}: an audit from a checkpoint needs one its host signed "
@@ -181,3 +187,11 @@ def _origin_line(path: Path) -> str | None:
         return witness.read_text(path).split("\n", 1)[0]
     except OSError:
         return None
+
+
+def _signers(path: Path) -> list[str]:
+    """The key names that signed the checkpoint file at `path` (none: unreadable)."""
+    try:
+        return signer_names(witness.read_text(path))
+    except OSError:
+        return []

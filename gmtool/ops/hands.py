@@ -19,6 +19,7 @@ from gmtool.evidence.note import Checkpoint
 from gmtool.findings import Finding
 from gmtool.ops.audit import seed_key
 from gmtool.ops.checkpoints import host_verifier, store_host_key, witness_folders
+from gmtool.store.checkpoint_signers import read_signed
 from gmtool.store.db import Store
 
 
@@ -57,7 +58,7 @@ def newest_checkpoint(store: Store) -> tuple[tuple[str, Checkpoint] | None, list
         refused = []  # newest first, reported in the folder's order as the audit does
         for path in reversed(witness.files(folder)):
             try:
-                signed = witness.read(path, verifier)
+                signed, _ = read_signed(store, path, verifier)
             except OSError as error:
                 refused.append(
                     Finding(

@@ -7,8 +7,9 @@ with its outcome (refusals included) in the transaction that records the change
 and only once the store has taken the change) or a served witness: its URL and its own
 verifier key, both signed in the request. Once the change is recorded, a checkpoint is
 signed into every witness the store now has (and sent to every served one), where the
-host's checkpoint key is at hand. Removing a witness deletes none of its files; the last
-folder cannot be removed, nor a served witness the quorum needs.
+host's checkpoint key is at hand, else with the acting GM's own key (ops/cover.py).
+Removing a witness deletes none of its files; the last folder cannot be removed, nor a
+served witness the quorum needs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gmtool.evidence.note import NoteError
 from gmtool.evidence.request import Gm
 from gmtool.evidence.witness_http import check_url
 from gmtool.house.notary import Notary
+from gmtool.ops.cover import Uncovered, cover
 from gmtool.ops.gm import authorize, log, text
 from gmtool.store import gm, log_append, witnesses
 from gmtool.store.db import Store, StoreError
@@ -254,11 +256,12 @@ def _change(
         raise
     name = place.location if place.served or change == "quorum" else str(place.folder(store.path))
     done = {"changed": True, "gm_action": action, "folder": name}
-    if not witness.key_path(store.path).exists():
-        return {**done, "signed": [], "unsigned": "no host has signed a checkpoint yet"}
     notes: list[str] = []
     try:
-        signed = Notary(store, notify=notes.append).sign()
-    except StoreError as error:
+        if witness.key_path(store.path).exists():
+            signed = [str(path) for path in Notary(store, notify=notes.append).sign()]
+        else:  # no host has signed yet: the acting GM's own key signs (ops/cover.py)
+            signed = cover(store, actor, notes.append)["files"]
+    except (StoreError, Uncovered) as error:
         return {**done, "signed": [], "unsigned": str(error)}
-    return {**done, "signed": [str(path) for path in signed], "unsigned": None, "notes": notes}
+    return {**done, "signed": signed, "unsigned": None, "notes": notes}

@@ -1,0 +1,155 @@
+"""Every GM write ends covered by a signed checkpoint in the store's witnesses.
+
+A write after the newest checkpoint is only as safe as the database: deleted, it leaves
+no trace. So a console command that wrote anything into the evidence log (an adjustment,
+a GM registration, a refusal, a deployment, a witness change, a command's fate) does not
+return before a checkpoint covering it is in the store's witness folders (`cover`):
+
+1. one is there already, else
+2. a host runs (its lock is held): its notary signs within its `--checkpoint-every` (1 s);
+   waited for, up to `HOST_WAIT_S` (two signers would race to the served witnesses), else
+3. the host's checkpoint key is beside the store and this user may read it: signed with
+   it, as `checkpoint export` does (served witnesses cosign it too), else
+4. the acting GM's own key signs it, when it is the key the store registers for them
+   (store/checkpoint_signers.py: the audit holds a GM's checkpoint to the key the log
+   registered at its size).
+
+When none of these can be done the write stays (it is logged) and `Uncovered` says so
+plainly (exit 2). The CLI calls `covering` around every command that writes.
+
+A store being set up (it records no witness and no host ever signed for it: `db init`,
+the first deploys and GM users before the first `house run`) is left as it was: there is
+no witness yet to sign into, nothing of value to protect, and the first host start
+records its witness and signs over all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gmtool.errors import GmtoolError, Unavailable
+from gmtool.evidence import witness
+from gmtool.evidence.note import Verifier
+from gmtool.evidence.request import Gm
+from gmtool.house.lock import held
+from gmtool.house.notary import Notary
+from gmtool.store import log_append, witnesses
+from gmtool.store.checkpoint_signers import gm_key_at, read_signed
+from gmtool.store.db import Store, StoreError, host_lock_path
+
+NOT_YET = "no host has started on this store: its first start signs over what was written"
+HOST_WAIT_S = 5.0  # how long a write waits for a running host's checkpoint (it signs each 1 s)
+POLL_S = 0.05
+
+
+class Uncovered(Unavailable):
+    """The write was made and logged, but no checkpoint could be signed over it (exit 2)."""
+
+
+def cover(
+    store: Store,
+    actor: Gm | None,
+    notify: Callable[[str], None] = lambda message: None,
+    wait: float = HOST_WAIT_S,
+) -> dict:
+    """A checkpoint covering the log as it is now, signed where one is missing: `size`
+    covered, `by` (`"host"`, the GM's name, or `None` when one was there already) and the
+    `files` written. Uncovered when none can be made (the write stays)."""
+    size, _ = log_append.state(store)
+    key = witness.key_path(store.path)
+    if not witnesses.recorded(store) and not key.exists():
+        return {"size": size, "by": None, "files": [], "unsigned": NOT_YET}
+    notary = Notary(store, notify=notify)
+    if _covered(store, notary, size):
+        return {"size": size, "by": None, "files": []}
+    if held(host_lock_path(store.path)) and _host_signs(store, notary, size, wait):
+        return {"size": size, "by": "host", "files": []}
+    problems = []
+    if key.exists() and os.access(key, os.R_OK):
+        try:
+            return {"size": size, "by": "host", "files": [str(p) for p in notary.sign()]}
+        except (StoreError, OSError) as error:
+            problems.append(f"the host's checkpoint key could not sign: {error}")
+    elif key.exists():
+        problems.append(f"this user may not read the host's checkpoint key {key}")
+    if actor is not None and actor.signer is not None:
+        registered = gm_key_at(store, actor.name, size)
+        if registered == actor.signer.verifier:
+            try:
+                signed, files = notary.sign_as(actor.signer)
+            except (StoreError, OSError) as error:
+                problems.append(f"{actor.name}'s key could not sign: {error}")
+            else:
+                return {"size": signed, "by": actor.name, "files": [str(p) for p in files]}
+        else:
+            problems.append(f"{actor.name}'s key here is not the one the store registers")
+    raise Uncovered(
+        f"done and logged (it stays), but no signed checkpoint covers it yet: "
+        f"{'; '.join(problems) or 'no key to sign with'}. Start the host, or run "
+        "`gmtool checkpoint export` where the host's checkpoint key is"
+    )
+
+
+@contextmanager
+def covering(
+    store: Store,
+    actor: Gm | None,
+    notify: Callable[[str], None] = lambda message: None,
+    wait: float = HOST_WAIT_S,
+) -> Iterator[None]:
+    """Run a command that may write, then `cover` whatever it appended to the log, also
+    when it ended in an error after writing (a refusal is logged before it is raised): the
+    command's own error is raised then, with the checkpoint's problem said first."""
+    before, _ = log_append.state(store)
+    try:
+        yield
+    except (GmtoolError, KeyboardInterrupt) as error:
+        if log_append.state(store)[0] != before:
+            try:  # after Ctrl-C, no waiting for a host
+                cover(store, actor, notify, 0.0 if isinstance(error, KeyboardInterrupt) else wait)
+            except GmtoolError as uncovered:
+                notify(str(uncovered))
+        raise
+    if log_append.state(store)[0] != before:
+        cover(store, actor, notify, wait)
+
+
+def _host_verifier(store: Store) -> Verifier | None:
+    path = witness.public_key_path(store.path)
+    try:
+        return witness.load_verifier(path) if path.exists() else None
+    except OSError:
+        return None
+
+
+def _covered(store: Store, notary: Notary, size: int) -> bool:
+    """Whether a witness folder holds a checkpoint of at least `size` records whose
+    signature holds (its newest file is enough: sizes only grow)."""
+    host = _host_verifier(store)
+    for folder in notary.folders()[0]:
+        found = witness.files(folder)
+        if found and _size(found[-1]) >= size:
+            try:
+                return read_signed(store, found[-1], host)[0].size >= size
+            except OSError:
+                continue
+    return False
+
+
+def _size(path: Path) -> int:
+    stem = path.name.removesuffix(witness.SUFFIX)
+    return int(stem) if stem.isdigit() else -1
+
+
+def _host_signs(store: Store, notary: Notary, size: int, wait: float) -> bool:
+    """Whether the running host signs a checkpoint of at least `size` within `wait`."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if _covered(store, notary, size):
+            return True
+        time.sleep(POLL_S)
+    return _covered(store, notary, size)
