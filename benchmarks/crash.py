@@ -121,7 +121,8 @@ def one_kill(db: Path, log: Path, after_s: float, host_args: Sequence[str]) -> d
         startup = time_to_hosting(log, started, started + after_s)
         time.sleep(max(0.0, started + after_s - time.monotonic()))
         alive = proc.poll() is None
-        os.kill(proc.pid, signal.SIGKILL)
+        if alive:
+            proc.send_signal(signal.SIGKILL)  # a pid Popen has reaped is never signalled
         code = proc.wait(timeout=10)
     finally:
         if proc.poll() is None:

@@ -148,7 +148,8 @@ def test_key_given_a_report_or_a_store_is_not_a_key_for_audit_and_checkpoint_ver
     report = tmp_path / "report.json"
     report.write_text('{"hand": 12, "title": "十二"}\n', encoding="utf-8")
     checkpoint = tmp_path / "000000000001.checkpoint"
-    checkpoint.write_text("x\n")
+    root = "A" * 43 + "="  # a checkpoint's shape (origin, size, root, a signature line)
+    checkpoint.write_text(f"gmtool/x\n1\n{root}\n\n\u2014 gmtool/x AAAAAAAA\n")
     given = [checkpoint] if command == "checkpoint verify" else []
     for key, words in (
         (report, "is a JSON file, not a verifier key"),

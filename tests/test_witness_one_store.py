@@ -133,8 +133,11 @@ def test_a_copy_does_not_sign_into_its_originals_witness(gm, tmp_path: Path) -> 
     host = ("house", "run", "--tables", "1", "--hands", "1", "--speed", "200")
     gm(*host, "--db", original, "--witness", shared)
     copy = _copy_without_witness(original, tmp_path / "copy")
-    gm("players", "adjust", "bot-001", "5", "--reason", "fork", "--db", copy, "--as", OPERATOR)
     before = {p.name: p.read_bytes() for p in witness.files(shared)}
+    adjust = ("players", "adjust", "bot-001", "5", "--reason", "fork", "--db", copy)
+    uncovered = gm(*adjust, "--as", OPERATOR, expect=2)  # done, but not signed into W
+    assert uncovered.stderr.startswith("error: done and logged (it stays)"), uncovered.stderr
+    assert f"is the witness of the store at {original.resolve()}" in uncovered.stderr
     refused = gm(*host, "--db", copy, expect=2)
     assert f"{shared} is the witness of the store at {original.resolve()}" in refused.stderr
     assert "gmtool gm witness add DIR" in refused.stderr, refused.stderr
@@ -144,8 +147,8 @@ def test_a_copy_does_not_sign_into_its_originals_witness(gm, tmp_path: Path) -> 
     gm(*host, "--db", original)  # the original is untouched and goes on
     assert gm("audit", "--db", original, expect=None).returncode == 0
     own = tmp_path / "copy" / "own-witness"
-    gm("gm", "witness", "add", own, "--db", copy, "--as", OPERATOR)
-    gm("gm", "witness", "remove", shared, "--db", copy, "--as", OPERATOR)
+    gm("gm", "witness", "add", own, "--db", copy, "--as", OPERATOR)  # recorded; W refuses it
+    gm("gm", "witness", "remove", shared, "--db", copy, "--as", OPERATOR)  # signs into its own
     gm(*host, "--db", copy)
     assert witness.files(own) and gm("audit", "--db", copy, expect=None).returncode == 0
 
