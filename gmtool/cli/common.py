@@ -141,6 +141,10 @@ def write_output(path: Path, text: str, flag: str, example: str) -> None:
 
     from gmtool.errors import UsageError
 
+    if str(path) == ".":
+        raise UsageError(
+            f"{flag} is blank or names this folder: name the file to write ({example})"
+        )
     if path.is_dir():
         raise UsageError(f"{flag} {path} is a folder: name the file to write ({path / example})")
     try:
@@ -179,8 +183,12 @@ def emit(value: Any, as_json: bool, render: Callable[[Any], None]) -> None:
 
 
 def acting_name(name: str | None) -> str:
-    """`--as`, else $GMTOOL_USER, else the login name."""
-    if name:
+    """`--as`, else $GMTOOL_USER, else the login name; a blank one given is refused."""
+    if name is not None:
+        if not name.strip():
+            from gmtool.errors import UsageError
+
+            raise UsageError("the GM name given is blank: give your GM user name")
         return name
     if os.environ.get("GMTOOL_USER"):
         return os.environ["GMTOOL_USER"]

@@ -158,7 +158,7 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
                 amount(s["pot"]) if "pot" in s else "",
                 s.get("street") or "",
                 s.get("to_act")
-                or s.get("phase")
+                or (s.get("phase") or "").replace("_", " ")  # "setting ante": words
                 or ("idle" if s["status"] == "open" else s["status"]),
                 f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "",
                 away,

@@ -38,6 +38,10 @@ FORMAT = "gmtool deploy plan 1"  # the `plan` field of every plan file
 def save_plan(store: Store, path: Path, rooms: list[str] | None, by: Gm, out: Path) -> dict:
     """The plan of deploying the profile at `path` (as `plan_deployment`), written signed
     by `by` to `out` (its `plan_file`) unless something blocks it."""
+    if str(out) == "-":
+        raise UsageError(
+            "--plan-out -: a plan is a file `gmtool deploy apply FILE` reads later; name it"
+        )
     if not gm.has_operator(store):
         raise UsageError(
             "this store has no operator yet, and a saved plan is applied only when an "

@@ -15,7 +15,7 @@ from __future__ import annotations
 from gmtool.bounds import MAX_BALANCE, MAX_TEXT, unsafe_characters
 from gmtool.errors import GmtoolError, NotFound, Refused, UsageError
 from gmtool.evidence import request as requests
-from gmtool.evidence.gm_keys import key_dir
+from gmtool.evidence.gm_keys import check_name, key_dir
 from gmtool.evidence.note import NoteError, Verifier
 from gmtool.evidence.request import PRIVILEGED, Gm
 from gmtool.store import gm, ledger, log_append, log_history
@@ -69,6 +69,7 @@ def sign_request(
 ) -> str:
     """`actor`'s signed request; UsageError when they have no key here."""
     if actor.signer is None:
+        check_name(actor.name)  # a name no key can have: said so, not "make one"
         raise UsageError(
             f"no GM key for {actor.name} in {key_dir()}: make one with `gmtool gm "
             f"keys new {actor.name}` and have an operator register it (or pick "
@@ -189,6 +190,7 @@ def bootstrap(store: Store, actor: Gm) -> bool:
     """Register `actor` as the store's first operator, with their key: once, while no GM
     user has a key (a new store, or one from before GM keys). False when that is done."""
     if actor.signer is None:
+        check_name(actor.name)  # a name no key can have: said so, not "make one"
         raise UsageError(f"no GM key for {actor.name}")
     key = actor.signer.verifier.text()
     args = {"role": "operator", "key": key, "bootstrap": True}

@@ -178,6 +178,8 @@ def _served_place(store: Store, target: str, key: str | None) -> witness.Witness
             "itself): the audit checks its cosignatures with it"
         )
     source = Path(key)
+    if not source.is_file() and ("/" in key or key.endswith(".pub")):
+        raise UsageError(f"--key {key}: no such file (the witness's KEY.pub, or the key itself)")
     try:
         given = witness.read_text(source, "ascii") if source.is_file() else key
         return witness.Witness(witness.SERVED, url, CosignerKey.parse(given).text())
