@@ -43,13 +43,17 @@ class VirtualHost:
         wall_start: float = VIRTUAL_EPOCH,
     ) -> None:
         self.lock = HostLock(db).acquire()  # as `house run` holds it while it hosts
-        self.stepper = Stepper(wall_start)
-        self.clock = self.stepper.clock
-        self.store: Store = connect(db, clock=self.clock)
-        self.messages: list[str] = []
-        self.host = prepare_host(
-            self.store, options, notify=self.messages.append, plan=plan, clock=self.clock
-        )
+        try:
+            self.stepper = Stepper(wall_start)
+            self.clock = self.stepper.clock
+            self.store: Store = connect(db, clock=self.clock)
+            self.messages: list[str] = []
+            self.host = prepare_host(
+                self.store, options, notify=self.messages.append, plan=plan, clock=self.clock
+            )
+        except BaseException:
+            self.lock.release()  # a refused start, as `house run`'s
+            raise
         self.task = self.stepper.start(self.host.run(signals=False))  # Ctrl-C stops pytest
         self.report: HostReport | None = None
         self.closed = False
@@ -94,6 +98,7 @@ class VirtualHost:
         if self.report is None:
             self.host.request_stop()
             self.report = self.stepper.run(self.task)
+            self.lock.release()  # as `house run` does when its host has stopped
         return self.report
 
     def close(self) -> None:

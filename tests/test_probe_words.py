@@ -53,3 +53,47 @@ def test_verifier_and_witness_keys_that_are_not_named_so(
         "--db", deployed_db, "--as", OPERATOR, expect=2,
     )  # fmt: skip
     assert f"--key {missing}: no such file" in _error(run)
+
+
+def test_a_store_named_through_a_symlink_keeps_its_files_beside_the_real_one(
+    gm: Gmtool, deployed_db: Path, tmp_path: Path
+) -> None:
+    """Third outside re-probe of issue 23: a host and a console reaching the store through a
+    symbolic link made a second seed key and checkpoint key beside the link, and the store's
+    own audit then called its evidence forged, for good."""
+    gm("house", "run", "--db", deployed_db, "--tables", "1", "--hands", "1", "--speed", "50")
+    link = tmp_path / "elsewhere" / "link.db"
+    link.parent.mkdir()
+    link.symlink_to(deployed_db)
+    gm("players", "adjust", "bot-001", "1", "--reason", "x", "--db", link, "--as", OPERATOR)
+    gm("house", "run", "--db", link, "--tables", "1", "--hands", "1", "--speed", "50")
+    assert sorted(p.name for p in link.parent.iterdir()) == ["link.db"]
+    gm("audit", "--db", deployed_db)
+    gm("audit", "--db", link)
+
+
+def test_a_hand_of_an_older_copy_is_said_to_be_of_an_older_copy(
+    gm: Gmtool, deployed_db: Path, tmp_path: Path
+) -> None:
+    """Third outside re-probe of issue 23: on a copy left behind by its original (which
+    signed on into the witness both record), `hands show` and `hands export` called every
+    intact record "rewritten"; the audit says `checkpoint_rollback`, and so do they now."""
+    original = tmp_path / "a" / deployed_db.name
+    original.parent.mkdir()
+    deployed_db.rename(original)
+    deployed_db = original
+    shared = tmp_path / "elsewhere" / "W"  # where both the original and the copy find it
+    host = ("house", "run", "--tables", "1", "--hands", "1", "--speed", "50")
+    gm(*host, "--db", deployed_db, "--witness", shared)
+    copy = tmp_path / "copy" / deployed_db.name
+    copy.parent.mkdir()
+    for suffix in ("", ".seed.key", ".checkpoint.key", ".checkpoint.pub"):
+        source = deployed_db.with_name(deployed_db.name + suffix)
+        if source.exists():
+            copy.with_name(copy.name + suffix).write_bytes(source.read_bytes())
+    gm(*host, "--db", deployed_db)  # the original goes on
+    shown = gm.json("hands", "show", "1", "--db", copy, "--json", expect=1)
+    kinds = {p["kind"] for p in shown["evidence"]["problems"]}
+    assert kinds == {"checkpoint_rollback"}, shown["evidence"]["problems"]
+    audit = gm.json("audit", "--db", copy, "--json", expect=1)
+    assert "checkpoint_rollback" in {p["kind"] for p in audit["problems"]}

@@ -263,6 +263,18 @@ def _signed(
         return problems
     name, signed = checkpoint
     evidence.checkpoint = {"file": name, "size": signed.size}
+    held = log_reads.size(store)
+    if held < signed.size:  # an older copy: its records cannot be held to the checkpoint
+        problems.append(
+            Finding(
+                "checkpoint_rollback",
+                f"the store holds {held:,} evidence records, but the checkpoint {name} was "
+                f"signed at {signed.size:,}: this is an older copy of the store (or records "
+                "were deleted); its records were not checked against the checkpoint",
+                hand=hand_id,
+            )
+        )
+        return problems
     tree = log_reads.tree(store)
     later = 0
     for record in records:

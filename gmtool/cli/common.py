@@ -141,7 +141,7 @@ def write_output(path: Path, text: str, flag: str, example: str) -> None:
 
     from gmtool.errors import UsageError
 
-    if str(path) == ".":
+    if str(path) == "." or not str(path).strip():
         raise UsageError(
             f"{flag} is blank or names this folder: name the file to write ({example})"
         )

@@ -159,7 +159,7 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
                 s.get("street") or "",
                 s.get("to_act")
                 or (s.get("phase") or "").replace("_", " ")  # "setting ante": words
-                or ("idle" if s["status"] == "open" else s["status"]),
+                or ("idle" if s["status"] == "open" else ""),  # the host column says why
                 f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "",
                 away,
                 host,

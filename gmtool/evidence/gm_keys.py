@@ -33,9 +33,10 @@ def check_name(name: str) -> None:
         _check_name(name)
     except NoteError as error:
         raise UsageError(f"GM {name!r} cannot have a key: {error}") from None
-    if "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
+    if "/" in name or "\\" in name or name.startswith((".", "-")) or "\0" in name:
         raise UsageError(
-            f"GM {name!r} cannot have a key: a key name may not contain '/' or start with a dot"
+            f"GM {name!r} cannot have a key: a key name may not contain '/' or start with a "
+            "dot or a dash"
         )
     unsafe = unsafe_characters(name)
     if unsafe:

@@ -155,7 +155,7 @@ def load_verifier(path: Path) -> Verifier:
         raise WitnessError(f"{path} is a JSON file, not a verifier key ({KEY_WORDS})")
     if not text.isascii():
         raise WitnessError(f"{path} is not a verifier key ({KEY_WORDS})")
-    if text.startswith("PRIVATE+KEY+"):
+    if text.startswith("PRIVATE+KEY+") or "PRIVATE KEY-----" in text[:80]:
         raise WitnessError(
             f"{path} is a signing (private) key, not a verifier key ({KEY_WORDS}); keep the "
             "private key to the host"

@@ -52,7 +52,7 @@ def locate(db: str | None) -> Location:
     value = db or os.environ.get("GMTOOL_DB") or DEFAULT_DB
     scheme = _SCHEME.match(value)
     if scheme is None:
-        return Location(path=Path(value))
+        return Location(path=_beside_its_files(Path(value)))
     name = scheme.group(1).lower()
     if name in POSTGRES_SCHEMES:
         if not _names_a_database(value):
@@ -68,12 +68,19 @@ def locate(db: str | None) -> Location:
                 f"{value[:80]!r}: a SQLite URL is sqlite:///PATH (relative) or "
                 "sqlite:////ABSOLUTE/PATH; or give the file path itself"
             )
-        return Location(path=Path(value[len("sqlite:///") :]))
+        return Location(path=_beside_its_files(Path(value[len("sqlite:///") :])))
     raise UsageError(
         f"{redacted(value)[:80]!r}: gmtool stores are SQLite files (a path, or "
         "sqlite:///PATH) or PostgreSQL databases (postgresql://USER@HOST/DBNAME); "
         f"{name}:// is neither"
     )
+
+
+def _beside_its_files(path: Path) -> Path:
+    """A store named through a symbolic link is the file it points to: its keys, witness,
+    lock and leases are beside the real file (`<db>.seed.key`...), never beside the link,
+    where a second set would make the store's own evidence read as forged."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _names_a_database(url: str) -> bool:
