@@ -247,3 +247,39 @@ def test_the_running_host_never_waits_for_a_witness_that_does_not_answer(
         assert notary.cosigning.missing == set()
     code, audit, _ = _audit(gm, db)
     assert code == 0 and audit["witnesses"][0]["size"] == _log_size(db), audit
+
+
+def test_a_store_rolled_back_to_before_its_served_witness_is_found_by_an_auditor_who_knows_it(
+    tmp_path: Path, gm, virtual_host, served
+) -> None:
+    """The outside attack suite of issue 24 (w06): the store put back as it was before its
+    served witness was added (so it records none and nobody asks it), the folder's newer
+    checkpoints deleted: the store alone audits clean, as it must (it cannot know what it
+    no longer records). An auditor who knows the witness names it (`--served URL=KEY`):
+    the witness cosigned a checkpoint the store does not extend."""
+    db, folder = _hosted(tmp_path, gm, virtual_host)
+    before = copy_db(db, tmp_path / "before", db.name)
+    older = {path.name for path in witness.files(folder)}
+    remote = served(tmp_path / "witness-host", witness.public_key_path(db))
+    gm("gm", "witness", "add", remote.url, "--key", remote.public, "--db", db, "--as", OPERATOR)
+    _play(virtual_host, db, 60)
+    known = f"{remote.url}={remote.public}"
+    code, audit, _ = _audit(gm, db, "--served", known)
+    assert code == 0 and [w["status"] for w in audit["witnesses"]] == ["agrees"], audit
+    for path in witness.files(folder):  # the attack
+        if path.name not in older:
+            path.unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(before, db)
+    code, audit, _ = _audit(gm, db)
+    assert code == 0, audit  # the store alone cannot tell
+    code, audit, _ = _audit(gm, db, "--served", known)
+    assert code == 1 and "witness_disagrees" in [p["kind"] for p in audit["problems"]], audit
+
+
+def test_served_given_wrong_is_a_usage_error(tmp_path: Path, gm, virtual_host) -> None:
+    db, _ = _hosted(tmp_path, gm, virtual_host)
+    for given in ("http://127.0.0.1:9", "ftp://x=KEY", f"http://127.0.0.1:9={tmp_path}/no.pub"):
+        run = gm("audit", "--db", db, "--served", given, expect=2)
+        assert run.stderr.startswith(f"error: --served {given!r}"), run.stderr

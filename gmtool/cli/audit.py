@@ -54,6 +54,13 @@ def audit(
         "same.",
     ),
     witness: str | None = WITNESS_OPTION,
+    served: list[str] | None = typer.Option(
+        None,
+        "--served",
+        metavar="URL=KEY",
+        help="A served witness you know of (its URL and KEY.pub, or the key itself), asked "
+        "whatever the store records; it must agree. Repeatable.",
+    ),
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
     output_format: ReportFormat | None = FORMAT_OPTION,
@@ -63,7 +70,17 @@ def audit(
 
     with open_store(db) as store:
         job = Audit(
-            store, since, until, table, player, checkpoint, key, from_checkpoint, jobs, witness
+            store,
+            since,
+            until,
+            table,
+            player,
+            checkpoint,
+            key,
+            from_checkpoint,
+            jobs,
+            witness,
+            served,
         )
         for warning in job.warnings:
             console.warning(warning)

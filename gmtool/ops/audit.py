@@ -17,6 +17,10 @@ from pathlib import Path
 
 from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
+from gmtool.evidence.cosign import CosignerKey
+from gmtool.evidence.note import NoteError
+from gmtool.evidence.witness import SERVED, Witness, read_text
+from gmtool.evidence.witness_http import check_url
 from gmtool.house.seeds import existing_key
 from gmtool.ops import witness_audit
 from gmtool.ops.checkpoints import (
@@ -45,6 +49,7 @@ class Audit:
         from_checkpoint: str | None = None,
         jobs: int = 1,
         witness: str | None = None,
+        served: list[str] | None = None,
     ) -> None:
         if from_checkpoint is not None and (since or until or table or player):
             raise UsageError(
@@ -63,7 +68,8 @@ class Audit:
         self.refused += wrong_key
         # The served witnesses, out of the store host's reach (none with --checkpoint FILE,
         # which checks that file alone): their checkpoints join the folders'.
-        self.answers = [] if checkpoint else witness_audit.ask(store, self.host_key)
+        known = [known_witness(given) for given in served or []]
+        self.answers = [] if checkpoint else witness_audit.ask(store, self.host_key, known)
         self.warnings += witness_audit.warnings(self.answers)
         self.checkpoints += [(a.name, a.checkpoint) for a in self.answers if a.checkpoint]
         self.base = (
@@ -133,3 +139,20 @@ def audit(
     return Audit(
         store, since, until, table, player, checkpoint, key, from_checkpoint, jobs, witness
     ).run(progress)
+
+
+def known_witness(given: str) -> Witness:
+    """`--served URL=KEY`: a served witness the auditor knows of (its URL, and its verifier
+    key: a KEY.pub file or the key itself), asked whatever the store records."""
+    url, sep, key = given.partition("=")
+    if not sep or not url.strip() or not key.strip():
+        raise UsageError(f"--served {given[:200]!r}: give URL=KEY (the witness's KEY.pub or key)")
+    try:
+        url = check_url(url.strip())
+        source = Path(key)
+        if not source.is_file() and ("/" in key or key.endswith(".pub")):
+            raise ValueError(f"no key file at {key}")
+        text = read_text(source, "ascii") if source.is_file() else key
+        return Witness(SERVED, url, CosignerKey.parse(text).text())
+    except (OSError, ValueError, NoteError) as error:
+        raise UsageError(f"--served {given[:200]!r}: {error}") from None

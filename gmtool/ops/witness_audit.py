@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from gmtool.evidence import witness_http
 from gmtool.evidence.cosign import CosignerKey
 from gmtool.evidence.note import Checkpoint, NoteError, Verifier, open_checkpoint
+from gmtool.evidence.witness import Witness
 from gmtool.findings import Finding
 from gmtool.store import witnesses
 from gmtool.store.db import Store
@@ -33,18 +34,26 @@ class Answer:
     cosigned_at: int | None = None
     why: str | None = None  # why it gave no checkpoint to check
     forged: bool = False  # its answer did not verify
+    required: bool = False  # named by the auditor (`audit --served`): it must agree
 
     @property
     def name(self) -> str:
         return f"the checkpoint {self.url} cosigned"
 
 
-def ask(store: Store, verifier: Verifier | None) -> list[Answer]:
-    """Every served witness's answer (none recorded: [])."""
+def ask(
+    store: Store, verifier: Verifier | None, known: list[Witness] | None = None
+) -> list[Answer]:
+    """Every served witness's answer: the store's, and those the auditor names (`known`,
+    asked too, each required to agree; one the store records is asked once, with the
+    auditor's key)."""
     answers = []
     origin = origin_of(store)
-    for served in witnesses.served(store):
-        answer = Answer(served.location)
+    given = {w.location: w for w in known or []}
+    recorded = [given.pop(w.location, w) for w in witnesses.served(store)]
+    required = {w.location for w in known or []}
+    for served in [*recorded, *given.values()]:
+        answer = Answer(served.location, required=served.location in required)
         answers.append(answer)
         try:
             note = witness_http.fetch(served.location, origin)
@@ -105,6 +114,15 @@ def judge(
             if answer.forged:
                 problems.append(Finding("checkpoint_signature", str(answer.why)))
         summary.append(entry)
+    for answer, entry in zip(answers, summary, strict=True):
+        if answer.required and entry["status"] == "unchecked":  # the auditor's: must answer
+            problems.append(
+                Finding(
+                    "witness_quorum",
+                    f"the served witness {answer.url} the audit was told of (--served) was "
+                    f"not checked: {answer.why}",
+                )
+            )
     quorum = witnesses.quorum(store)
     if agree < quorum:
         problems.append(
