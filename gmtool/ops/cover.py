@@ -60,6 +60,8 @@ def cover(
     covered, `by` (`"host"`, the GM's name, or `None` when one was there already) and the
     `files` written. Uncovered when none can be made (the write stays)."""
     size, _ = log_append.state(store)
+    if not isinstance(store.path, Path):  # PostgreSQL: no host signs there yet (issue 26)
+        return {"size": size, "by": None, "files": [], "unsigned": NOT_YET}
     key = witness.key_path(store.path)
     if not witnesses.recorded(store) and not key.exists():
         return {"size": size, "by": None, "files": [], "unsigned": NOT_YET}
