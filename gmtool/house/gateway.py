@@ -6,7 +6,8 @@ clock); the player may then read the lobby, sit at a table, act, look and leave
 (docs/protocol.md). What a connection receives of a table goes through its own
 `gateway.views.TableView` (RULES G3). Frames to a connection go through its queue, written
 by one task per connection: a client that does not read is closed, never waited for, so
-no table and no other player is slowed. Close codes: see `CLOSE`.
+no table and no other player is slowed. Close codes: see `CLOSE`. A plain HTTP GET on the
+same port gets the browser page's files (`http_answer`, gateway.pages).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action
 from gmtool.engine.seating import coins_to_sit
+from gmtool.gateway import pages
 from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
 from gmtool.gateway.protocol import read_client as read
 from gmtool.gateway.tokens import TokenError, keys_of, verify
@@ -31,6 +33,21 @@ if TYPE_CHECKING:
 
 HELLO_TIMEOUT_S = 10.0  # a connection that says nothing is closed (a half-open socket)
 MAX_CONNECTIONS = 10_000
+
+
+def http_answer(connection: Any, request: Any) -> Any:
+    """A plain HTTP request on the gateway's port (no WebSocket upgrade): the player page's
+    files, or 404 (gateway.pages); None lets a WebSocket handshake go on."""
+    from email.utils import formatdate
+
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+
+    if "websocket" in request.headers.get("Upgrade", "").lower():
+        return None
+    page = pages.answer(request.method, request.path)
+    headers = Headers([("Date", formatdate(usegmt=True)), ("Connection", "close"), *page.headers])
+    return Response(page.status, page.reason, headers, page.body)
 
 
 class Gateway:
@@ -53,7 +70,11 @@ class Gateway:
 
         name, _, port = self.address.rpartition(":")
         self.server = await serve(
-            self._serve, name.strip("[]") or None, int(port), max_size=8 * MAX_FRAME
+            self._serve,
+            name.strip("[]") or None,
+            int(port),
+            max_size=8 * MAX_FRAME,
+            process_request=http_answer,
         )
         bound = self.server.sockets[0].getsockname()
         self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
