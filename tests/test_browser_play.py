@@ -32,7 +32,7 @@ def test_a_person_plays_a_hand_in_chromium_reloads_mid_hand_and_resumes(
         *("--tables", "2", "--system", "qq-showhand", "--speed", "5"),
         *("--listen", "127.0.0.1:0"),
     )
-    url = host.wait_for_line(r"players connect at ws://(\S+)").group(1)
+    page_url = host.wait_for_line(r"the browser page: (http://[^\s)]+)").group(1)
     token = gm("players", "token", "ann", "--ttl", "1h", "--db", deployed_db, "--as", "boss")
     grant = ("players", "adjust", "ann", str(GRANT), "--reason", "browser test grant")
     gm(*grant, "--db", deployed_db, "--as", "boss")
@@ -47,7 +47,7 @@ def test_a_person_plays_a_hand_in_chromium_reloads_mid_hand_and_resumes(
             page.on("console", lambda m: m.type == "error" and problems.append(m.text))
             page.on("websocket", lambda socket: socket.on("framesent", _hello_into(hellos)))
 
-            page.goto(f"http://{url}/play#token={token.stdout.strip()}")
+            page.goto(f"{page_url}#token={token.stdout.strip()}")
             expect(page.locator("#status")).to_have_attribute("data-state", "connected")
             assert "token" not in page.url, "the token stays off the address bar"
             expect(page.locator("#coins")).to_have_text(f"{GRANT:,}")
@@ -68,6 +68,8 @@ def test_a_person_plays_a_hand_in_chromium_reloads_mid_hand_and_resumes(
             turn = page.locator('#turn[data-sent="no"] #actions button').first
             expect(turn.or_(_over(page, hand))).to_be_visible(timeout=WAIT)
             hole = me.locator(".card.hole").all_inner_texts()
+            if os.environ.get("GMTOOL_PLAY_SCREENSHOT"):  # how docs/play.png is made
+                page.screenshot(path=os.environ["GMTOOL_PLAY_SCREENSHOT"])
             assert len(hole) == 1 and "?" not in hole[0], hole  # her own face-down card
 
             page.reload()  # mid-hand: the socket drops, the page comes back
@@ -77,8 +79,6 @@ def test_a_person_plays_a_hand_in_chromium_reloads_mid_hand_and_resumes(
             assert resume["seq"] >= int(hand), "the page resumes from the last event it kept"
             expect(page.locator("#felt")).to_have_attribute("data-hand", hand, timeout=WAIT)
             expect(me.locator(".card.hole")).to_have_text(hole)
-            if os.environ.get("GMTOOL_PLAY_SCREENSHOT"):  # how docs/play.png is made
-                page.screenshot(path=os.environ["GMTOOL_PLAY_SCREENSHOT"])
             play_to_the_end(page, hand)
 
             seqs = page.locator("#log li").evaluate_all("items => items.map(i => +i.dataset.seq)")

@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
-from gateway_clients import open_client
+from gateway_clients import answer, open_client
 from helpers import gm_identity
 
 from gmtool.gateway import pages
+from gmtool.ops.gm import adjust
 from gmtool.ops.player_tokens import mint
 
 STATIC = Path(pages.__file__).resolve().parent / "static"
@@ -139,3 +140,36 @@ def test_the_page_inserts_server_text_as_text_never_as_html() -> None:
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script, sink
     assert "new Function" not in script and 'setTimeout("' not in script
+
+
+def test_a_page_reloaded_at_its_players_turn_gets_the_turn_again(listening) -> None:
+    """A reloaded page may connect before the host sees the old socket drop: the new
+    connection replaces the old one (4004) and gets the standing `your_turn` again."""
+    url, table = listening.host.gateway.url, next(iter(listening.host.tables))
+    first = listening.stepper.run(open_client(url, _token(listening), auto=False))
+    listening.run_until(lambda: first.of("welcome"), what="ann's welcome")
+    adjust(listening.store, gm_identity("boss"), "ann", 200_000, "test grant")
+    listening.stepper.run(first.send({"type": "sit", "table": table}))
+    listening.run_until(lambda: first.of("your_turn"), what="ann's turn", within=7200)
+    turn = first.of("your_turn")[-1]
+    seq = max(seq for seq, _ in first.events())
+    second = listening.stepper.run(
+        open_client(url, _token(listening), auto=False, resume={"table": table, "seq": seq})
+    )
+    listening.run_until(lambda: second.of("your_turn"), what="the turn again")
+    assert first.close_code == 4004
+    assert second.of("your_turn")[0] == turn
+    assert not second.of("snapshot") and second.invalid == []
+    act = answer(turn)
+    listening.stepper.run(second.send(act))
+    listening.run_until(
+        lambda: any(
+            e.get("player") == "ann" and e["type"] == act["verb"] for _, e in second.events()
+        ),
+        what="ann's action taken from the new page",
+    )
+    listening.stepper.run(second.close())
+
+
+def _token(host) -> str:
+    return mint(host.store, gm_identity("boss"), "ann", 3600)["token"]

@@ -59,6 +59,7 @@ class Gateway:
         self.connections: dict[str, Connection] = {}
         self.feeds: dict[str, Feed] = {}
         self.remote: set[str] = set()  # players who sat through the gateway (no bot policy)
+        self.turns: dict[str, tuple[Any, str, dict]] = {}  # table: (hand, player, your_turn)
         self.server: Any = None
         self.url = ""
         self._open = 0
@@ -167,10 +168,13 @@ class Gateway:
         resume = message.get("resume")
         for table in self.host.tables.values():
             if player in table.seated or player in table.joining:
+                away = player in table.away
                 resumed = resume is not None and resume["table"] == table.id
                 if not (resumed and self._feed(table.id).resume(connection, resume["seq"])):
                     self._watch(connection, table)  # from too far back: a snapshot
-                remote.reconnected(table, player)
+                remote.reconnected(table, player)  # (away: the table asks them again)
+                if not away:
+                    self._turn_again(connection, table)
         return connection
 
     def _keys(self) -> dict:
@@ -339,18 +343,27 @@ class Gateway:
         self._feed(table.id).publish(events)
 
     def your_turn(self, table: HostedTable, player: str, hand, deadline: float, left: int):
+        frame = {
+            "type": "your_turn",
+            "table": table.id,
+            "seq": self._feed(table.id).seq,
+            "legal": [legal.as_json() for legal in hand.legal_actions()],
+            "deadline": deadline,
+            "seconds": left,
+        }
+        self.turns[table.id] = (hand, player, frame)
         connection = self.connections.get(player)
         if connection is not None:
-            connection.send(
-                {
-                    "type": "your_turn",
-                    "table": table.id,
-                    "seq": self._feed(table.id).seq,
-                    "legal": [legal.as_json() for legal in hand.legal_actions()],
-                    "deadline": deadline,
-                    "seconds": left,
-                }
-            )
+            connection.send(frame)
+
+    def _turn_again(self, connection: Connection, table: HostedTable) -> None:
+        """A player who connects again (a reloaded page) while their turn stands, with no
+        disconnect in between (the new socket came first), gets the turn again."""
+        asked, player, frame = self.turns.get(table.id, (None, "", {}))
+        hand = table.current_hand()
+        if hand is asked and player == connection.player and hand is not None and not hand.is_over:
+            if hand.to_act == player and hand.players[player].connected:
+                connection.send(frame)
 
     def kicked(self, table: HostedTable, player: str, reason: str | None) -> None:
         connection = self.connections.get(player)
