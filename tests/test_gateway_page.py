@@ -173,3 +173,37 @@ def test_a_page_reloaded_at_its_players_turn_gets_the_turn_again(listening) -> N
 
 def _token(host) -> str:
     return mint(host.store, gm_identity("boss"), "ann", 3600)["token"]
+
+
+def test_H4_after_a_look_the_turn_comes_again_with_the_legal_actions_of_now(
+    virtual_host, deployed_db: Path
+) -> None:
+    """H4: a three-card player may look at their cards at their turn and still act; the
+    page's buttons follow what the engine allows now (no second look, a seen player's
+    amounts), so the look brings the turn again, by the same deadline."""
+    host = virtual_host(
+        deployed_db,
+        plan=[("suihua-three-card", "chips-10", "three_card")],
+        tables=1,
+        seed="look",
+        listen="127.0.0.1:0",
+    )
+    host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
+    ann = host.stepper.run(open_client(host.host.gateway.url, _token(host), auto=False))
+    host.run_until(lambda: ann.of("welcome"), what="ann's welcome")
+    adjust(host.store, gm_identity("boss"), "ann", 200_000, "test grant")
+    table = next(iter(host.host.tables))
+    host.stepper.run(ann.send({"type": "sit", "table": table}))
+    host.run_until(
+        lambda: any("look" in [v["verb"] for v in t["legal"]] for t in ann.of("your_turn")),
+        what="a turn of ann's where she may look",
+        within=7200,
+    )
+    turn = ann.of("your_turn")[-1]
+    host.stepper.run(ann.send({"type": "act", "table": table, "verb": "look", "id": "l1"}))
+    host.run_until(lambda: ann.of("your_turn")[-1] is not turn, what="the turn again")
+    again = ann.of("your_turn")[-1]
+    assert "look" not in [legal["verb"] for legal in again["legal"]]
+    assert again["deadline"] == turn["deadline"] and again["seq"] > turn["seq"]
+    assert ann.of("error") == [] and ann.invalid == []
+    host.stepper.run(ann.close())

@@ -298,6 +298,8 @@ class Gateway:
             frame = {"type": "error", "error": "illegal", "rule": illegal.rule}
             frame["message"] = illegal.reason
             connection.send({**frame, **({"id": message.id} if message.id else {})})
+            return
+        self._turn_goes_on(table, hand, connection.player)
 
     def _look(self, connection: Connection, message: ClientMessage) -> None:
         self._watch(connection, self._table(message), message.id)
@@ -355,6 +357,13 @@ class Gateway:
         connection = self.connections.get(player)
         if connection is not None:
             connection.send(frame)
+
+    def _turn_goes_on(self, table: HostedTable, hand, player: str) -> None:
+        """An action that leaves the turn with its player (a three-card look, RULES H4):
+        the turn again with the legal actions as they are now, by the same deadline."""
+        asked, who, frame = self.turns.get(table.id, (None, "", {}))
+        if hand is asked and who == player and not hand.is_over and hand.to_act == player:
+            self.your_turn(table, player, hand, frame["deadline"], frame["seconds"])
 
     def _turn_again(self, connection: Connection, table: HostedTable) -> None:
         """A player who connects again (a reloaded page) while their turn stands, with no

@@ -273,7 +273,8 @@
     if (turn && (event.type === "hand_ended" || (event.player === me && !KEEP_TURN.has(event.type)))) {
       turn = null; // acted, timed out or left: the turn is over
     } else if (turn && event.player === me && event.type === "look") {
-      turn.legal = turn.legal.filter((legal) => legal.verb !== "look");
+      turn.legal = turn.legal.filter((legal) => legal.verb !== "look"); // until the host's
+      turn.sent = false; // fresh your_turn brings the amounts of a player who has seen
     }
   }
 
