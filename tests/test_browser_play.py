@@ -43,6 +43,8 @@ def test_a_person_plays_a_hand_in_chromium_reloads_mid_hand_and_resumes(
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
         try:
             page = browser.new_page(viewport={"width": 900, "height": 760})
+            page.set_default_timeout(WAIT)
+            expect.set_options(timeout=WAIT)
             page.on("pageerror", lambda error: problems.append(str(error)))
             page.on("console", lambda m: m.type == "error" and problems.append(m.text))
             page.on("websocket", lambda socket: socket.on("framesent", _hello_into(hellos)))
