@@ -97,3 +97,38 @@ def test_a_hand_of_an_older_copy_is_said_to_be_of_an_older_copy(
     assert kinds == {"checkpoint_rollback"}, shown["evidence"]["problems"]
     audit = gm.json("audit", "--db", copy, "--json", expect=1)
     assert "checkpoint_rollback" in {p["kind"] for p in audit["problems"]}
+
+
+def test_a_plan_is_never_written_over_a_link(gm: Gmtool, deployed_db: Path, tmp_path: Path) -> None:
+    """Last re-probe of issue 23: `--plan-out /dev/stdout` run as root replaced the
+    machine's /dev/stdout link with a file. A link (to a file, to a device, to nothing) or a
+    blank name is refused and left as it was; `rules compile -o LINK` writes through it."""
+    target = tmp_path / "target.txt"
+    target.write_text("kept\n")
+    for name, points_to in (("to-file", target), ("dangling", tmp_path / "nothing")):
+        link = tmp_path / name
+        link.symlink_to(points_to)
+        run = gm("deploy", QQ, "--plan-out", link, "--db", deployed_db, "--as", OPERATOR, expect=2)
+        assert "is a symbolic link: name the file itself" in _error(run)
+        assert link.is_symlink() and target.read_text() == "kept\n"
+    run = gm("deploy", QQ, "--plan-out", " ", "--db", deployed_db, "--as", OPERATOR, expect=2)
+    assert "--plan-out is blank" in _error(run)
+    compiled = tmp_path / "compiled-link"
+    compiled.symlink_to(target)
+    gm("rules", "compile", QQ, "-o", compiled)
+    assert compiled.is_symlink() and target.read_text().startswith("{")
+
+
+def test_a_private_key_given_as_a_witness_key_is_named_never_echoed(
+    gm: Gmtool, deployed_db: Path
+) -> None:
+    gm("house", "run", "--db", deployed_db, "--tables", "1", "--hands", "1", "--speed", "50")
+    for suffix in (".checkpoint.key", ".seed.key"):
+        key = deployed_db.with_name(deployed_db.name + suffix)
+        run = gm(
+            "gm", "witness", "add", "http://127.0.0.1:9/", "--key", key,
+            "--db", deployed_db, "--as", OPERATOR, expect=2,
+        )  # fmt: skip
+        message = _error(run)
+        assert "a signing (private) key" in message, message
+        assert "BEGIN" not in message and "PRIVATE+KEY" not in message, message

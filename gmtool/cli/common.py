@@ -147,6 +147,11 @@ def write_output(path: Path, text: str, flag: str, example: str) -> None:
         )
     if path.is_dir():
         raise UsageError(f"{flag} {path} is a folder: name the file to write ({path / example})")
+    if path.is_symlink():  # written through, never replaced by a file of its own
+        target = Path(os.path.realpath(path))
+        if not target.exists():
+            raise UsageError(f"{flag} {path} is a symbolic link to nothing ({target})")
+        path = target
     try:
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             with open(path, "w", encoding="utf-8") as device:

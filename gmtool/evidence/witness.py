@@ -111,7 +111,13 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
 
 
 def write_private(path: Path, text: str) -> None:
-    """`text` at `path`, readable by its owner only, whole or not at all."""
+    """`text` at `path`, readable by its owner only, whole or not at all. A symbolic link
+    or anything but a regular file at `path` is refused, never replaced nor written
+    through (`--plan-out /dev/stdout` run as root replaced the machine's /dev/stdout)."""
+    if path.is_symlink():
+        raise WitnessError(f"{path} is a symbolic link: name the file itself")
+    if path.exists() and not path.is_file():
+        raise WitnessError(f"{path} is not a regular file: name a file to write")
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

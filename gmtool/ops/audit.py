@@ -17,9 +17,7 @@ from pathlib import Path
 
 from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
-from gmtool.evidence.cosign import CosignerKey
-from gmtool.evidence.note import NoteError
-from gmtool.evidence.witness import SERVED, Witness, read_text
+from gmtool.evidence.witness import SERVED, Witness
 from gmtool.evidence.witness_http import check_url
 from gmtool.house.seeds import existing_key
 from gmtool.ops import witness_audit
@@ -29,6 +27,7 @@ from gmtool.ops.checkpoints import (
     store_host_key,
     witness_folders,
 )
+from gmtool.ops.witnesses import served_key
 from gmtool.store.db import Store
 from gmtool.store.log_reads import hands_after
 from gmtool.store.scan import count_hands
@@ -148,11 +147,6 @@ def known_witness(given: str) -> Witness:
     if not sep or not url.strip() or not key.strip():
         raise UsageError(f"--served {given[:200]!r}: give URL=KEY (the witness's KEY.pub or key)")
     try:
-        url = check_url(url.strip())
-        source = Path(key)
-        if not source.is_file() and ("/" in key or key.endswith(".pub")):
-            raise ValueError(f"no key file at {key}")
-        text = read_text(source, "ascii") if source.is_file() else key
-        return Witness(SERVED, url, CosignerKey.parse(text).text())
-    except (OSError, ValueError, NoteError) as error:
+        return Witness(SERVED, check_url(url.strip()), served_key(key))
+    except ValueError as error:
         raise UsageError(f"--served {given[:200]!r}: {error}") from None

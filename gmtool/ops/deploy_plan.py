@@ -38,6 +38,8 @@ FORMAT = "gmtool deploy plan 1"  # the `plan` field of every plan file
 def save_plan(store: Store, path: Path, rooms: list[str] | None, by: Gm, out: Path) -> dict:
     """The plan of deploying the profile at `path` (as `plan_deployment`), written signed
     by `by` to `out` (its `plan_file`) unless something blocks it."""
+    if not str(out).strip() or str(out) == ".":
+        raise UsageError("--plan-out is blank: name the plan file to write")
     if str(out) == "-":
         raise UsageError(
             "--plan-out -: a plan is a file `gmtool deploy apply FILE` reads later; name it"

@@ -177,14 +177,30 @@ def _served_place(store: Store, target: str, key: str | None) -> witness.Witness
             f"{url}: give the witness's verifier key with --key (its KEY.pub, or the key "
             "itself): the audit checks its cosignatures with it"
         )
-    source = Path(key)
-    if not source.is_file() and ("/" in key or key.endswith(".pub")):
-        raise UsageError(f"--key {key}: no such file (the witness's KEY.pub, or the key itself)")
     try:
-        given = witness.read_text(source, "ascii") if source.is_file() else key
-        return witness.Witness(witness.SERVED, url, CosignerKey.parse(given).text())
-    except (OSError, NoteError) as error:
+        return witness.Witness(witness.SERVED, url, served_key(key))
+    except ValueError as error:
         raise UsageError(f"--key {key}: {error}") from None
+
+
+def served_key(key: str) -> str:
+    """A served witness's verifier key, from its KEY.pub file or the key itself;
+    ValueError in words when it is none (a private key is named so, never echoed)."""
+    source = Path(key)
+    if not source.is_file() and ("/" in key or key.endswith((".pub", ".key"))):
+        raise ValueError("no such file (the witness's KEY.pub, or the key itself)")
+    try:
+        given = witness.read_text(source, "latin-1") if source.is_file() else key
+    except OSError as error:
+        raise ValueError(str(error)) from None
+    if given.startswith("PRIVATE+KEY+") or "PRIVATE KEY-----" in given[:80]:
+        raise ValueError("a signing (private) key, not the witness's verifier key (its KEY.pub)")
+    if not given.isascii():
+        raise ValueError("not a witness's verifier key (its KEY.pub: one line of text)")
+    try:
+        return CosignerKey.parse(given).text()
+    except NoteError as error:
+        raise ValueError(f"not a witness's verifier key ({error})") from None
 
 
 def _place(store: Store, folder: str) -> tuple[Path, witness.Witness]:
