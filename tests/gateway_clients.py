@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from gmtool.engine.events import AMOUNT_VERBS  # a `call` entry may carry its amount: not sent
+
 SCHEMA = json.loads(
     (
         Path(__file__).resolve().parent.parent / "gmtool/gateway/schemas/server.schema.json"
@@ -83,7 +85,7 @@ def answer(turn: dict) -> dict:
     verb = next((v for v in PREFERRED if v in legal), turn["legal"][0]["verb"])
     act = {"type": "act", "table": turn["table"], "verb": verb}
     entry = legal[verb]
-    if "min" in entry or "amounts" in entry:
+    if verb in AMOUNT_VERBS and ("min" in entry or "amounts" in entry):
         act["amount"] = entry["amounts"][0] if entry.get("amounts") else entry["min"]
     if entry.get("targets"):
         act["target"] = entry["targets"][0]

@@ -6,7 +6,8 @@ clock); the player may then read the lobby, sit at a table, act, look and leave
 (docs/protocol.md). What a connection receives of a table goes through its own
 `gateway.views.TableView` (RULES G3). Frames to a connection go through its queue, written
 by one task per connection: a client that does not read is closed, never waited for, so
-no table and no other player is slowed. Close codes: see `CLOSE`.
+no table and no other player is slowed. Close codes: see `CLOSE`. A plain HTTP GET on the
+same port gets the browser page's files (`http_answer`, gateway.pages).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action
 from gmtool.engine.seating import coins_to_sit
+from gmtool.gateway import pages
 from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
 from gmtool.gateway.protocol import read_client as read
 from gmtool.gateway.tokens import TokenError, keys_of, verify
@@ -33,6 +35,21 @@ HELLO_TIMEOUT_S = 10.0  # a connection that says nothing is closed (a half-open 
 MAX_CONNECTIONS = 10_000
 
 
+def http_answer(connection: Any, request: Any) -> Any:
+    """A plain HTTP request on the gateway's port (no WebSocket upgrade): the player page's
+    files, or 404 (gateway.pages); None lets a WebSocket handshake go on."""
+    from email.utils import formatdate
+
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+
+    if "websocket" in request.headers.get("Upgrade", "").lower():
+        return None
+    page = pages.answer(request.method, request.path)
+    headers = Headers([("Date", formatdate(usegmt=True)), ("Connection", "close"), *page.headers])
+    return Response(page.status, page.reason, headers, page.body)
+
+
 class Gateway:
     """The host's player endpoint: connections by player, a feed of events per table."""
 
@@ -42,6 +59,7 @@ class Gateway:
         self.connections: dict[str, Connection] = {}
         self.feeds: dict[str, Feed] = {}
         self.remote: set[str] = set()  # players who sat through the gateway (no bot policy)
+        self.turns: dict[str, tuple[Any, str, dict]] = {}  # table: (hand, player, your_turn)
         self.server: Any = None
         self.url = ""
         self._open = 0
@@ -53,7 +71,11 @@ class Gateway:
 
         name, _, port = self.address.rpartition(":")
         self.server = await serve(
-            self._serve, name.strip("[]") or None, int(port), max_size=8 * MAX_FRAME
+            self._serve,
+            name.strip("[]") or None,
+            int(port),
+            max_size=8 * MAX_FRAME,
+            process_request=http_answer,
         )
         bound = self.server.sockets[0].getsockname()
         self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
@@ -146,10 +168,13 @@ class Gateway:
         resume = message.get("resume")
         for table in self.host.tables.values():
             if player in table.seated or player in table.joining:
+                away = player in table.away
                 resumed = resume is not None and resume["table"] == table.id
                 if not (resumed and self._feed(table.id).resume(connection, resume["seq"])):
                     self._watch(connection, table)  # from too far back: a snapshot
-                remote.reconnected(table, player)
+                remote.reconnected(table, player)  # (away: the table asks them again)
+                if not away:
+                    self._turn_again(connection, table)
         return connection
 
     def _keys(self) -> dict:
@@ -273,6 +298,8 @@ class Gateway:
             frame = {"type": "error", "error": "illegal", "rule": illegal.rule}
             frame["message"] = illegal.reason
             connection.send({**frame, **({"id": message.id} if message.id else {})})
+            return
+        self._turn_goes_on(table, hand, connection.player)
 
     def _look(self, connection: Connection, message: ClientMessage) -> None:
         self._watch(connection, self._table(message), message.id)
@@ -318,18 +345,34 @@ class Gateway:
         self._feed(table.id).publish(events)
 
     def your_turn(self, table: HostedTable, player: str, hand, deadline: float, left: int):
+        frame = {
+            "type": "your_turn",
+            "table": table.id,
+            "seq": self._feed(table.id).seq,
+            "legal": [legal.as_json() for legal in hand.legal_actions()],
+            "deadline": deadline,
+            "seconds": left,
+        }
+        self.turns[table.id] = (hand, player, frame)
         connection = self.connections.get(player)
         if connection is not None:
-            connection.send(
-                {
-                    "type": "your_turn",
-                    "table": table.id,
-                    "seq": self._feed(table.id).seq,
-                    "legal": [legal.as_json() for legal in hand.legal_actions()],
-                    "deadline": deadline,
-                    "seconds": left,
-                }
-            )
+            connection.send(frame)
+
+    def _turn_goes_on(self, table: HostedTable, hand, player: str) -> None:
+        """An action that leaves the turn with its player (a three-card look, RULES H4):
+        the turn again with the legal actions as they are now, by the same deadline."""
+        asked, who, frame = self.turns.get(table.id, (None, "", {}))
+        if hand is asked and who == player and not hand.is_over and hand.to_act == player:
+            self.your_turn(table, player, hand, frame["deadline"], frame["seconds"])
+
+    def _turn_again(self, connection: Connection, table: HostedTable) -> None:
+        """A player who connects again (a reloaded page) while their turn stands, with no
+        disconnect in between (the new socket came first), gets the turn again."""
+        asked, player, frame = self.turns.get(table.id, (None, "", {}))
+        hand = table.current_hand()
+        if hand is asked and player == connection.player and hand is not None and not hand.is_over:
+            if hand.to_act == player and hand.players[player].connected:
+                connection.send(frame)
 
     def kicked(self, table: HostedTable, player: str, reason: str | None) -> None:
         connection = self.connections.get(player)

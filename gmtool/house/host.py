@@ -309,7 +309,8 @@ class Host:
             f"x{self.speed:g}, chaos {self.chaos:g})"
         )
         if self.gateway is not None:
-            self.notify(f"players connect at {await self.gateway.start()}")
+            url = await self.gateway.start()
+            self.notify(f"players connect at {url} (the browser page: http{url[2:]}/play)")
         tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
         poller = asyncio.create_task(self._poll_commands())
         started = beat = signed = self.clock.monotonic()
