@@ -26,6 +26,10 @@ SCHEMA = json.loads(
 )
 VALIDATOR = Draft202012Validator(SCHEMA)
 PREFERRED = ("check", "call", "look", "follow", "pass", "fold")
+# Three-card hands have no street limit: people who only ever follow play one hand forever
+# (with max_rounds = 0). After a few turns in a hand the client ends it: open, buy, pass.
+ENDING = ("check", "call", "open", "buy", "pass", "fold")
+TURNS_BEFORE_ENDING = 3
 
 
 class Client:
@@ -37,6 +41,7 @@ class Client:
         self.close_code: int | None = None
         self.close_reason = ""
         self.task: asyncio.Task | None = None
+        self.turns_in_hand = 0  # your_turn frames since the last settlement seen
 
     async def _read(self) -> None:
         try:
@@ -44,8 +49,11 @@ class Client:
                 frame = json.loads(data)
                 self.invalid += [e.message for e in VALIDATOR.iter_errors(frame)]
                 self.frames.append(frame)
+                if frame["type"] == "event" and frame["event"]["type"] == "settlement":
+                    self.turns_in_hand = 0
                 if self.auto and frame["type"] == "your_turn":
-                    await self.send(answer(frame))
+                    self.turns_in_hand += 1
+                    await self.send(answer(frame, self.turns_in_hand > TURNS_BEFORE_ENDING))
         except ConnectionClosed:
             pass
         self.close_code = self.socket.close_code
@@ -80,9 +88,10 @@ class Client:
             await self.task
 
 
-def answer(turn: dict) -> dict:
+def answer(turn: dict, ending: bool = False) -> dict:
     legal = {entry["verb"]: entry for entry in turn["legal"]}
-    verb = next((v for v in PREFERRED if v in legal), turn["legal"][0]["verb"])
+    order = ENDING if ending else PREFERRED
+    verb = next((v for v in order if v in legal), turn["legal"][0]["verb"])
     act = {"type": "act", "table": turn["table"], "verb": verb}
     entry = legal[verb]
     if verb in AMOUNT_VERBS and ("min" in entry or "amounts" in entry):
