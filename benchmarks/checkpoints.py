@@ -28,31 +28,17 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from _console import env, gmtool_command
+
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
 SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand")
 OLD_INTERVAL_S = 30.0  # the host's interval before issue 24
-
-
-def gmtool_command() -> list[str]:
-    script = Path(sys.executable).with_name("gmtool")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gmtool"]
-
-
-def env() -> dict[str, str]:
-    out = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_WITNESS", "GMTOOL_KEYS")
-    }
-    out.update(GMTOOL_USER="bench", PYTHONUNBUFFERED="1")
-    return out
 
 
 def gmtool(args: Sequence[str], keys: Path) -> str:
