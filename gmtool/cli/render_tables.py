@@ -237,21 +237,29 @@ def render_table(s: dict) -> list[str]:
     return lines
 
 
+def watched(store, table: str | None) -> tuple[str, list, list]:
+    """One refresh of `tables watch`: its title, columns and rows."""
+    summaries = [s for s in table_summaries(store) if table in (None, s["id"])]
+    columns, rows = table_rows(summaries)
+    return f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}", columns, rows
+
+
 def watch_tables(
     store, table: str | None, interval: float, count: int | None, console: Console
 ) -> None:
-    """Refresh in place with rich Live on a terminal; plain snapshots elsewhere."""
+    """Refresh in place with rich Live on a terminal; plain snapshots elsewhere (a pipe or
+    a file: each refresh written as it comes, until the reader leaves)."""
     from rich.console import Console as RichConsole
     from rich.live import Live
 
     from gmtool.cli.console import output_width, rich_table
 
-    width = None if console.out.isatty() else output_width(console.out)  # a terminal: its own
+    live_view = console.out.isatty()
+    width = None if live_view else output_width(console.out)  # a terminal: its own
     rich_console = RichConsole(file=console.out, width=width)
 
     def snapshot():
-        summaries = [s for s in table_summaries(store) if table is None or s["id"] == table]
-        columns, rows = table_rows(summaries)
+        title, columns, rows = watched(store, table)
         return rich_table(
             columns,
             rows,
@@ -259,34 +267,34 @@ def watch_tables(
             right_align=(4, 5, 6),
             keep=KEEP,
             drop=DROP,
-            title=f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}",
+            title=title,
         )
 
-    shown = 0
-    if not console.out.isatty():  # a pipe or a file: each refresh written as it comes
-        try:
-            while count is None or shown < count:
-                shown += 1
-                summaries = [s for s in table_summaries(store) if table in (None, s["id"])]
-                columns, rows = table_rows(summaries)
-                title = f"{len(summaries)} table(s) - {time.strftime('%H:%M:%S')}"
-                console.table(title, columns, rows, (4, 5, 6), KEEP, DROP)
-                console.line()
-                console.flush()
-                if console.reader_left or (count is not None and shown >= count):
-                    break
-                time.sleep(interval)
-        except KeyboardInterrupt:
-            pass
-        return
+    def write(live) -> bool:
+        """One refresh; False once nobody reads any more."""
+        if live is not None:
+            live.update(snapshot(), refresh=True)
+            return True
+        title, columns, rows = watched(store, table)
+        console.table(title, columns, rows, (4, 5, 6), KEEP, DROP)
+        console.line()
+        console.flush()
+        return not console.reader_left
+
+    def loop(live) -> None:
+        shown = 0
+        while count is None or shown < count:
+            shown += 1
+            if not write(live) or (count is not None and shown >= count):
+                break
+            time.sleep(interval)
+
     try:
+        if not live_view:
+            loop(None)
+            return
         with Live(snapshot(), console=rich_console, auto_refresh=False) as live:
-            while count is None or shown < count:
-                shown += 1
-                live.update(snapshot(), refresh=True)
-                if count is not None and shown >= count:
-                    break
-                time.sleep(interval)
+            loop(live)
     except KeyboardInterrupt:
         pass
 
