@@ -38,6 +38,10 @@ from gmtool.findings import Finding
 from gmtool.store import hand_evidence, log_reads, scan, seed_keys
 from gmtool.store.db import Store
 
+NO_CHECKPOINT = (
+    "no signed checkpoint to check its records against (the store's host signs none, "
+    "or its witness holds none)"
+)
 ALL_HANDS = 2**63 - 1  # a hand id above every hand: the seed check of the ids given only
 
 
@@ -68,11 +72,13 @@ def check_hand(
     seed_key: bytes | None,
     checkpoint: tuple[str, Checkpoint] | None,
     host_key: Verifier | None = None,
+    no_checkpoint: str = NO_CHECKPOINT,
 ) -> HandEvidence:
     """The whole evidence of hand `hand_id` (NoSuchRecord if there is no such hand);
     `checkpoint` is the newest signed checkpoint (name, checkpoint; its signature checked
     by the caller), `seed_key` the old host key the audit checks seeds with and
-    `host_key` the checkpoint key that signs seed key registrations, as the audit's."""
+    `host_key` the checkpoint key that signs seed key registrations, as the audit's;
+    `no_checkpoint` the note when there is no checkpoint (why there is none)."""
     row = scan.hand_row(store, hand_id)
     table = row["table_id"]
     result = TableResult()
@@ -81,7 +87,7 @@ def check_hand(
         _hand(store, result, hand_id, table, events)
     evidence = HandEvidence(hand_id)
     problems = [*result.problems]
-    problems += [f.as_json() for f in _records(store, row, evidence, checkpoint)]
+    problems += [f.as_json() for f in _records(store, row, evidence, checkpoint, no_checkpoint)]
     problems += [
         f.as_json() for f in verify_seeds(store, seed_key, (ALL_HANDS, [hand_id]), host_key)
     ]
@@ -139,7 +145,11 @@ def _hand(store: Store, result: TableResult, hand_id: int, table: str, events: l
 
 
 def _records(
-    store: Store, row: dict, evidence: HandEvidence, checkpoint: tuple[str, Checkpoint] | None
+    store: Store,
+    row: dict,
+    evidence: HandEvidence,
+    checkpoint: tuple[str, Checkpoint] | None,
+    no_checkpoint: str,
 ) -> list[Finding]:
     """The hand's rows against its records in the log, and those records against the
     signed checkpoint."""
@@ -171,7 +181,7 @@ def _records(
         entry = hand_evidence.ledger_row(store, key) if kind == "ledger" else None
         problems += _compared(hand_id, kind, ledger_body(entry) if entry else None, logged, key)
     problems += _batches(store, row, batches)
-    problems += _signed(store, hand_id, records, evidence, checkpoint)
+    problems += _signed(store, hand_id, records, evidence, checkpoint, no_checkpoint)
     return problems
 
 
@@ -247,6 +257,7 @@ def _signed(
     records: list[dict],
     evidence: HandEvidence,
     checkpoint: tuple[str, Checkpoint] | None,
+    no_checkpoint: str,
 ) -> list[Finding]:
     """Each record's leaf is its body's hash, and is in the signed checkpoint."""
     problems = []
@@ -256,10 +267,7 @@ def _signed(
                 _log_problem(hand_id, f"log record {record['index']} does not match its hash")
             )
     if checkpoint is None:
-        evidence.notes.append(
-            "no signed checkpoint to check its records against (the store's host signs none, "
-            "or its witness holds none)"
-        )
+        evidence.notes.append(no_checkpoint)
         return problems
     name, signed = checkpoint
     evidence.checkpoint = {"file": name, "size": signed.size}

@@ -11,7 +11,7 @@ evidence does not verify is shown with what does not (exit 1); it is not exporte
 from __future__ import annotations
 
 from gmtool.audit.dispute import hand_report
-from gmtool.audit.hand_check import HandEvidence, check_hand
+from gmtool.audit.hand_check import NO_CHECKPOINT, HandEvidence, check_hand
 from gmtool.audit.replay import replay_hand
 from gmtool.errors import Refused
 from gmtool.evidence import witness
@@ -33,16 +33,14 @@ def evidence_of(store: Store, hand_id: int) -> HandEvidence:
 def _evidence(store: Store, hand_id: int) -> HandEvidence:
     checkpoint, problems = newest_checkpoint(store)
     host_key, wrong_key = store_host_key(store, None)
-    evidence = check_hand(store, hand_id, seed_key(store), checkpoint, host_key)
-    evidence.problems[:0] = [problem.as_json() for problem in [*problems, *wrong_key]]
-    if checkpoint is None and problems:  # the witness holds checkpoints; none verifies
-        evidence.notes = [
+    why = NO_CHECKPOINT
+    if problems:  # the witness holds checkpoints; none verifies
+        why = (
             "no checkpoint in the witness verifies with the host's key beside the store "
             "(above): its records were not checked against one"
-            if note.startswith("no signed checkpoint")
-            else note
-            for note in evidence.notes
-        ]
+        )
+    evidence = check_hand(store, hand_id, seed_key(store), checkpoint, host_key, why)
+    evidence.problems[:0] = [problem.as_json() for problem in [*problems, *wrong_key]]
     return evidence
 
 
