@@ -256,3 +256,25 @@ def read(path: Path, verifier: Verifier) -> Checkpoint:
         return open_checkpoint(note, [verifier])
     except NoteError as error:
         raise WitnessError(f"{path}: {error}") from None
+
+
+def served_key(key: str) -> str:
+    """A served witness's verifier key, from its KEY.pub file or the key itself;
+    ValueError in words when it is none (a private key is named so, never echoed)."""
+    source = Path(key)
+    if not source.is_file() and ("/" in key or key.endswith((".pub", ".key"))):
+        raise ValueError("no such file (the witness's KEY.pub, or the key itself)")
+    try:
+        given = read_text(source, "latin-1") if source.is_file() else key
+    except OSError as error:
+        raise ValueError(str(error)) from None
+    if given.startswith("PRIVATE+KEY+") or "PRIVATE KEY-----" in given[:80]:
+        raise ValueError("a signing (private) key, not the witness's verifier key (its KEY.pub)")
+    if not given.isascii():
+        raise ValueError("not a witness's verifier key (its KEY.pub: one line of text)")
+    from gmtool.evidence.cosign import CosignerKey  # (cryptography: only when asked)
+
+    try:
+        return CosignerKey.parse(given).text()
+    except NoteError as error:
+        raise ValueError(f"not a witness's verifier key ({error})") from None

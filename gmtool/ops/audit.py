@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gmtool.audit.run import AuditReport, run_audit
 from gmtool.errors import UsageError
-from gmtool.evidence.witness import SERVED, Witness
+from gmtool.evidence.witness import SERVED, Witness, served_key
 from gmtool.evidence.witness_http import check_url
 from gmtool.house.seeds import existing_key
 from gmtool.ops import witness_audit
@@ -27,7 +27,6 @@ from gmtool.ops.checkpoints import (
     store_host_key,
     witness_folders,
 )
-from gmtool.ops.witnesses import served_key
 from gmtool.store.db import Store
 from gmtool.store.log_reads import hands_after
 from gmtool.store.scan import count_hands

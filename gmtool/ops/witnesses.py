@@ -18,8 +18,6 @@ from pathlib import Path
 
 from gmtool.errors import GmtoolError, NotFound, Refused, UsageError
 from gmtool.evidence import witness
-from gmtool.evidence.cosign import CosignerKey
-from gmtool.evidence.note import NoteError
 from gmtool.evidence.request import Gm
 from gmtool.evidence.witness_http import check_url
 from gmtool.house.notary import Notary
@@ -178,29 +176,9 @@ def _served_place(store: Store, target: str, key: str | None) -> witness.Witness
             "itself): the audit checks its cosignatures with it"
         )
     try:
-        return witness.Witness(witness.SERVED, url, served_key(key))
+        return witness.Witness(witness.SERVED, url, witness.served_key(key))
     except ValueError as error:
         raise UsageError(f"--key {key}: {error}") from None
-
-
-def served_key(key: str) -> str:
-    """A served witness's verifier key, from its KEY.pub file or the key itself;
-    ValueError in words when it is none (a private key is named so, never echoed)."""
-    source = Path(key)
-    if not source.is_file() and ("/" in key or key.endswith((".pub", ".key"))):
-        raise ValueError("no such file (the witness's KEY.pub, or the key itself)")
-    try:
-        given = witness.read_text(source, "latin-1") if source.is_file() else key
-    except OSError as error:
-        raise ValueError(str(error)) from None
-    if given.startswith("PRIVATE+KEY+") or "PRIVATE KEY-----" in given[:80]:
-        raise ValueError("a signing (private) key, not the witness's verifier key (its KEY.pub)")
-    if not given.isascii():
-        raise ValueError("not a witness's verifier key (its KEY.pub: one line of text)")
-    try:
-        return CosignerKey.parse(given).text()
-    except NoteError as error:
-        raise ValueError(f"not a witness's verifier key ({error})") from None
 
 
 def _place(store: Store, folder: str) -> tuple[Path, witness.Witness]:
