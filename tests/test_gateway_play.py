@@ -362,6 +362,66 @@ def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) ->
     assert not ann.closed and ann.invalid == []
 
 
+def test_a_flood_is_told_once_then_closed_with_4007_and_the_table_plays_on(played) -> None:
+    from gmtool.gateway.limits import BURST, FLOOD
+
+    table = next(iter(played.host.tables.values()))
+    bob = join(played, "bob")  # a player at the table beside the flood
+    ann = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
+    played.run_until(lambda: ann.of("welcome"), what="the welcome")
+
+    async def flood() -> None:
+        for n in range(BURST + FLOOD + 50):
+            await ann.send({"type": "lobby", "id": f"f{n}"})
+
+    played.stepper.run(flood())
+    played.run_until(lambda: ann.closed, what="the flooding socket closed")
+    assert (ann.close_code, ann.close_reason) == (4007, "too many frames")
+    assert len(ann.of("lobby")) <= BURST + 5  # (the budget refills a little as time runs)
+    assert [e["error"] for e in ann.of("error")][:1] == ["too_fast"]
+    assert ann.invalid == []
+    assert any("flooded the socket" in m for m in played.messages)
+    seen = settled_hands(bob)
+    played.run_until(lambda: settled_hands(bob) > seen, what="the table playing on")
+    assert not bob.closed and table.id in played.host.tables
+
+
+def test_a_burst_within_the_budget_is_all_carried_out(played) -> None:
+    from gmtool.gateway.limits import BURST
+
+    ann = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
+    played.run_until(lambda: ann.of("welcome"), what="the welcome")
+
+    async def burst() -> None:
+        for n in range(BURST - 2):  # (the hello took one)
+            await ann.send({"type": "lobby", "id": f"b{n}"})
+
+    played.stepper.run(burst())
+    played.run_until(lambda: len(ann.of("lobby")) == BURST - 2, what="every lobby answered")
+    assert ann.of("error") == [] and not ann.closed
+
+
+def test_a_token_with_an_id_opens_one_connection_a_replay_is_closed_with_4001(played) -> None:
+    from gmtool.gateway import tokens
+    from gmtool.ops.player_tokens import key_path
+
+    token(played, "ann")  # (makes and registers the key beside the store)
+    key = tokens.load_private_pem(key_path(played.store.path).read_bytes())
+    store_id = log_append.store_id(played.store)
+    once = tokens.mint(key, store_id, "ann", 3600, played.clock.wall(), token_id="login-1")
+    first = played.stepper.run(open_client(played.host.gateway.url, once))
+    played.run_until(lambda: first.of("welcome"), what="the first use's welcome")
+    again = played.stepper.run(open_client(played.host.gateway.url, once))
+    played.run_until(lambda: again.closed, what="the replay's close")
+    assert (again.close_code, again.close_reason) == (4001, "replayed")
+    assert again.frames == [] and not first.closed  # the first connection stays
+    assert any("replayed" in m for m in played.messages)
+    plain = token(played, "ann")  # a token without an id may be used again (reconnects)
+    for _ in range(2):
+        client = played.stepper.run(open_client(played.host.gateway.url, plain))
+        played.run_until(lambda c=client: c.of("welcome"), what="a welcome with a plain token")
+
+
 def test_a_resume_from_before_the_kept_events_gets_a_snapshot(played) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")

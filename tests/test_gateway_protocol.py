@@ -165,7 +165,21 @@ def test_the_reader_and_the_schema_agree_one_change_from_valid(message: dict) ->
         taken = False
         assert refusal.code in ("malformed", "unknown", "version"), refusal.code
         assert refusal.message and "Traceback" not in refusal.message
+    if _whole_float(message):  # 1.0 is an integer to JSON Schema; the reader takes 1 only
+        assert not taken, message
+        return
     assert taken == CLIENT.is_valid(message), (message, taken)
+
+
+def _whole_float(value: object) -> bool:
+    """A number written with a fraction that is whole (1.0), anywhere in `value`."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_whole_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_whole_float(v) for v in value)
+    return False
 
 
 def _nest(children: st.SearchStrategy) -> st.SearchStrategy:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from gmtool.gateway.limits import FrameBudget
 from gmtool.gateway.protocol import encode
 
 MAX_QUEUE = 512  # frames waiting for a client that does not read: past them it is closed
@@ -19,14 +20,16 @@ CLOSE = {
     "replaced": 4004,  # the same player connected again
     "slow": 4005,  # the client did not read its frames
     "full": 4006,  # too many connections
+    "flood": 4007,  # frames past the connection's budget, without a pause (gateway.limits)
 }
 
 
 class Connection:
     """One player's socket: who it is and the frames waiting to be written to it."""
 
-    def __init__(self, socket: Any, player: str, since: float) -> None:
+    def __init__(self, socket: Any, player: str, since: float, now: float) -> None:
         self.socket = socket
+        self.budget = FrameBudget(now)  # frames it may send (on the host's monotonic clock)
         self.player = player
         self.since = since  # when it said hello (wall time on the host's clock)
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()

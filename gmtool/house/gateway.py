@@ -19,9 +19,10 @@ from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Action
 from gmtool.engine.seating import coins_to_sit
 from gmtool.gateway import pages
+from gmtool.gateway.limits import RATE_PER_S, TokenIds
 from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
 from gmtool.gateway.protocol import read_client as read
-from gmtool.gateway.tokens import TokenError, keys_of, verify
+from gmtool.gateway.tokens import LEEWAY_S, TokenError, keys_of, verify
 from gmtool.house import remote
 from gmtool.house.connection import CLOSE, Connection
 from gmtool.house.feeds import Feed
@@ -59,7 +60,10 @@ class Gateway:
         self.connections: dict[str, Connection] = {}
         self.feeds: dict[str, Feed] = {}
         self.remote: set[str] = set()  # players who sat through the gateway (no bot policy)
-        self.turns: dict[str, tuple[Any, str, dict]] = {}  # table: (hand, player, your_turn)
+        self.turns: dict[str, tuple[Any, str, dict]] = {}
+        self.token_ids = (
+            TokenIds()
+        )  # the jti of each token a hello used (single use)  # table: (hand, player, your_turn)
         self.server: Any = None
         self.url = ""
         self._open = 0
@@ -102,7 +106,11 @@ class Gateway:
             writer = asyncio.get_running_loop().create_task(connection.write())
             try:
                 async for data in socket:
-                    self._handle(connection, data)
+                    verdict = self._count(connection)
+                    if verdict == "close":
+                        break
+                    if verdict == "take":
+                        self._handle(connection, data)
             except ConnectionClosed:
                 pass
             finally:
@@ -116,6 +124,19 @@ class Gateway:
                 await writer
         finally:
             self._open -= 1
+
+    def _count(self, connection: Connection) -> str:
+        """A frame counted against the connection's budget (gateway.limits): only a frame
+        taken is carried out; past the budget the client is told once, and a flood closes
+        the connection."""
+        verdict = connection.budget.take(self.host.clock.monotonic())
+        if verdict == "refuse":
+            message = f"more than {RATE_PER_S:g} frames a second: this one was not carried out"
+            connection.send({"type": "error", "error": "too_fast", "message": message})
+        elif verdict == "close":
+            self.host.notify(f"gateway: {connection.player} flooded the socket: closed")
+            connection.close(CLOSE["flood"], "too many frames")
+        return verdict
 
     async def _hello(self, socket: Any) -> Connection | None:
         """The connection of a valid `hello`, welcomed; None once it is closed."""
@@ -148,9 +169,15 @@ class Gateway:
             self.host.notify(f"gateway: a token for the host's bot {player} refused")
             await socket.close(CLOSE["token"], "bot")
             return None
+        if claims.token_id is not None and not self.token_ids.use(
+            claims.token_id, claims.expires + LEEWAY_S, clock.wall()
+        ):
+            self.host.notify(f"gateway: a used token replayed for {player} (its jti) refused")
+            await socket.close(CLOSE["token"], "replayed")
+            return None
         with store.write():
             ledger.ensure_player(store, player, "human")  # zero coins: a GM grants them
-        connection = Connection(socket, player, clock.wall())
+        connection = Connection(socket, player, clock.wall(), clock.monotonic())
         old = self.connections.get(player)
         if old is not None:
             old.close(CLOSE["replaced"], "connected again elsewhere")

@@ -15,6 +15,7 @@
     4002: "the host did not take the greeting",
     4003: "a GM removed you",
     4004: "you connected again elsewhere (this page stops)",
+    4007: "this page sent too many messages (the host closed it)",
   };
 
   let socket = null;
