@@ -5,6 +5,7 @@ endpoint; every frame they receive is checked against the published server schem
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -470,3 +471,35 @@ def test_tables_show_says_who_is_connected_and_who_is_away(gm, played, deployed_
     played.advance(5)
     text = gm("tables", "show", table.id, "--db", deployed_db).stdout
     assert "people: ann (away" in text and "reconnect window running" in text
+
+
+def test_tables_list_and_players_show_say_who_is_connected_and_who_is_away(
+    gm, played, deployed_db
+) -> None:
+    table = next(iter(played.host.tables.values()))
+    ann = join(played, "ann")
+    played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
+    played.advance(3)
+    (listed,) = [t for t in gm.json("tables", "list", "--db", deployed_db, "--json")]
+    assert [p["name"] for p in listed["people"]] == ["ann"]
+    text = gm("tables", "list", "--db", deployed_db, env=gm.env(COLUMNS="250")).stdout
+    assert "people" in text and "1 on" in text
+    shown = gm.json("players", "show", "ann", "--db", deployed_db, "--json")
+    assert shown["connection"]["table"] == table.id
+    assert shown["connection"]["connected_s"] >= 3 and shown["connection"]["away_s"] is None
+    text = gm("players", "show", "ann", "--db", deployed_db).stdout
+    assert re.search(rf"^connection: connected \d+ s at {table.id}$", text, re.M), text
+    played.stepper.run(ann.close())
+    played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
+    played.advance(5)
+    assert (
+        "0 on, 1 away"
+        in gm("tables", "list", "--db", deployed_db, env=gm.env(COLUMNS="250")).stdout
+    )
+    text = gm("players", "show", "ann", "--db", deployed_db).stdout
+    line = rf"^connection: away \d+ s at {table.id} \(reconnect window running\)$"
+    assert re.search(line, text, re.M), text
+    away = gm.json("players", "show", "ann", "--db", deployed_db, "--json")["connection"]
+    assert away["away_s"] is not None and away["connected_s"] is None
+    bot = next(name for name in table.seated if name != "ann")
+    assert gm.json("players", "show", bot, "--db", deployed_db, "--json")["connection"] is None

@@ -72,10 +72,38 @@ def show(
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Coins, title (S23), score and tallies (S22), current table, recent hands, ledger."""
+    """Coins, title (S23), score and tallies (S22), current table and connection, recent
+    hands, ledger."""
+    emit(with_store(db, _player_view, name), as_json, _render_player)
+
+
+def _player_view(store, name: str) -> dict:
+    """The player, and at their table (a host with the gateway) whether they are connected
+    or away, for how long (`connection`: None when no host reports them)."""
+    from gmtool.cli.render_tables import table_summaries
     from gmtool.store.queries import player_with_titles
 
-    emit(with_store(db, player_with_titles, name), as_json, _render_player)
+    player = player_with_titles(store, name)
+    player["connection"] = None
+    if player["table"]:
+        for summary in table_summaries(store):
+            if summary["id"] != player["table"]["table_id"]:
+                continue
+            person = next((p for p in summary.get("people", ()) if p["name"] == name), None)
+            if person is not None:
+                player["connection"] = {"table": summary["id"], **person}
+    return player
+
+
+def _connection_words(connection: dict | None) -> str:
+    if connection is None:
+        return "-"
+    at = f" at {connection['table']}"
+    if connection["away_s"] is not None:
+        return f"away {connection['away_s']:.0f} s{at} (reconnect window running)"
+    if connection["connected_s"] is not None:
+        return f"connected {connection['connected_s']:.0f} s{at}"
+    return f"not connected{at}"
 
 
 def _render_player(player: dict) -> None:
@@ -89,6 +117,7 @@ def _render_player(player: dict) -> None:
             f"tallies: {player['wins']} won, {player['losses']} lost, {player['draws']} drawn, "
             f"{player['escapes']} escaped, {player['disconnects']} disconnected",
             f"table: {table['table_id'] + ' seat ' + str(table['seat']) if table else '-'}",
+            f"connection: {_connection_words(player['connection'])}",
         ]
     )
     console.table(

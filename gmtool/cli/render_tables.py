@@ -82,7 +82,7 @@ def table_summaries(store, include_closed: bool = False) -> list[dict]:
 
 # `tables list`/`watch`: what is never cut short, and what goes first on a narrow screen
 KEEP = ("table", "to act", "pot", "host")
-DROP = ("config", "system", "coins", "disconnected", "room", "players", "street", "left")
+DROP = ("config", "system", "coins", "people", "disconnected", "room", "players", "street", "left")
 
 
 def _person(person: dict, now_on_host: float) -> dict:
@@ -139,6 +139,7 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
         "to act",
         "left",
         "disconnected",
+        "people",
         "host",
     ]
     rows = []
@@ -162,10 +163,20 @@ def table_rows(summaries: list[dict]) -> tuple[list[str], list[list]]:
                 or ("idle" if s["status"] == "open" else ""),  # the host column says why
                 f"{s['seconds_left']:.0f}s" if "seconds_left" in s else "",
                 away,
+                _people_count(s.get("people")),
                 host,
             ]
         )
     return columns, rows
+
+
+def _people_count(people: list[dict] | None) -> str:
+    """People at the table through the gateway: how many connected, how many away."""
+    if not people:
+        return ""
+    away = sum(p["away_s"] is not None for p in people)
+    on = sum(p["connected_s"] is not None for p in people)
+    return f"{on} on" + (f", {away} away" if away else "")
 
 
 def _ago(seconds: float | None) -> str:
