@@ -42,6 +42,9 @@ def test_players_token_makes_and_registers_its_key_once(gm, tmp_path: Path) -> N
     assert [(r["coins"], r["kind"]) for r in made] == [(0, "human")]  # a GM grants coins
     second = gm("players", "token", "bob", "--ttl", "30m", "--db", db, "--as", "boss")
     assert "registered" not in second.stderr  # the same key, registered once
+    shown = gm.json("players", "token", "cat", "--db", db, "--as", "boss", "--json")
+    assert shown["store"] == store_id  # the audience a login service's tokens must name
+    assert verify(shown["token"], keys, store_id, claims_now(shown["token"])).store == store_id
     actions = query(db, "SELECT target, request FROM gm_actions WHERE action = 'token_key'")
     assert len(actions) == 1 and actions[0]["request"]
     assert gm("audit", "--db", db).returncode == 0

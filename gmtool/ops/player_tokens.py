@@ -53,8 +53,8 @@ def register(store: Store, actor: Gm, key_text: str, reason: str | None = None) 
 
 def mint(store: Store, actor: Gm, player: str, ttl_s: int) -> dict:
     """A token for `player` on this store, signed with `<db>.token.key`; the key is made
-    (mode 0600) and registered first where needed. {"token", "kid", "expires", "made",
-    "registered"}."""
+    (mode 0600) and registered first where needed. {"token", "store", "kid", "expires",
+    "made", "registered"}."""
     path = key_path(store.path)
     made = False
     if path.exists():
@@ -77,6 +77,7 @@ def mint(store: Store, actor: Gm, player: str, ttl_s: int) -> dict:
         ledger.ensure_player(store, player, "human")
     return {
         "token": token,
+        "store": log_append.store_id(store),  # the audience a login service's tokens name
         "kid": kid,
         "expires": int(now) + ttl_s,
         "made": str(path) if made else None,
