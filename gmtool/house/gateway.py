@@ -23,7 +23,7 @@ from gmtool.gateway.limits import RATE_PER_S, TokenIds
 from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
 from gmtool.gateway.protocol import read_client as read
 from gmtool.gateway.tokens import LEEWAY_S, TokenError, keys_of, verify
-from gmtool.house import remote
+from gmtool.house import owner_people, remote
 from gmtool.house.connection import CLOSE, Connection
 from gmtool.house.feeds import Feed
 from gmtool.store import gm, ledger, log_append
@@ -280,17 +280,13 @@ class Gateway:
                 raise ProtocolError(
                     "seated", f"{player} sits at {other.id}: leave it first", message.id
                 )
-        from gmtool.house.hand_table import HandTable
-
-        if not isinstance(table, HandTable):
-            raise ProtocolError(
-                "unsupported", "owner-ante tables are not open to players yet", message.id
-            )
+        owner_table = _owner_ante(table)
         if player in self.host.pool.benched:
             raise ProtocolError(
                 "kicked", f"a GM kicked {player}: not until the host restarts", message.id
             )
-        need = coins_to_sit(table.config, table.tier) if table.config else 0
+        ante = (table.state.ante or None) if owner_table and table.state else None
+        need = coins_to_sit(table.config, table.tier, ante) if table.config else 0
         self.host.pool.refresh([player])
         held = self.host.pool.coins.get(player, 0)
         if held < need:
@@ -299,19 +295,48 @@ class Gateway:
                 f"{player} holds {held:,} coins; {table.id} needs {need:,} to sit (RULES S21)",
                 message.id,
             )
-        if player not in table.seated and player not in table.joining:
-            table.joining.append(player)
         self.remote.add(player)
+        if owner_table:
+            try:
+                owner_people.sit(table, player)
+            except IllegalAction as illegal:
+                self._illegal(connection, illegal, message.id)
+                return
+        elif player not in table.seated and player not in table.joining:
+            table.joining.append(player)
         self._watch(connection, table, message.id)
 
     def _start(self, connection: Connection, message: ClientMessage) -> None:
-        raise ProtocolError(
-            "unsupported", "owner-ante tables are not open to players yet", message.id
-        )
+        table = self._table(message)
+        if not _owner_ante(table):
+            raise ProtocolError(
+                "unsupported",
+                "start is for owner-ante tables: hands here start by themselves",
+                message.id,
+            )
+        self._between_hands(connection, table, Action("start", connection.player), message.id)
+
+    def _between_hands(self, connection: Connection, table, action: Action, request) -> None:
+        """An owner-ante table's setup or restart (RULES L2, L3, L5, L6): the engine judges."""
+        try:
+            owner_people.act(table, connection.player, action)
+        except IllegalAction as illegal:
+            self._illegal(connection, illegal, request)
+
+    def _illegal(self, connection: Connection, illegal: IllegalAction, request) -> None:
+        frame = {"type": "error", "error": "illegal", "rule": illegal.rule}
+        frame["message"] = illegal.reason
+        connection.send({**frame, **({"id": request} if request else {})})
 
     def _act(self, connection: Connection, message: ClientMessage) -> None:
         table = self._table(message)
         hand = table.current_hand()
+        if message["verb"] in owner_people.BETWEEN_HANDS and _owner_ante(table):
+            action = Action(
+                message["verb"], connection.player, message.get("amount"), message.get("target")
+            )
+            self._between_hands(connection, table, action, message.id)
+            return
         if hand is None or hand.is_over or connection.player not in table.seated:
             raise ProtocolError(
                 "not_playing", f"{connection.player} plays no hand at {table.id} now", message.id
@@ -322,9 +347,7 @@ class Gateway:
         try:
             remote.submit(table, hand, action)
         except IllegalAction as illegal:
-            frame = {"type": "error", "error": "illegal", "rule": illegal.rule}
-            frame["message"] = illegal.reason
-            connection.send({**frame, **({"id": message.id} if message.id else {})})
+            self._illegal(connection, illegal, message.id)
             return
         self._turn_goes_on(table, hand, connection.player)
 
@@ -333,7 +356,10 @@ class Gateway:
 
     def _leave(self, connection: Connection, message: ClientMessage) -> None:
         table = self._table(message)
-        remote.leave(table, connection.player)
+        if _owner_ante(table):
+            owner_people.leave(table, connection.player)
+        else:
+            remote.leave(table, connection.player)
         self._feed(table.id).watchers.pop(connection, None)
         connection.send(self._snapshot(table, None, message.id))
 
@@ -435,3 +461,9 @@ class Gateway:
             return  # the host closed the sockets: its running hands are voided next
         for table in self.host.tables.values():
             remote.disconnected(table, connection.player)
+
+
+def _owner_ante(table: HostedTable) -> bool:
+    from gmtool.house.owner_host import OwnerAnteTable
+
+    return isinstance(table, OwnerAnteTable)

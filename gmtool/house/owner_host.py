@@ -1,8 +1,11 @@
-"""A hosted owner-ante table (seed 000): the owner bot sets the ante, the others agree.
+"""A hosted owner-ante table (seed 000): the owner sets the ante, the others agree.
 
 The engine's OwnerTable runs the lifecycle (L1-L8); this driver only decides, for each
-bot, when to click, agree, start, continue or leave. A changed deployment reaches the
-table between hands (G5): the table is rebuilt with its players and the new rules.
+bot, when to click, agree, start, continue or leave. People at the table (the gateway,
+owner_people.py) decide for themselves; while one has to, the driver tells the engine how
+much time passes, so their clocks run as a bot's would (L4, L5, L6). A changed deployment
+reaches the table between hands (G5): the table is rebuilt with its players and the new
+rules.
 """
 
 from __future__ import annotations
@@ -91,6 +94,36 @@ class OwnerAnteTable(HostedTable):
         for name in players:
             self._join(name)
 
+    def join_person(self, name: str) -> None:
+        """A person takes a seat between hands (the gateway's `sit`)."""
+        self._join(name)
+
+    def _person(self, name: str | None) -> bool:
+        gateway = self.host.gateway
+        return gateway is not None and name is not None and name in gateway.remote
+
+    def _seat_joining(self) -> None:
+        """Between hands, people who asked to sit during the hand take free seats."""
+        for name in list(self.joining):
+            if len(self.state.seated) >= self.config.table.seats:
+                return
+            self.joining.remove(name)
+            self._join(name)
+
+    async def _person_decides(self, table: OwnerTable, seconds: float) -> None:
+        """A person has to decide (the owner's ante or start, a start after a hand): let
+        `seconds` pass, or less if the table moves on, and tell the engine the time that
+        passed, which runs their clock (L4, L5, L6)."""
+        before = (table.phase, table.owner, len(table.ready))
+        started = self.clock.monotonic()
+        await self.sleep(
+            seconds, until=lambda: (table.phase, table.owner, len(table.ready)) != before
+        )
+        if (table.phase, table.owner) == before[:2] and table.phase != "playing":
+            passed = int((self.clock.monotonic() - started) * self.host.speed)
+            if passed > 0:
+                self.apply(Action("wait", amount=passed))
+
     def _join(self, name: str) -> None:
         before = len(self.state.events)
         self.host.pool.refresh([name])
@@ -128,21 +161,32 @@ class OwnerAnteTable(HostedTable):
             await self.play_turn(table.hand)
             return
         think = self.rng.uniform(0.5, 3.0)
+        self._seat_joining()
         self._fill_seats()
         if phase == "empty" or table.owner is None:
             await self.sleep(think)
+        elif phase == "setting_ante" and self._person(table.owner):
+            await self._person_decides(table, 1.0)
         elif phase == "setting_ante":
             await self._owner_sets_ante(table, think)
         elif phase in ("agreeing", "countdown"):
             await self._agree_or_start(table, think)
         elif phase == "continue":
-            await self.sleep(think)
-            for name in [p for p in table.seated if p not in table.ready]:
-                if table.phase != "continue":
-                    break
-                verb = "leave" if self.rng.random() < LEAVE_CHANCE else "start"
-                self.apply(Action(verb, name))
+            await self._continue(table, think)
         self.publish()
+
+    async def _continue(self, table: OwnerTable, think: float) -> None:
+        """After a hand (L6): each bot presses start or leaves; people press it themselves
+        while their 15 s run."""
+        if any(self._person(p) for p in table.seated if p not in table.ready):
+            await self._person_decides(table, 1.0)
+        else:
+            await self.sleep(think)
+        for name in [p for p in table.seated if p not in table.ready and not self._person(p)]:
+            if table.phase != "continue":
+                break
+            verb = "leave" if self.rng.random() < LEAVE_CHANCE else "start"
+            self.apply(Action(verb, name))
 
     def _fill_seats(self) -> None:
         table = self.state
@@ -169,11 +213,18 @@ class OwnerAnteTable(HostedTable):
             self.apply(Action("leave", table.owner))  # too poor to set any ante
 
     async def _agree_or_start(self, table: OwnerTable, think: float) -> None:
+        if self._person(table.owner) and table.phase == "countdown":
+            await self._person_decides(table, 1.0)  # the owner's 10 s to start (L5)
+            return
         await self.sleep(think)
-        waiting = [p for p in table.seated if p != table.owner and p not in table.agreed]
+        waiting = [
+            p
+            for p in table.seated
+            if p != table.owner and p not in table.agreed and not self._person(p)
+        ]
         if waiting:
             name = self.rng.choice(waiting)
             verb = "reject" if self.rng.random() < REJECT_CHANCE else "agree"
             self.apply(Action(verb, name))
-        elif enough_players(self.config, len(table.agreed) + 1):
+        elif not self._person(table.owner) and enough_players(self.config, len(table.agreed) + 1):
             self.apply(Action("start", table.owner))
