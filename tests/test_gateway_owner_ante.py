@@ -9,14 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gateway_clients import open_client
-from helpers import gm_identity
-
-from gmtool.ops.gm import adjust
-from gmtool.ops.player_tokens import mint
+from gateway_people import hands_played, play_along, send
+from gateway_people import person as connected
 
 PLAN = [("lequ-showhand", "table", "stud5")]
 GRANT = 200_000  # an ante of 1 to 1,000 (L2: at most 1/200 of the owner's coins)
+
+
+def person(host, name: str):
+    return connected(host, name, GRANT)
 
 
 @pytest.fixture
@@ -27,52 +28,6 @@ def lequ(virtual_host, deployed_db: Path):
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
-
-
-def person(host, name: str):
-    """`name` connected (welcomed) with coins granted by a GM, not yet seated."""
-    token = mint(host.store, gm_identity("boss"), name, 3600)["token"]
-    client = host.stepper.run(open_client(host.host.gateway.url, token))
-    host.run_until(lambda: client.of("welcome"), what=f"{name}'s welcome")
-    adjust(host.store, gm_identity("boss"), name, GRANT, "test grant")
-    return client
-
-
-def send(host, client, frame: dict) -> None:
-    host.stepper.run(client.send(frame))
-    host.advance(0.2)
-
-
-def hands_played(client, name: str) -> int:
-    return sum(1 for _, e in client.events() if e["type"] == "settlement" and name in str(e))
-
-
-def play_along(host, table, clients: dict, until) -> None:
-    """Each person clicks as a person at the table would: sit when standing, agree to an
-    ante, start as owner once someone agreed, press start after a hand (L6). Their turns
-    in a hand are answered by the client itself."""
-    for _ in range(4000):
-        if until():
-            return
-        host.advance(0.5)
-        state = table.state
-        if state is None or state.phase == "playing":
-            continue
-        for name, client in clients.items():
-            frame = {"type": "act", "table": table.id}
-            if name not in state.seated:
-                if name not in table.joining:
-                    send(host, client, {"type": "sit", "table": table.id})
-            elif state.phase == "setting_ante" and state.owner == name:
-                send(host, client, {**frame, "verb": "ante", "amount": 1})
-            elif state.phase in ("agreeing", "countdown") and state.owner == name:
-                if state.agreed:
-                    send(host, client, {"type": "start", "table": table.id})
-            elif state.phase in ("agreeing", "countdown") and name not in state.agreed:
-                send(host, client, {**frame, "verb": "agree"})
-            elif state.phase == "continue" and name not in state.ready:
-                send(host, client, {"type": "start", "table": table.id})
-    raise AssertionError("the people did not get there")
 
 
 def test_L1_L3_L5_people_agree_set_the_ante_start_and_play_and_the_audit_is_clean(
