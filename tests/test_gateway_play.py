@@ -361,6 +361,13 @@ def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) ->
     played.stepper.run(ann.send({"type": "lobby", "id": "after"}))
     played.run_until(lambda: ann.of("lobby"), what="the lobby after the errors")
     assert not ann.closed and ann.invalid == []
+    logged = [m for m in played.messages if m.startswith("gateway: a frame from ann refused")]
+    assert len(logged) == 1 and "(malformed)" in logged[0]  # the first in words, once
+    played.stepper.run(ann.close())
+    played.run_until(
+        lambda: any("ann's connection ended (4 frames refused)" in m for m in played.messages),
+        what="the count in the host's output",
+    )
 
 
 def test_a_flood_is_told_once_then_closed_with_4007_and_the_table_plays_on(played) -> None:

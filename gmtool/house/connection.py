@@ -35,6 +35,8 @@ class Connection:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closed = False
         self.closing: asyncio.Task | None = None
+        self.refused = 0  # frames refused (malformed, unknown...), for the host's output
+        self.why_closed = ""  # why the host closed it, if it did
 
     def send(self, frame: dict[str, Any]) -> None:
         if self.closed:
@@ -47,6 +49,7 @@ class Connection:
     def close(self, code: int, reason: str) -> None:
         if not self.closed:
             self.closed = True
+            self.why_closed = f"{code} {reason}"
             self.queue.put_nowait(None)
             # (kept: the loop holds only a weak reference to a task)
             self.closing = asyncio.get_running_loop().create_task(self.socket.close(code, reason))

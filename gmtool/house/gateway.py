@@ -122,8 +122,19 @@ class Gateway:
                     del self.connections[connection.player]
                     self._dropped(connection)
                 await writer
+                self._log_end(connection)
         finally:
             self._open -= 1
+
+    def _log_end(self, connection: Connection) -> None:
+        """What the host's output keeps of a connection that misbehaved."""
+        said = []
+        if connection.refused > 1:
+            said.append(f"{connection.refused} frames refused")
+        if connection.why_closed:
+            said.append(f"closed by the host: {connection.why_closed}")
+        if said:
+            self.host.notify(f"gateway: {connection.player}'s connection ended ({'; '.join(said)})")
 
     def _count(self, connection: Connection) -> str:
         """A frame counted against the connection's budget (gateway.limits): only a frame
@@ -222,6 +233,12 @@ class Gateway:
                 "leave": self._leave,
             }[message.type](connection, message)
         except ProtocolError as error:
+            connection.refused += 1
+            if connection.refused == 1:  # the first in words; the count when it ends
+                self.host.notify(
+                    f"gateway: a frame from {connection.player} refused ({error.code}): "
+                    f"{error.message}"
+                )
             connection.send(error.frame())
         except Exception as error:  # noqa: BLE001 - one frame's failure must not end the host
             self.host.notify(f"gateway: a frame from {connection.player} failed: {error!r}")
