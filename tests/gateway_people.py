@@ -51,7 +51,12 @@ def play_along(host, table, clients: dict, until, steps: int = 4000) -> None:
                 send(host, client, {"type": "sit", "table": table.id})
             elif owner_table and state is not None and state.phase != "playing":
                 _between_hands(host, table, state, name, client)
-    raise AssertionError("the people did not get there")
+    state = table.state
+    raise AssertionError(
+        f"the people did not get there: {getattr(state, 'phase', None)} owner "
+        f"{getattr(state, 'owner', None)}, seated {table.seated}, joining {table.joining}; "
+        f"the host said {host.messages[-5:]}"
+    )
 
 
 def _between_hands(host, table, state, name: str, client) -> None:

@@ -60,10 +60,9 @@ class Gateway:
         self.connections: dict[str, Connection] = {}
         self.feeds: dict[str, Feed] = {}
         self.remote: set[str] = set()  # players who sat through the gateway (no bot policy)
-        self.turns: dict[str, tuple[Any, str, dict]] = {}
-        self.token_ids = (
-            TokenIds()
-        )  # the jti of each token a hello used (single use)  # table: (hand, player, your_turn)
+        self.turns: dict[str, tuple[Any, str, dict]] = {}  # table: (hand, player, your_turn)
+        self.token_ids = TokenIds()  # the jti of each token a hello used (single use)
+        self.setups: dict[str, dict] = {}  # owner-ante table: the setup its watchers have
         self.server: Any = None
         self.url = ""
         self._open = 0
@@ -408,6 +407,9 @@ class Gateway:
             "hand": public_view(hand) if running else None,
             "events": events or [],
         }
+        setup = owner_people.setup(table)
+        if setup is not None:
+            frame["setup"] = setup
         return {**frame, **({"id": request} if request else {})}
 
     def events(self, table: HostedTable, events: list[dict]) -> None:
@@ -449,6 +451,15 @@ class Gateway:
         if connection is not None:
             connection.send({"type": "kicked", "table": table.id, "reason": reason or ""})
             connection.close(CLOSE["kicked"], "kicked")
+
+    def setup(self, table: HostedTable) -> None:
+        """An owner-ante table published: its watchers get its setup when it changed."""
+        now = owner_people.setup(table)
+        if now is None or self.setups.get(table.id) == now:
+            return
+        self.setups[table.id] = now
+        for connection in list(self._feed(table.id).watchers):
+            connection.send({"type": "setup", "table": table.id, "setup": now})
 
     def closed(self, table: HostedTable) -> None:
         for connection in self._feed(table.id).watchers:

@@ -51,6 +51,8 @@ class OwnerAnteTable(HostedTable):
         leave between hands frees the seat in the very snapshot that follows it."""
         self.sync_seats()
         super().publish()
+        if self.host.gateway is not None:
+            self.host.gateway.setup(self)
 
     def _sync_coins(self) -> None:
         """Between hands, the table's coins follow the store (GM adjustments included)."""

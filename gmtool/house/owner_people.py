@@ -21,6 +21,24 @@ if TYPE_CHECKING:
 BETWEEN_HANDS = ("ante", "agree", "reject")  # the act verbs of an owner-ante table's setup
 
 
+def setup(table) -> dict | None:
+    """An owner-ante table's state between hands, all of it public (who owns it, the ante,
+    who agreed, who pressed start again); None for another kind of table."""
+    from gmtool.house.owner_host import OwnerAnteTable
+
+    state = table.state if isinstance(table, OwnerAnteTable) else None
+    if state is None:
+        return None
+    return {
+        "phase": state.phase,
+        "owner": state.owner,
+        "ante": state.ante,
+        "seated": list(state.seated),
+        "agreed": [name for name in state.seated if name in state.agreed],
+        "ready": [name for name in state.seated if name in state.ready],
+    }
+
+
 def sit(table: OwnerAnteTable, player: str) -> None:
     """Seat `player` now (the first at an empty table is its owner, L1); during a hand they
     wait to sit until it ends. IllegalAction when the table has no seat (S8)."""
