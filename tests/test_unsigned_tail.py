@@ -230,3 +230,61 @@ def test_a_killed_host_leaves_at_most_a_second_of_play_unsigned(
     rewrite_log(attacked / db.name, change)
     code, kinds = _audit(gm, attacked / db.name)
     assert code == 1 and "checkpoint_rollback" in kinds, kinds
+
+
+def test_a_gm_write_on_a_restored_older_copy_is_refused_before_it_is_written(
+    gm, stopped: Path, tmp_path: Path
+) -> None:
+    """An older copy put back in the store's place, its witness kept: the witness's newer
+    checkpoint is not this history's, so it covers nothing here; a write would fork the
+    log. Refused, nothing written, as `house run` refuses such a store (probe a51)."""
+    older = tmp_path / "older.db"
+    shutil.copyfile(stopped, older)
+    gm("players", "adjust", "bot-001", "5", "--reason", "newer", "--db", stopped, "--as", OPERATOR)
+    shutil.copyfile(older, stopped)  # the older copy restored; the witness holds the newer
+    before = _size(stopped)
+    run = gm(
+        "players",
+        "adjust",
+        "bot-001",
+        "1",
+        "--reason",
+        "x",
+        "--db",
+        stopped,
+        "--as",
+        OPERATOR,
+        expect=None,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "older copy" in run.stderr and "Nothing was written" in run.stderr
+    assert _size(stopped) == before
+    assert "checkpoint_rollback" in gm("audit", "--db", stopped, expect=1).stdout
+
+
+def test_a_gm_write_on_a_rewritten_history_is_refused(gm, stopped: Path) -> None:
+    """The store's first records changed (the log's hashes recomputed): the witness's
+    checkpoint is of another history; a write is refused, nothing written."""
+    rewrite_log(
+        stopped,
+        lambda conn: conn.execute(
+            "UPDATE log SET body = body || ' ' WHERE idx = (SELECT MIN(idx) FROM log)"
+        ),
+    )
+    before = _size(stopped)
+    run = gm(
+        "players",
+        "adjust",
+        "bot-001",
+        "1",
+        "--reason",
+        "x",
+        "--db",
+        stopped,
+        "--as",
+        OPERATOR,
+        expect=None,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "history was rewritten" in run.stderr
+    assert _size(stopped) == before

@@ -33,11 +33,11 @@ from pathlib import Path
 
 from gmtool.errors import GmtoolError, Unavailable
 from gmtool.evidence import witness
-from gmtool.evidence.note import Verifier
+from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.evidence.request import Gm
 from gmtool.house.lock import held
 from gmtool.house.notary import Notary
-from gmtool.store import log_append, witnesses
+from gmtool.store import log_append, log_reads, witnesses
 from gmtool.store.checkpoint_signers import gm_key_at, read_signed
 from gmtool.store.db import Store, StoreError, host_lock_path
 
@@ -106,6 +106,7 @@ def covering(
     """Run a command that may write, then `cover` whatever it appended to the log, also
     when it ended in an error after writing (a refusal is logged before it is raised): the
     command's own error is raised then, with the checkpoint's problem said first."""
+    refuse_behind(store)
     before, _ = log_append.state(store)
     try:
         yield
@@ -128,23 +129,66 @@ def _host_verifier(store: Store) -> Verifier | None:
         return None
 
 
-def _covered(store: Store, notary: Notary, size: int) -> bool:
-    """Whether a witness folder holds a checkpoint of at least `size` records whose
-    signature holds (its newest file is enough: sizes only grow)."""
-    host = _host_verifier(store)
+def _newest(store: Store, notary: Notary) -> Checkpoint | None:
+    """The newest checkpoint in the store's witness folders whose signature holds (each
+    folder's newest file: sizes only grow); a file that does not open is passed over (the
+    audit reports it)."""
+    host, newest = _host_verifier(store), None
     for folder in notary.folders()[0]:
         found = witness.files(folder)
-        if found and _size(found[-1]) >= size:
-            try:
-                return read_signed(store, found[-1], host)[0].size >= size
-            except OSError:
-                continue
-    return False
+        if not found:
+            continue
+        try:
+            checkpoint = read_signed(store, found[-1], host)[0]
+        except OSError:
+            continue
+        if newest is None or checkpoint.size > newest.size:
+            newest = checkpoint
+    return newest
 
 
-def _size(path: Path) -> int:
-    stem = path.name.removesuffix(witness.SUFFIX)
-    return int(stem) if stem.isdigit() else -1
+def _ours(store: Store, checkpoint: Checkpoint) -> bool:
+    """Whether `checkpoint` signs this log's history: its first records, by their root."""
+    size, _ = log_append.state(store)
+    return checkpoint.size <= size and (
+        checkpoint.size == 0 or log_reads.tree(store).hash(0, checkpoint.size) == checkpoint.root
+    )
+
+
+def refuse_behind(store: Store) -> None:
+    """Before a write: StoreError (nothing written) when the store's witness signed a longer
+    or another history than the store holds: an older copy restored, records deleted, or
+    history rewritten. A checkpoint of the other history would seem to cover the write, and
+    the write would fork the log (house run refuses such a store the same way)."""
+    if not isinstance(store.path, Path):
+        return
+    if not witnesses.recorded(store) and not witness.key_path(store.path).exists():
+        return
+    try:
+        checkpoint = _newest(store, Notary(store))
+    except (StoreError, OSError):
+        return  # a witness that cannot be read: the cover after the write says so
+    if checkpoint is None or _ours(store, checkpoint):
+        return
+    size, _ = log_append.state(store)
+    why = (
+        f"its witness signed {checkpoint.size:,} records and the store holds {size:,}: an "
+        "older copy of the store, or records were deleted"
+        if checkpoint.size > size
+        else f"its first {checkpoint.size:,} evidence records are not the ones its witness "
+        "signed: history was rewritten"
+    )
+    raise StoreError(
+        f"{store.path}: {why}. Nothing was written: run `gmtool audit`, and restore the "
+        "newest copy of the store"
+    )
+
+
+def _covered(store: Store, notary: Notary, size: int) -> bool:
+    """Whether a witness folder holds a checkpoint of at least `size` records, whose
+    signature holds, of this log's history."""
+    checkpoint = _newest(store, notary)
+    return checkpoint is not None and checkpoint.size >= size and _ours(store, checkpoint)
 
 
 def _host_signs(store: Store, notary: Notary, size: int, wait: float) -> bool:
