@@ -196,3 +196,27 @@ def test_the_audit_workload_of_instructions_runs(tmp_path: Path) -> None:
     """What instructions.py runs under valgrind for `--only audit` (too long for a smoke
     run under valgrind): the audit of the recorded test store, here without valgrind."""
     run_script("instructions.py", ["--inner", "audit", "1"], tmp_path)
+
+
+def test_the_audit_parts_run(tmp_path: Path) -> None:
+    """`audit.py --parts` takes each part away in turn, the log's and the global checks
+    first, and prints a row for each (no figure asserted: a part may come out negative
+    on a busy machine)."""
+    run = run_script(
+        "audit.py",
+        ["--sizes", "120", "--repeat", "1", "--parts", "--cache", str(tmp_path)],
+        tmp_path,
+    )
+    rows = re.findall(rf"^\| ([^|]+) \| -?{NUMBER} \| -?\d+% \|$", run.stdout, re.M)
+    assert [row.split(" (")[0].split(":")[0] for row in rows] == [
+        "the evidence log's check",
+        "the seed check",
+        "the other global checks",
+        "engine",
+        "engine",
+        "engine",
+        "replay's own work",
+        "decoding the payloads, settlement and ledger checks",
+        "the rest",
+    ], run.stdout
+    assert re.search(rf"^\| \*\*whole audit\*\* \| \*\*{NUMBER}\*\* \| \|$", run.stdout, re.M)
