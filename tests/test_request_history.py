@@ -154,6 +154,32 @@ def test_an_action_dated_before_its_own_request_is_found(host_copy: Path, gm) ->
     assert "before its own request (2099-01-01T00:00:00+00:00)" in problems[0]["detail"]
 
 
+def test_an_adjustment_dated_long_after_its_request_is_found(host_copy: Path, gm) -> None:
+    """An adjustment is signed in the write that logs it: an action dated later than a
+    minute after its request was re-dated (outside probe a10: an adjust moved to 2031, the
+    log recomputed). Here the request is genuine and old, the action dated now."""
+    with connect(host_copy) as store, store.write():
+        request = requests.make(
+            gm_identity(OPERATOR),
+            log_append.store_id(store),
+            "adjust",
+            "bot-001",
+            "goodwill",
+            {"delta": 3},
+            "2000-01-01T00:00:00+00:00",
+            log_history.now(store),
+        )
+        _replay(
+            store,
+            {"actor": OPERATOR, "target": "bot-001", "reason": "goodwill",
+             "outcome": json.dumps({"delta": 3}), "request": request},
+        )  # fmt: skip
+    problems = _audit(gm, host_copy, expect=1)
+    assert [p["kind"] for p in problems] == ["gm_time"], problems
+    assert "after its request (2000-01-01T00:00:00+00:00)" in problems[0]["detail"]
+    assert "re-dated" in problems[0]["detail"]
+
+
 def test_a_request_in_the_old_form_after_bound_ones_is_a_replay(host_copy: Path, gm) -> None:
     """Requests signed before requests named their history (2026-12-02) stay valid where
     they were logged; one carried out after this store's requests began naming theirs is an

@@ -20,7 +20,9 @@ roles of its time, not today's:
   reopening (signed in the transaction that logs it) is the log's next record after it; a
   request naming no history, carried out after one that names it, is a replay from
   before (`gm_replay`);
-- nothing it asked for is dated before the request (`gm_time`).
+- nothing it asked for is dated before the request, and what was signed in the write that
+  logs it (an adjustment, a GM user's change, a reopening) is dated within a minute of its
+  request (`gm_time`).
 
 Before any GM had a key (stores from before GM keys, and a fresh store being set up)
 actions were not signed: they are accepted as they were.
@@ -42,6 +44,9 @@ COMMANDS = {"kick", "close"}
 # Signed in the write transaction that logs them (ops/gm.py `signed_here`): what they ask
 # for is the log's next record after the size their request names.
 TIGHT = {"adjust", "users_add", "open"}
+# How long after its request such an action may be dated: the two are one write's, a
+# moment apart on one clock (a minute leaves room for a machine that stalls between them).
+TIGHT_S = 60.0
 
 
 class _History:
@@ -75,7 +80,7 @@ class _History:
                 )
         if why is not None:
             return "gm_replay", why
-        late = requests.time_problem(note, done_at)
+        late = requests.time_problem(note, done_at, within=TIGHT_S if tight else None)
         return ("gm_time", late) if late else None
 
 

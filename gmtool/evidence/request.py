@@ -203,10 +203,13 @@ def history_problem(
     return None
 
 
-def time_problem(note: str | None, done_at: object, what: str = "it") -> str | None:
+def time_problem(
+    note: str | None, done_at: object, what: str = "it", within: float | None = None
+) -> str | None:
     """Why an action logged at `done_at` cannot be the one the request `note` asked for
-    by time: dated before the request itself. None when it is not, or when either time
-    cannot be read (the request's shape and the action's row are checked elsewhere)."""
+    by time: dated before the request itself, or (`within`: a request signed in the write
+    that logs it) more than `within` seconds after it. None when it is not, or when either
+    time cannot be read (the request's shape and the action's row are checked elsewhere)."""
     if note is None:
         return None
     try:
@@ -214,9 +217,16 @@ def time_problem(note: str | None, done_at: object, what: str = "it") -> str | N
         asked, done = _moment(asked_at), _moment(done_at)
     except NoteError:
         return None
-    if asked is None or done is None or done >= asked:
+    if asked is None or done is None:
         return None
-    return f"{what} is dated {done_at}, before its own request ({asked_at})"
+    if done < asked:
+        return f"{what} is dated {done_at}, before its own request ({asked_at})"
+    if within is not None and (done - asked).total_seconds() > within:
+        return (
+            f"{what} is dated {done_at}, {(done - asked).total_seconds():,.0f} s after its "
+            f"request ({asked_at}), which was signed in the write that logged it: re-dated"
+        )
+    return None
 
 
 def _moment(value: object) -> datetime | None:
