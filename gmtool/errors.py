@@ -36,3 +36,8 @@ class FindingError(GmtoolError):
 
 class Refused(FindingError):
     """A rule, a role or a check refused the action; nothing changed (exit 1)."""
+
+
+class Damaged(FindingError):
+    """A row of the store is not what gmtool writes (edited by hand or by an attacker): the
+    command stops with what and where; `gmtool audit` says what else changed (exit 1)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from gmtool.errors import Damaged
 from gmtool.evidence import records
 from gmtool.store import log_append, scan
 from gmtool.store.db import NoSuchRecord, Store
@@ -153,7 +154,7 @@ def bot_balances(store: Store) -> dict[str, int]:
 def coins_or_none(store: Store, player: str) -> int | None:
     """A player's balance, or None when there is no such player."""
     row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
-    return None if row is None else row["coins"]
+    return None if row is None else _count(row["coins"], player)
 
 
 def exists(store: Store, player: str) -> bool:
@@ -164,4 +165,14 @@ def coins(store: Store, player: str) -> int:
     row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
     if row is None:
         raise NoSuchRecord(f"no player {player!r}")
-    return row["coins"]
+    return _count(row["coins"], player)
+
+
+def _count(value: object, player: str) -> int:
+    """A balance as stored; Damaged when it is not a whole number (an edited row)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Damaged(
+            f"{player}'s coins in the store are {str(value)[:40]!r}, not a whole number: the "
+            "store was edited (`gmtool audit` says what else changed)"
+        )
+    return value

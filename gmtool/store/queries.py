@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from gmtool.errors import Damaged
 from gmtool.store.db import NoSuchRecord, Store
 
 
@@ -63,11 +64,29 @@ def list_hands(
     return [
         dict(r)
         | {
-            "seats": json.loads(r["seats"]),
-            "winners": json.loads(r["winners"]) if r["winners"] else [],
+            "seats": _json(r["seats"], f"hand {r['id']}'s seats"),
+            "winners": _json(r["winners"], f"hand {r['id']}'s winners") if r["winners"] else [],
         }
         for r in rows
     ]
+
+
+def _object(text: object, what: str) -> dict:
+    value = _json(text, what)
+    if not isinstance(value, dict):
+        raise Damaged(f"{what} in the store is not a JSON object: the store was edited")
+    return value
+
+
+def _json(text: object, what: str):
+    """A JSON column's value; Damaged, naming `what`, when it is not JSON gmtool wrote."""
+    try:
+        return json.loads(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise Damaged(
+            f"{what} in the store is not JSON: the store was edited (`gmtool audit` says what "
+            "else changed)"
+        ) from None
 
 
 def hand(store: Store, hand_id: int) -> dict:
@@ -79,14 +98,14 @@ def hand(store: Store, hand_id: int) -> dict:
     if row is None:
         raise NoSuchRecord(f"no hand {hand_id} (see `gmtool hands list`)")
     out = dict(row)
-    out["seats"] = json.loads(row["seats"])
-    out["winners"] = json.loads(row["winners"]) if row["winners"] else []
+    out["seats"] = _json(row["seats"], f"hand {hand_id}'s seats")
+    out["winners"] = _json(row["winners"], f"hand {hand_id}'s winners") if row["winners"] else []
     return out
 
 
 def hand_events(store: Store, hand_id: int) -> list[dict]:
     return [
-        {"seq": r["seq"], "type": r["type"], **json.loads(r["payload"])}
+        {"seq": r["seq"], "type": r["type"], **_object(r["payload"], f"event {r['seq']}")}
         for r in store.all(
             "SELECT seq, type, payload FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
         )
@@ -164,7 +183,9 @@ def gm_log(store: Store, limit: int = 0) -> list[dict]:
     """The GM log in order; only the newest `limit` entries when it is not 0."""
     sql = "SELECT id, actor, action, target, reason, outcome, at, hash FROM gm_actions ORDER BY id"
     rows = store.all(sql + " DESC LIMIT ?", (limit or -1,))
-    out = [dict(r) | {"outcome": json.loads(r["outcome"])} for r in rows]
+    out = [
+        dict(r) | {"outcome": _json(r["outcome"], f"GM action {r['id']}'s outcome")} for r in rows
+    ]
     return sorted(out, key=lambda r: r["id"])
 
 
@@ -175,7 +196,7 @@ def ladders(store: Store) -> dict[str, dict]:
         "SELECT DISTINCT d.profile_id, c.compiled FROM deployments d JOIN "
         "configs c USING (config_id) WHERE d.active = 1 ORDER BY d.id"
     ):
-        ladder = json.loads(row["compiled"]).get("ladder")
+        ladder = _object(row["compiled"], f"{row['profile_id']}'s deployed config").get("ladder")
         if ladder:
             out[row["profile_id"]] = ladder
     return out

@@ -1,0 +1,91 @@
+"""A row that is not what gmtool writes (the outside probe's a50: fields made non-JSON, a
+balance made text) stops a reading or writing command with one plain message naming the
+row, exit 1, never an internal error; `gmtool audit` reports the same rows as findings."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import OPERATOR
+
+
+def _edit(db: Path, sql: str) -> None:
+    """An edit as an attacker makes it: the append-only triggers dropped, then put back."""
+    conn = sqlite3.connect(db)
+    with conn:
+        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        triggers = triggers.fetchall()
+        for name, _ in triggers:
+            conn.execute(f"DROP TRIGGER {name}")
+        conn.execute(sql)
+        for _, text in triggers:
+            conn.execute(text)
+    conn.close()
+
+
+def _first(db: Path, sql: str):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+HAND = "(SELECT MIN(id) FROM hands WHERE outcome = 'settled')"
+CASES = {
+    "seats": (f"UPDATE hands SET seats = '[{{broken' WHERE id = {HAND}", "seats"),
+    "winners": (f"UPDATE hands SET winners = '{{x' WHERE id = {HAND}", "winners"),
+    "payload": (
+        f"UPDATE events SET payload = '[' WHERE hand_id = {HAND} AND seq = "
+        f"(SELECT MAX(seq) FROM events WHERE hand_id = {HAND})",
+        "event",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_hand_row_that_is_not_json_is_named_not_an_internal_error(
+    gm, host_copy: Path, case: str
+) -> None:
+    hand = str(_first(host_copy, f"SELECT {HAND}"))
+    sql, named = CASES[case]
+    _edit(host_copy, sql)
+    commands = [("hands", "show", hand), ("hands", "show", hand, "--json")]
+    if case != "payload":
+        commands.append(("hands", "list", "--limit", "0"))
+    for command in commands:
+        run = gm(*command, "--db", host_copy, expect=1)
+        assert "internal error" not in run.stderr, (command, run.stderr)
+        assert named in run.stderr and "the store was edited" in run.stderr, (command, run.stderr)
+    assert gm("audit", "--db", host_copy, expect=1).returncode == 1
+
+
+def test_a_gm_outcome_a_config_and_a_balance_that_are_not_what_gmtool_wrote(
+    gm, host_copy: Path
+) -> None:
+    _edit(host_copy, "UPDATE gm_actions SET outcome = '{' WHERE id = 1")
+    for command in (("gm", "log"), ("gm", "log", "--json")):
+        run = gm(*command, "--db", host_copy, expect=1)
+        assert "GM action 1's outcome" in run.stderr and "internal error" not in run.stderr
+    _edit(host_copy, "UPDATE configs SET compiled = '{bad'")
+    for command in (("players", "list"), ("players", "show", "bot-003", "--json")):
+        run = gm(*command, "--db", host_copy, expect=1)
+        assert "deployed config" in run.stderr and "internal error" not in run.stderr
+    _edit(host_copy, "UPDATE players SET coins = 'lots' WHERE name = 'bot-003'")
+    run = gm(
+        "players",
+        "adjust",
+        "bot-003",
+        "5",
+        "--reason",
+        "x",
+        "--db",
+        host_copy,
+        "--as",
+        OPERATOR,
+        expect=1,
+    )
+    assert "bot-003's coins in the store are 'lots'" in run.stderr, run.stderr
+    assert "internal error" not in run.stderr
