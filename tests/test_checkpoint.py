@@ -221,3 +221,19 @@ def test_deploy_apply_of_a_binary_file_says_it_is_no_plan(hosted: Path, gm, tmp_
     wrong.write_bytes(b"\x92\x00\xff binary")
     run = gm("deploy", "apply", wrong, "--db", hosted, expect=2)
     assert run.stderr.strip() == f"error: {wrong} is not a deploy plan (not a text file)"
+
+
+def test_export_refuses_a_store_behind_its_witness_as_the_host_does(
+    hosted: Path, gm, tmp_path
+) -> None:
+    """An older copy restored beside the witness that signed more: `checkpoint export`
+    would sign the older history into the witness (outside probe a52); refused, nothing
+    signed."""
+    older = tmp_path / "older.db"
+    shutil.copyfile(hosted, older)
+    gm("players", "adjust", "bot-001", "5", "--reason", "newer", "--db", hosted, "--as", "boss")
+    shutil.copyfile(older, hosted)
+    before = witness.files(witness.witness_dir(hosted))
+    run = gm("checkpoint", "export", "--db", hosted, expect=2)
+    assert "older copy" in run.stderr, run.stderr
+    assert witness.files(witness.witness_dir(hosted)) == before

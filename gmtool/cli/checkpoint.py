@@ -30,11 +30,13 @@ def export(
 ) -> None:
     """Sign the store's evidence log as it is now with the host's key, save it in the
     store's witnesses and print it (a signed note any C2SP tool can check). A --witness
-    the store does not record is refused."""
+    the store does not record is refused, and so is a store behind or beside what a
+    witness signed (an older copy, records deleted, history rewritten), as the host is."""
     from gmtool.house.notary import Notary
 
     with open_store(db) as store:
         notary = Notary(store, witness, notify=console.warning)
+        notary.check_not_behind()
         paths = notary.sign()
     note = paths[0].read_text(encoding="utf-8")
     if out is not None:
