@@ -95,6 +95,49 @@ def test_a_person_plays_a_hand_in_chromium_reloads_mid_hand_and_resumes(
     assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
+def test_a_person_agrees_to_an_owners_ante_in_chromium_plays_and_presses_start_again(
+    gm, start_host, deployed_db: Path
+) -> None:
+    """An owner-ante room (RULES L1-L6) in the page: the host's one bot owns the table and
+    sets the ante; the person agrees with the page's button, plays the hand the owner
+    starts, and presses start again after it (L6: 15 game seconds, 3 s at --speed 5)."""
+    host = start_host(
+        deployed_db,
+        *("--tables", "1", "--system", "lequ-showhand", "--speed", "5", "--bots", "1"),
+        *("--listen", "127.0.0.1:0"),
+    )
+    page_url = host.wait_for_line(r"the browser page: (http://[^\s)]+)").group(1)
+    token = gm("players", "token", "ann", "--ttl", "1h", "--db", deployed_db, "--as", "boss")
+    grant = ("players", "adjust", "ann", str(GRANT), "--reason", "browser test grant")
+    gm(*grant, "--db", deployed_db, "--as", "boss")
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        try:
+            page = browser.new_page(viewport={"width": 900, "height": 760})
+            page.set_default_timeout(WAIT)
+            expect.set_options(timeout=WAIT)
+            page.on("pageerror", lambda error: problems.append(str(error)))
+            page.goto(f"{page_url}#token={token.stdout.strip()}")
+            room = page.locator('#rooms tr[data-room="lequ-showhand/table"]')
+            room.get_by_role("button", name="sit").click()
+            expect(page.locator("#setup")).to_be_visible()
+            expect(page.locator("#setup-state")).to_contain_text("Owner: bot-001")
+            page.locator('#setup-actions button[data-setup="agree"]').click()
+            play_to_the_end(page, next_hand(page))  # (her turns, if the bot left her any)
+            again = page.locator('#setup-actions button[data-setup="start"]')
+            expect(again.or_(page.locator('#felt[data-over="no"]'))).to_be_visible()
+            if again.is_visible():
+                again.click()
+                expect(again).to_be_hidden()
+            assert problems == [], problems
+        finally:
+            browser.close()
+    assert host.stop() == 0, host.output
+    audit = gm("audit", "--db", deployed_db, expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
 def next_hand(page: Page) -> str:
     """The hand ann is dealt into and that is not over (the running one, else the next),
     by its number (its first event's), once she holds her face-down card."""

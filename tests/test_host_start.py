@@ -190,3 +190,13 @@ def test_house_run_on_a_read_only_mount_says_so_in_plain_words(closed_db: Path) 
     assert sql_dump(closed_db) == dump
     reading = read_only(closed_db.parent, "tables", "list", "--closed", "--db", str(closed_db))
     assert reading.returncode == 0 and JUNIOR in reading.stdout, reading.stderr
+
+
+def test_no_bots_and_no_listen_is_a_usage_error_before_anything_changes(gm, tmp_path) -> None:
+    """`--bots 0` leaves every seat to people: without `--listen` no one could sit."""
+    db = tmp_path / "people.db"
+    gm("db", "init", "--db", db)
+    before = db.read_bytes()
+    run = gm("house", "run", "--bots", "0", "--hands", "1", "--db", db, expect=2)
+    assert "give --listen too" in run.stderr and "Traceback" not in run.stderr
+    assert db.read_bytes() == before

@@ -71,6 +71,14 @@ def run(
         "--listen",
         help="HOST:PORT: serve players over WebSocket (docs/protocol.md); port 0 picks one.",
     ),
+    bots: int | None = typer.Option(
+        None,
+        "--bots",
+        min=0,
+        max=10_000,
+        help="Bots that take the seats people leave empty (default: 5 a table, at least 8; "
+        "0: people only, with --listen).",
+    ),
     db: str | None = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration.
@@ -95,7 +103,10 @@ def run(
         witness=witness,
         checkpoint_every=checkpoint_every,
         listen=_address(listen),
+        bots=bots,
     )
+    if bots == 0 and listen is None:
+        raise typer.BadParameter("no bots and no players: give --listen too", param_hint="--bots")
     check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
     path = resolve_path(db)
     if path.is_file() and path.stat().st_size:  # (an empty file: the open below says so)

@@ -141,7 +141,7 @@ class Host:
             tier = self.room(profile, tier_id).config.tier(tier_id)
             need = max(need, tier.min_holding or 0, tier.hand_cap or 0)
         self.pool.enroll(
-            self.options.bots or max(8, 5 * len(plan)),
+            max(8, 5 * len(plan)) if self.options.bots is None else self.options.bots,
             max(100_000, 20 * need),
             lambda: self.notary.signer,
         )

@@ -36,6 +36,7 @@ def setup(table) -> dict | None:
         "seated": list(state.seated),
         "agreed": [name for name in state.seated if name in state.agreed],
         "ready": [name for name in state.seated if name in state.ready],
+        "chips": list(table.config.owner_ante.chips),  # the owner's ante buttons (L2)
     }
 
 

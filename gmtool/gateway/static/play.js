@@ -170,6 +170,12 @@
       case "event":
         onEvent(frame);
         break;
+      case "setup":
+        if (table && frame.table === table.id) {
+          table.setup = frame.setup;
+          renderSetup();
+        }
+        break;
       case "your_turn":
         if (table && frame.table === table.id) {
           turn = { ...frame, received: Date.now() / 1000, sent: false };
@@ -222,6 +228,7 @@
       seated: frame.seated || [],
       joining: frame.joining || [],
       events: [],
+      setup: frame.setup || null, // an owner-ante table's setup (RULES L1-L6)
     };
     rebuild(frame.events || []);
     if (frame.hand) overlay(frame.hand);
@@ -428,6 +435,51 @@
     show("table", Boolean(table));
     if (table) renderTable();
     renderTurn();
+    renderSetup();
+  }
+
+  // An owner-ante table between hands (RULES L1-L6): the owner's ante buttons and start,
+  // the others' agree or reject, everyone's start after a hand. The engine judges each.
+  const PHASES = {
+    empty: "the table is empty",
+    setting_ante: "the owner sets the ante",
+    agreeing: "agree to the ante, or reject it",
+    countdown: "everyone agreed: the owner starts",
+    continue: "press start for the next hand, or leave",
+  };
+
+  function renderSetup() {
+    const setup = table && table.setup;
+    const open = Boolean(setup) && setup.phase !== "playing" && setup.seated.includes(me);
+    show("setup", open);
+    if (!open) return;
+    const owner = setup.owner === me ? "you" : setup.owner || "nobody";
+    $("setup-state").textContent =
+      `Owner: ${owner} · ante ${coinText(setup.ante)} · ${PHASES[setup.phase] || setup.phase}`;
+    const actions = $("setup-actions");
+    actions.replaceChildren();
+    const button = (label, name, frame) => {
+      const node = el("button", label);
+      node.type = "button";
+      node.dataset.setup = name;
+      node.addEventListener("click", () => {
+        notice("");
+        request({ table: table.id, ...frame });
+      });
+      actions.append(node);
+    };
+    const choosing = ["setting_ante", "agreeing", "countdown"].includes(setup.phase);
+    if (setup.owner === me && choosing) {
+      for (const chip of setup.chips) button(`+${coinText(chip)}`, `ante-${chip}`, { type: "act", verb: "ante", amount: chip });
+      button("max", "ante-max", { type: "act", verb: "ante", target: "max" });
+      button("clear", "ante-clear", { type: "act", verb: "ante", target: "clear" });
+      if (setup.phase !== "setting_ante" && setup.agreed.length) button("start", "start", { type: "start" });
+    } else if (setup.owner !== me && setup.phase !== "setting_ante" && choosing && !setup.agreed.includes(me)) {
+      button("agree", "agree", { type: "act", verb: "agree" });
+      button("reject (leave)", "reject", { type: "act", verb: "reject" });
+    } else if (setup.phase === "continue" && !setup.ready.includes(me)) {
+      button("start the next hand", "start", { type: "start" });
+    }
   }
 
   function renderWho() {
