@@ -283,3 +283,36 @@ def test_served_given_wrong_is_a_usage_error(tmp_path: Path, gm, virtual_host) -
     for given in ("http://127.0.0.1:9", "ftp://x=KEY", f"http://127.0.0.1:9={tmp_path}/no.pub"):
         run = gm("audit", "--db", db, "--served", given, expect=2)
         assert run.stderr.startswith(f"error: --served {given!r}"), run.stderr
+
+
+def test_a_gm_write_the_served_witnesses_cannot_cosign_is_refused_but_removing_one_is_not(
+    tmp_path: Path, gm, virtual_host, served
+) -> None:
+    """Its served witness down, a console write would be covered by the folders alone,
+    which whoever can write them can cut (outside probe a48): refused, nothing written. A
+    change of the witnesses themselves goes on (removing a dead one is the remedy)."""
+    db, _ = _hosted(tmp_path, gm, virtual_host)
+    one = served(tmp_path / "w1", witness.public_key_path(db))
+    gm("gm", "witness", "add", one.url, "--key", one.public, "--db", db, "--as", OPERATOR)
+    gm("players", "adjust", "bot-001", "5", "--reason", "up", "--db", db, "--as", OPERATOR)
+    one.stop()
+    size = _log_size(db)
+    run = gm(
+        "players",
+        "adjust",
+        "bot-001",
+        "5",
+        "--reason",
+        "down",
+        "--db",
+        db,
+        "--as",
+        OPERATOR,
+        expect=2,
+    )
+    assert f"0 of the store's 1 served witness(es) answer, the quorum is 1: {one.url}" in (
+        run.stderr
+    )
+    assert "Nothing was written" in run.stderr and _log_size(db) == size
+    gm("gm", "witness", "remove", one.url, "--db", db, "--as", OPERATOR)
+    gm("players", "adjust", "bot-001", "5", "--reason", "after", "--db", db, "--as", OPERATOR)

@@ -127,7 +127,11 @@ def writing(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any)
     from gmtool.ops.cover import covering
 
     actor = next((arg for arg in args if isinstance(arg, Gm)), None)
-    with open_store(db, write=True) as store, covering(store, actor, console.warning):
+    change = getattr(action, "changes_witnesses", False)  # (ops/witnesses.py)
+    with (
+        open_store(db, write=True) as store,
+        covering(store, actor, console.warning, witness_change=change),
+    ):
         return action(store, *args, **kwargs)
 
 

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gmtool.errors import GmtoolError, Unavailable
-from gmtool.evidence import witness
+from gmtool.evidence import witness, witness_http
 from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.evidence.request import Gm
 from gmtool.house.lock import held
@@ -102,11 +102,17 @@ def covering(
     actor: Gm | None,
     notify: Callable[[str], None] = lambda message: None,
     wait: float = HOST_WAIT_S,
+    witness_change: bool = False,
 ) -> Iterator[None]:
     """Run a command that may write, then `cover` whatever it appended to the log, also
     when it ended in an error after writing (a refusal is logged before it is raised): the
-    command's own error is raised then, with the checkpoint's problem said first."""
+    command's own error is raised then, with the checkpoint's problem said first. Refused
+    first, nothing written: a store behind its witness, and (but for a change of the
+    witnesses themselves, which must stay possible with one gone) a write whose served
+    witnesses could not cosign it."""
     refuse_behind(store)
+    if not witness_change:
+        refuse_unwitnessed(store)
     before, _ = log_append.state(store)
     try:
         yield
@@ -181,6 +187,31 @@ def refuse_behind(store: Store) -> None:
     raise StoreError(
         f"{store.path}: {why}. Nothing was written: run `gmtool audit`, and restore the "
         "newest copy of the store"
+    )
+
+
+def refuse_unwitnessed(store: Store) -> None:
+    """Before a write the console would sign itself (the host's key is readable here):
+    Unavailable, nothing written, when fewer of the store's served witnesses answer than
+    its quorum. The write would be covered by the witness folders alone, which whoever can
+    write them can cut (outside probe a48)."""
+    key = witness.key_path(store.path) if isinstance(store.path, Path) else None
+    served = witnesses.served(store) if key is not None else []
+    if not served or key is None or not os.access(key, os.R_OK):
+        return
+    need, origin, silent = witnesses.quorum(store), log_append.origin_of(store), []
+    for place in served:
+        try:
+            witness_http.fetch(place.location, origin)
+        except (witness_http.Unreachable, witness_http.Refused) as error:
+            silent.append(f"{place.location} ({error})")
+        if len(served) - len(silent) >= need:
+            return
+    raise Unavailable(
+        f"{len(served) - len(silent)} of the store's {len(served)} served witness(es) answer, "
+        f"the quorum is {need}: {'; '.join(silent)}. Nothing was written (the witness folders "
+        "alone would cover it). Try again once they answer, or remove a witness that is gone "
+        "for good: `gmtool gm witness remove URL`"
     )
 
 

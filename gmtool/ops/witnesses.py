@@ -261,3 +261,9 @@ def _change(
     except (StoreError, Uncovered) as error:
         return {**done, "signed": [], "unsigned": str(error)}
     return {**done, "signed": signed, "unsigned": None, "notes": notes}
+
+
+# A change of the witnesses goes on while a served witness is gone (removing it is the
+# remedy): `cli/common.writing` does not first require the served witnesses to answer.
+for _witness_change in (add, remove, set_quorum):
+    _witness_change.changes_witnesses = True  # type: ignore[attr-defined]
