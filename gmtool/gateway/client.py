@@ -65,6 +65,7 @@ class Told:
     own: list[str] = field(default_factory=list)  # own cards seen (face down)
     up: dict[str, list[str]] = field(default_factory=dict)  # face-up cards by player
     live: list[str] = field(default_factory=list)  # players still in the hand
+    dealt: list[str] = field(default_factory=list)  # the players the hand started with
     pot: int = 0
     over: bool = True
 
@@ -75,7 +76,8 @@ class Told:
             self.config_id = event.get("config_id")
             self.blind = game is None or game.blind_until_look
             self.looked, self.own, self.up, self.pot, self.over = False, [], {}, 0, False
-            self.live = [seat["player"] for seat in event.get("seats", [])]
+            self.dealt = [seat["player"] for seat in event.get("seats", [])]
+            self.live = list(self.dealt)
         elif kind == "ante":
             self.pot += int(event.get("amount") or 0)
         elif kind == "deal":
