@@ -133,7 +133,7 @@ def start_host(db: Path, tables: int, log: Path) -> tuple[subprocess.Popen, str]
     raise SystemExit("the host did not start listening within 120 s")
 
 
-async def seated(bots: list, task: asyncio.Future, within: float = 300.0) -> None:
+async def seated(bots: list, task: asyncio.Future, within: float = 120.0) -> None:
     """Until every bot has been dealt into a hand (the host's own bots stood up for them
     as their hands ended), or `within` seconds."""
     deadline = time.monotonic() + within
@@ -178,7 +178,8 @@ def network_run(db: Path, count: int, duration: float, think: float, folder: Pat
             task = asyncio.ensure_future(netbots.play(bots, stop))
             waited = time.monotonic()
             await seated(bots, task)
-            print(f"  (N={count}: every bot dealt in after {time.monotonic() - waited:.1f} s)",
+            dealt = sum(1 for bot in bots if bot.name in bot.told.dealt or bot.stats.hands)
+            print(f"  (N={count}: {dealt} bots dealt in after {time.monotonic() - waited:.1f} s)",
                   file=sys.stderr)  # fmt: skip
             for bot in bots:  # measured from here: every bot plays
                 bot.stats.round_trips.clear()

@@ -37,6 +37,7 @@ from gmtool.gateway.protocol import PROTOCOL
 # Close codes after which connecting again cannot help (docs/protocol.md, Close codes).
 FINAL = {4001: "token refused", 4002: "no hello", 4003: "kicked", 4004: "replaced elsewhere"}
 RETRY_S = (0.5, 1.0, 2.0, 4.0, 8.0)  # pauses before each new attempt after a drop
+FIRST_TRIES = 3  # first connections whose handshake timed out, tried again (a busy host)
 MAX_RETRIES = 30  # attempts in a row (at 8 s: past any reconnect window of the profiles)
 LEAVE_VERBS = {"fold", "pass"}  # the player's own ways out of a hand (the engine's)
 
@@ -216,7 +217,8 @@ class NetworkBot:
                 if code in FINAL:
                     reason = getattr(error.rcvd, "reason", "")  # type: ignore[union-attr]
                     raise BotRefused(self.name or self.label, f"{FINAL[code]}: {reason}") from None
-                if not self.name:
+                busy = isinstance(error, TimeoutError) and attempt < FIRST_TRIES
+                if not self.name and not busy:  # (a busy host: its handshake timed out)
                     raise Unreachable(f"cannot reach {self.url}: {_why(error)}") from None
                 if attempt >= MAX_RETRIES:
                     raise

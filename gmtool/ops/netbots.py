@@ -40,6 +40,7 @@ from gmtool.store.db import Store
 
 GRANT_REASON = "bots --connect: coins for network bots to play with"
 MAX_BOTS = 10_000
+RAMP_S = 0.002  # between two bots' first connections: 2,000 bots connect within 4 s
 
 
 def bot_names(prefix: str, count: int) -> list[str]:
@@ -158,7 +159,7 @@ def make_bots(
 
 async def play(bots: list[NetworkBot], stop: asyncio.Event | None = None) -> Report:
     """Run `bots` until each is done, or `stop` is set (then each leaves: cancelled)."""
-    tasks = [asyncio.ensure_future(bot.run()) for bot in bots]
+    tasks = [asyncio.ensure_future(_after(i * RAMP_S, bot)) for i, bot in enumerate(bots)]
     report = Report()
     waiter = asyncio.ensure_future(stop.wait()) if stop is not None else None
     pending: set[asyncio.Future[Any]] = set(tasks)
@@ -195,6 +196,11 @@ async def play(bots: list[NetworkBot], stop: asyncio.Event | None = None) -> Rep
     if report.refused and len(report.refused) == len(bots):
         raise Refused(f"the host refused every bot; the first: {report.refused[0]}")
     return report
+
+
+async def _after(seconds: float, bot: NetworkBot) -> Stats:
+    await asyncio.sleep(seconds)
+    return await bot.run()
 
 
 def run(bots: list[NetworkBot], started: Callable[[], None] = lambda: None) -> Report:
