@@ -97,7 +97,7 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def prepare_bots(db: Path, count: int, think: float):
+def prepare_bots(db: Path, count: int) -> dict:
     from gmtool.cli.common import acting_user
     from gmtool.ops import netbots
     from gmtool.store.db import connect
@@ -161,7 +161,7 @@ def network_run(db: Path, count: int, duration: float, think: float, folder: Pat
 
     tiers, seats = rooms(db)
     tables = len(tiers) * math.ceil(count / (seats * len(tiers)))  # as many of each room
-    made = prepare_bots(db, count, think)
+    made = prepare_bots(db, count)
     host, url = start_host(db, tables, folder / f"host-{count}.log")
     try:
         time.sleep(1.0)  # the tables' first hands under way

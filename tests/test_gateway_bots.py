@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import clean_env, gm_identity, gmtool_command
 
+from gmtool.errors import Refused
 from gmtool.gateway.client import NetworkBot, Told, legal_of
 from gmtool.ops import netbots
 from gmtool.store import ledger
@@ -124,7 +125,7 @@ def test_an_owner_ante_room_refuses_network_bots_with_its_reason(
     bots[0].room = ("lequ-showhand", "table")
     played = host.stepper.start(netbots.play(bots))
     host.run_until(played.done, what="the refusal")
-    with pytest.raises(Exception, match="refused every bot.*owner-ante"):
+    with pytest.raises(Refused, match="refused every bot.*owner-ante"):
         played.result()
 
 

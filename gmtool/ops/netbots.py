@@ -39,7 +39,6 @@ from gmtool.store import configs, ledger
 from gmtool.store.db import Store
 
 GRANT_REASON = "bots --connect: coins for network bots to play with"
-MAX_BOTS = 10_000
 RAMP_S = 0.002  # between two bots' first connections: 2,000 bots connect within 4 s
 
 
