@@ -142,6 +142,15 @@ SMOKE = {
             r"^  sustained with p99 < 100 ms: ",
         ],
     ),
+    "gateway.py": (
+        ["--players", "4", "--duration", "2", "--think", "0.2"],
+        [
+            r"^\| N \| tables \| connected \| actions \| round trip p50 \| p99 \|",
+            rf"^\| 4 \| \d+ \| 4 \| {NUMBER} \| {NUMBER} ms \| {NUMBER} ms \| -?{NUMBER} \| "
+            rf"{NUMBER}% \| {NUMBER} \| {NUMBER} ms \| {NUMBER} ms \|",
+            r"^largest N with round trip p99 < 100 ms: [\d,]+ \(target 2,000\)",
+        ],
+    ),
     "three_card_speed.py": (
         ["0.2", "--seed", "7"],
         [

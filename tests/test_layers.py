@@ -34,7 +34,8 @@ ALLOWED = {
         set(),
     ),
     "sandbox": ({"sandbox", "engine", "rules"}, set()),
-    "gateway": ({"gateway", "engine"}, {"jwt", "cryptography"}),  # players (issue 25), so far
+    # players (issue 25); the network bots (gateway/client.py) play the bots' policies
+    "gateway": ({"gateway", "engine", "bots"}, {"jwt", "cryptography", "websockets"}),
     "simulate": ({"simulate", "engine", "rules", "bots"}, {"matplotlib"}),  # what-if, no store
     "cli": (
         {

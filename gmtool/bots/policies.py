@@ -170,9 +170,9 @@ def decide(
     escape = policy.escape
     if escape and rng.random() < escape:
         return actions["escape"]
-    by_verb = {}
-    for entry in legal:
-        by_verb[entry[0]] = entry
+    by_verb: dict[str, Legal] = {}
+    for item in legal:
+        by_verb[item[0]] = item
     if "look" in by_verb and rng.random() < policy.look:
         return actions["look"]
     s = BLIND_STRENGTH if strength is None else strength
@@ -189,6 +189,7 @@ def decide(
         return actions["open"]
     if "buy" in by_verb and (strong or rng.random() < policy.challenge):
         return _new(Action, ("buy", player, None, by_verb["buy"].targets[0], None))
+    entry: Legal | None
     if strong:
         entry = by_verb.get("raise") or by_verb.get("bet")
         if entry is not None:
@@ -233,7 +234,7 @@ def _amount(entry: Legal, policy: Policy, s: float) -> int:
     else `size` of the way into it (on the step, where the entry allows it), else the least."""
     if entry.amounts:  # three-card follows: the room's amounts (H5)
         return entry.amounts[-1] if s >= policy.raise_above else entry.amounts[0]
-    low, high = entry.min_amount, entry.max_amount
+    low, high = entry.min_amount or 0, entry.max_amount or 0  # (an amount entry has both)
     if s >= policy.allin_above:
         return high
     if policy.size and s >= policy.raise_above:

@@ -19,12 +19,16 @@ decision) and monotone in what matters (better cards, weaker boards, fewer oppon
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations, islice
 from math import comb
+from typing import TYPE_CHECKING
 
 from gmtool.engine.cards import Card
-from gmtool.engine.hand import Hand
+from gmtool.engine.hand import Hand, PlayerState
+
+if TYPE_CHECKING:
+    from gmtool.engine.rankings import Ranking
 
 ENUMERATION_LIMIT = 400_000  # holdings of one size enumerated exactly; above, a strided sample
 
@@ -32,8 +36,8 @@ ENUMERATION_LIMIT = 400_000  # holdings of one size enumerated exactly; above, a
 class Percentiles:
     """Mid-rank percentile of every holding of each size of a ranking's deck, by bitmask."""
 
-    def __init__(self, ranking) -> None:
-        self.ranking = ranking
+    def __init__(self, ranking: Ranking) -> None:
+        self.ranking: Ranking = ranking
         self.cards = tuple(ranking.deck.cards)
         size = ranking.hand_size
         partial = hasattr(ranking, "showing_key")  # stud5: partial hands rank by S7
@@ -45,13 +49,13 @@ class Percentiles:
 
     def _key(self, cards: Sequence[Card], mask: int) -> int:
         if len(cards) == self.ranking.hand_size:
-            return self.ranking.key(cards)
-        return self.ranking.showing_key(cards, mask)
+            return int(self.ranking.key(cards))
+        return int(self.ranking.showing_key(cards, mask))  # type: ignore[union-attr]
 
     def _build(self, size: int) -> None:
         total = comb(len(self.cards), size)
         step = -(-total // ENUMERATION_LIMIT)  # 1 for every shipped deck
-        keyed = []
+        keyed: list[tuple[int, int]] = []
         for combo in islice(combinations(self.cards, size), 0, None, step):
             mask = 0
             for card in combo:
@@ -89,7 +93,7 @@ class Percentiles:
 _TABLES: dict[int, tuple[object, Percentiles]] = {}
 
 
-def percentiles(ranking) -> Percentiles:
+def percentiles(ranking: Ranking) -> Percentiles:
     """The percentile tables of `ranking`, built once per ranking object (rankings are
     shared between configs that rank alike, engine/rankings)."""
     found = _TABLES.get(id(ranking))
@@ -106,30 +110,30 @@ class Sight:
 
     __slots__ = ("table", "by_mask")
 
-    def __init__(self, ranking) -> None:
+    def __init__(self, ranking: Ranking) -> None:
         self.table = percentiles(ranking)
         self.by_mask = self.table.by_mask
 
-    def strength(self, hand, name: str) -> float | None:
+    def strength(self, hand: Hand, name: str) -> float | None:
         """The chance, as `name` can judge it, that their cards beat every other live
         player's; None while they have not looked at their cards (three-card blind, H4)."""
         if hand.has_looked(name) is False:
             return None
         return self.seen(hand, hand.players[name])
 
-    def judge(self, hand):
+    def judge(self, hand: Hand) -> Callable[[Hand, PlayerState], float | None]:
         """What a driver playing `hand` calls with (hand, player state) at each turn:
         `seen` where no player of this game is ever blind (the hand does not say who has
         looked), else `looked`."""
         return self.seen if type(hand).has_looked is Hand.has_looked else self.looked
 
-    def looked(self, hand, player) -> float | None:
+    def looked(self, hand: Hand, player: PlayerState) -> float | None:
         """`strength` by player state: None while the player has not looked (H4)."""
         if hand.has_looked(player.name) is False:
             return None
         return self.seen(hand, player)
 
-    def seen(self, hand, player) -> float:
+    def seen(self, hand: Hand, player: PlayerState) -> float:
         """`strength` of a player who sees their own cards (any stud5 player, a three-card
         player who has looked). The simulator asks it at every turn, so the common case,
         where the player and every other show cards that the tables hold, is one tight
@@ -160,22 +164,26 @@ class Sight:
                 pass
         return self.chance(hand, player)
 
-    def chance(self, hand, player) -> float:
+    def chance(self, hand: Hand, player: PlayerState) -> float:
         """The estimate in full: the product over the other live players of `0.5 + mine -
         theirs` (their face-up cards' percentile; kept within [0.01, 0.99]), or of `mine`
         against a player who shows nothing."""
+        others = [other.showing for other in hand.live() if other is not player]
+        return self.told(player.cards, others)
+
+    def told(self, cards: Sequence[Card], others: Sequence[int]) -> float:
+        """The estimate from what a player is told: their own `cards` and, for each other
+        live player, the bitmask of their face-up cards (0: they show nothing). A network
+        bot (gateway/client.py) knows no more than this."""
         by_mask = self.by_mask
         mask = 0
-        for card in player.cards:
+        for card in cards:
             mask |= card.mask
         mine = by_mask.get(mask)
         if mine is None:
-            mine = self.table.of(player.cards, mask)
+            mine = self.table.of(cards, mask)
         chance = 1.0
-        for other in hand.live():
-            if other is player:
-                continue
-            showing = other.showing
+        for showing in others:
             if showing:
                 theirs = by_mask.get(showing)
                 if theirs is None:
@@ -187,7 +195,8 @@ class Sight:
         return chance
 
 
-def strength(hand, name: str) -> float | None:
+def strength(hand: Hand, name: str) -> float | None:
     """`Sight.strength` for one decision (the host's bots): the chance, as `name` can judge
     it, that their cards beat every other live player's; None while blind (H4)."""
-    return Sight(hand.ranking).strength(hand, name)
+    ranking: Ranking = hand.ranking  # type: ignore[attr-defined]  # (each game's hand has one)
+    return Sight(ranking).strength(hand, name)

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "house": ("gmtool.cli.house", "app"),
     "tables": ("gmtool.cli.tables", "app"),
     "players": ("gmtool.cli.players", "app"),
+    "bots": ("gmtool.cli.bots", "bots"),
     "gm": ("gmtool.cli.gm", "app"),
     "checkpoint": ("gmtool.cli.checkpoint", "app"),
     "witness": ("gmtool.cli.witness", "app"),

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 HELLO_TIMEOUT_S = 10.0  # a connection that says nothing is closed (a half-open socket)
 MAX_CONNECTIONS = 10_000
+BACKLOG = 2048  # connections waiting to be accepted (asyncio's 100 drops a crowd's: 2,000 bots)
 
 
 def http_answer(connection: Any, request: Any) -> Any:
@@ -79,6 +80,7 @@ class Gateway:
             int(port),
             max_size=8 * MAX_FRAME,
             process_request=http_answer,
+            backlog=BACKLOG,
         )
         bound = self.server.sockets[0].getsockname()
         self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
@@ -290,7 +292,8 @@ class Gateway:
             ]
             if not found:
                 raise ProtocolError("no_table", "no table of that room here", message.id)
-            table = min(found, key=lambda t: len(t.seated) + len(t.joining))
+            # the table with the fewest people: the host's bots stand up for people (S21)
+            table = min(found, key=self._people_at)
         for other in self.host.tables.values():
             if other is not table and (player in other.seated or player in other.joining):
                 raise ProtocolError(
@@ -321,6 +324,9 @@ class Gateway:
         elif player not in table.seated and player not in table.joining:
             table.joining.append(player)
         self._watch(connection, table, message.id)
+
+    def _people_at(self, table: HostedTable) -> int:
+        return sum(1 for name in table.seated if name in self.remote) + len(table.joining)
 
     def _start(self, connection: Connection, message: ClientMessage) -> None:
         table = self._table(message)
