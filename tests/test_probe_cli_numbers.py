@@ -31,6 +31,7 @@ FLOAT_OPTIONS = {
     ("demo", "--duration"): ("demo",),
     ("demo", "--speed"): ("demo", "--duration", "1"),
     ("demo", "--chaos"): ("demo", "--duration", "1"),
+    ("bots", "--think"): ("bots", "--connect", "ws://127.0.0.1:9"),
 }
 
 

@@ -110,8 +110,8 @@ def covering(
     first, nothing written: a store behind its witness, and (but for a change of the
     witnesses themselves, which must stay possible with one gone) a write whose served
     witnesses could not cosign it."""
-    refuse_behind(store)
-    if not witness_change:
+    if not witness_change:  # (a copy gives itself a witness of its own: the remedy)
+        refuse_behind(store)
         refuse_unwitnessed(store)
     before, _ = log_append.state(store)
     try:
@@ -218,8 +218,16 @@ def refuse_unwitnessed(store: Store) -> None:
 def _covered(store: Store, notary: Notary, size: int) -> bool:
     """Whether a witness folder holds a checkpoint of at least `size` records, whose
     signature holds, of this log's history."""
-    checkpoint = _newest(store, notary)
-    return checkpoint is not None and checkpoint.size >= size and _ours(store, checkpoint)
+    host = _host_verifier(store)
+    for folder in notary.folders()[0]:
+        found = witness.files(folder)
+        try:
+            checkpoint = read_signed(store, found[-1], host)[0] if found else None
+        except OSError:
+            continue
+        if checkpoint is not None and checkpoint.size >= size:
+            return True  # (a store behind its witness is refused before it writes)
+    return False
 
 
 def _host_signs(store: Store, notary: Notary, size: int, wait: float) -> bool:
