@@ -243,20 +243,7 @@ def test_a_gm_write_on_a_restored_older_copy_is_refused_before_it_is_written(
     gm("players", "adjust", "bot-001", "5", "--reason", "newer", "--db", stopped, "--as", OPERATOR)
     shutil.copyfile(older, stopped)  # the older copy restored; the witness holds the newer
     before = _size(stopped)
-    run = gm(
-        "players",
-        "adjust",
-        "bot-001",
-        "1",
-        "--reason",
-        "x",
-        "--db",
-        stopped,
-        "--as",
-        OPERATOR,
-        expect=None,
-    )
-    assert run.returncode == 2, run.stdout + run.stderr
+    run = _refused_adjust(gm, stopped)
     assert "older copy" in run.stderr and "Nothing was written" in run.stderr
     assert _size(stopped) == before
     assert "checkpoint_rollback" in gm("audit", "--db", stopped, expect=1).stdout
@@ -272,6 +259,13 @@ def test_a_gm_write_on_a_rewritten_history_is_refused(gm, stopped: Path) -> None
         ),
     )
     before = _size(stopped)
+    run = _refused_adjust(gm, stopped)
+    assert "history was rewritten" in run.stderr
+    assert _size(stopped) == before
+
+
+def _refused_adjust(gm, db: Path):
+    """A console adjustment that must be refused before it writes (exit 2)."""
     run = gm(
         "players",
         "adjust",
@@ -280,11 +274,10 @@ def test_a_gm_write_on_a_rewritten_history_is_refused(gm, stopped: Path) -> None
         "--reason",
         "x",
         "--db",
-        stopped,
+        db,
         "--as",
         OPERATOR,
         expect=None,
     )
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "history was rewritten" in run.stderr
-    assert _size(stopped) == before
+    return run
