@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import gm_identity, query
 
+from gmtool.evidence.note import sign
+from gmtool.house import lease
 from gmtool.house.lease import ConsoleLease
 from gmtool.ops.gm import sign_request
 from gmtool.store import gm as gm_store
@@ -26,6 +29,18 @@ def _hosting(tmp_path: Path, gm, virtual_host, **options):
     gm.add_roles(db)
     host = virtual_host(db, tables=2, seed="fates", **options)
     return host, host.run_until(host.running_players, what="a running hand")[0]
+
+
+def _held_lease(db: Path, request: str, note: str):
+    """What an attacker who can write the store's folder leaves: the command's lease
+    file holding `note`, its lock held by a process of theirs (not the console's)."""
+    import fcntl
+    import os
+
+    fd = os.open(lease.lease_path(db, request), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.write(fd, note.encode())
+    return fd
 
 
 def _queue(store, table_id: str, player: str, reason: str, by: str = OPERATOR) -> int:
@@ -89,10 +104,9 @@ def test_a_command_whose_console_died_is_withdrawn_not_carried_out(
 def test_a_command_whose_console_waits_is_carried_out(tmp_path: Path, gm, virtual_host) -> None:
     """The same command, its console holding the lease (alive, waiting): carried out."""
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
-    request = sign_request(
-        host.store, gm_identity(OPERATOR), "kick", f"{table_id}/{player}", "waits", {}
-    )
-    with ConsoleLease(host.store.path, request):
+    boss = gm_identity(OPERATOR)
+    request = sign_request(host.store, boss, "kick", f"{table_id}/{player}", "waits", {})
+    with ConsoleLease(host.store.path, request, boss.signer):
         command_id = gm_store.enqueue(
             host.store, "kick", table_id, player, "waits", OPERATOR, request
         )
@@ -142,3 +156,66 @@ def test_a_command_a_killed_host_had_taken_is_logged_as_interrupted(
     (fate,) = _fates(Path(store.path), command_id)
     assert fate["ok"] is False and "stopped while carrying" in fate["error"]
     gm("audit", "--db", store.path)
+
+
+def _outcome_with_lease_held(tmp_path: Path, gm, virtual_host, note_for) -> tuple[str, dict]:
+    """A kick whose console is gone while someone else holds its lease, the lease file
+    holding `note_for(request)`: the command's status and its logged fate."""
+    import os
+
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
+    boss = gm_identity(OPERATOR)
+    request = sign_request(host.store, boss, "kick", f"{table_id}/{player}", "held", {})
+    fd = _held_lease(Path(host.store.path), request, note_for(request))
+    try:
+        command_id = gm_store.enqueue(
+            host.store, "kick", table_id, player, "held", OPERATOR, request
+        )
+        host.run_until(
+            lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+            what="the host's answer",
+        )
+    finally:
+        os.close(fd)
+    (fate,) = _fates(Path(host.store.path), command_id)
+    return gm_store.command(host.store, command_id)["status"], fate
+
+
+def _word(request: str, age: float, signer=None) -> str:
+    """The console's signed word for `request`, written `age` seconds ago."""
+    from gmtool.store.clock import SYSTEM
+
+    signer = signer or gm_identity(OPERATOR).signer
+    return sign(lease._word(request, SYSTEM.wall() - age), signer)
+
+
+STALE_WORDS = {
+    "pid only": lambda request: "12345\n",  # a lock and a pid: what a lease held before
+    "dead console's last word": lambda request: _word(request, lease.FRESH_S + 30),
+    "another key's word": lambda request: _word(request, 0, gm_identity("mallory").signer),
+    "another request's word": lambda request: _word(request.replace("held", "hold"), 0),
+}
+
+
+@pytest.mark.parametrize("note_for", STALE_WORDS.values(), ids=STALE_WORDS.keys())
+def test_a06_a_killed_consoles_lock_held_by_another_is_not_its_word(
+    tmp_path: Path, gm, virtual_host, note_for
+) -> None:
+    """Outside probe a06: the console was killed and someone holds its lease's lock. The
+    lock alone is not the console's word: with the old pid-only file, a stale signed word
+    (its last, written before it died), or a word signed by another key or for another
+    request, the host logs the command as withdrawn and nobody is kicked."""
+    status, fate = _outcome_with_lease_held(tmp_path, gm, virtual_host, note_for)
+    assert status == "withdrawn", fate
+    assert fate["error"].startswith("withdrawn: the console") and "kicked" not in fate
+
+
+def test_a06_a_fresh_signed_word_under_a_held_lock_is_a_waiting_console(
+    tmp_path: Path, gm, virtual_host
+) -> None:
+    """The control: the same held lock with the GM's fresh word is a console that waits,
+    and the kick is carried out (so the refusals above are the word's doing)."""
+    status, fate = _outcome_with_lease_held(
+        tmp_path, gm, virtual_host, lambda request: _word(request, 1)
+    )
+    assert status == "done" and fate["ok"] and "kicked" in fate, fate

@@ -187,7 +187,7 @@ class Host:
         gone: list[dict] = []
 
         def withdrawal(row: dict) -> dict | None:
-            outcome = abandoned(self.store.path, row)
+            outcome = abandoned(self.store, row)
             gone.extend([outcome] if outcome else [])
             return outcome
 

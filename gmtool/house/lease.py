@@ -10,8 +10,20 @@ command has a fate. The kernel releases the lock when the console exits in any w
 and logs the command as withdrawn instead of carrying it out (house/host.py, and at a
 host's start house/recovery.py). Ctrl-C withdraws it at once (ops/gm.py).
 
-The file holds nothing secret (the console's pid); it is readable by the host's user,
-whoever owns the store, and removed once the command has a fate.
+A lock alone proves only that some process holds it, and whoever can write the store's
+folder can hold one for a console they killed (outside probe a06). So the lock file also
+holds the console's word that it still waits: a signed note by the GM whose request the
+command carries, naming the request (its digest) and the moment it was written; the
+console writes it anew every `REFRESH_S` while it waits. The host carries a command out
+only while the lock is held AND that note verifies with the requesting GM's registered
+key AND is at most `FRESH_S` old: a killed console's last note goes stale within
+`FRESH_S` whoever holds its lock, and nobody without the GM's key can write a fresh one.
+Both times are the machine's clock (`SYSTEM`), never a host's virtual clock: this is a
+question about two processes on one machine, as the lock itself is.
+
+The file holds nothing secret (the note: the request's digest, a time, a signature); it
+is readable by the host's user, whoever owns the store, and removed once the command has
+a fate.
 """
 
 from __future__ import annotations
@@ -22,25 +34,62 @@ import os
 from pathlib import Path
 
 from gmtool.errors import Unavailable
+from gmtool.evidence import request as gm_request
+from gmtool.evidence.note import NoteError, Signer, Verifier, open_note, sign
 from gmtool.house.lock import held
 from gmtool.store import gm
+from gmtool.store.clock import SYSTEM
 from gmtool.store.db import Store, StoreError
 from gmtool.store.gm import failure
+
+REFRESH_S = 1.0  # how often a waiting console signs its word again
+FRESH_S = 15.0  # a console's word older than this: it is gone, whoever holds its lock
+SKEW_S = 5.0  # a word dated this far ahead of the host's reading still counts
+MAX_NOTE = 4096  # a lease file longer than this is not a console's
+
+
+def _digest(request: str) -> str:
+    return hashlib.sha256(request.encode("utf-8")).hexdigest()
 
 
 def lease_path(db_path: Path | str, request: str) -> Path:
     """The lease file of the command whose signed request is `request`."""
     db_path = Path(db_path)
-    digest = hashlib.sha256(request.encode("utf-8")).hexdigest()[:32]
-    return db_path.with_name(f"{db_path.name}.command-{digest}.lock")
+    return db_path.with_name(f"{db_path.name}.command-{_digest(request)[:32]}.lock")
+
+
+def _word(request: str, at: float) -> str:
+    """The text a waiting console signs: the request it waits for, and when (fixed width,
+    so each new word overwrites the last in place)."""
+    return f"gmtool console waits\n{_digest(request)}\n{at:020.6f}\n"
+
+
+def _word_holds(note: bytes, request: str, key: str | None, now: float) -> bool:
+    """Whether `note` is `key`'s signed word, for `request`, written at most FRESH_S
+    before `now`."""
+    if key is None:
+        return False
+    try:
+        text, _ = open_note(note.decode("utf-8"), [Verifier.parse(key)])
+        head, digest, at, tail = text.split("\n")
+        written = float(at)
+    except (NoteError, UnicodeDecodeError, ValueError):
+        return False
+    if (head, digest, tail) != ("gmtool console waits", _digest(request), ""):
+        return False
+    return now - FRESH_S <= written <= now + SKEW_S
 
 
 class ConsoleLease:
-    """Held by the console from before it queues a command until the command's fate."""
+    """Held by the console from before it queues a command until the command's fate,
+    with its word (signed by `signer`, the GM whose request it is) renewed by `renew`."""
 
-    def __init__(self, db_path: Path | str, request: str) -> None:
+    def __init__(self, db_path: Path | str, request: str, signer: Signer) -> None:
         self.path = lease_path(db_path, request)
+        self.request = request
+        self.signer = signer
         self._fd: int | None = None
+        self._said = 0.0
 
     def acquire(self) -> ConsoleLease:
         try:
@@ -55,7 +104,7 @@ class ConsoleLease:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             os.fchmod(fd, 0o644)  # the host may run as another user: it must open it
             os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+            self._say(fd)
         except OSError as error:
             os.close(fd)
             raise StoreError(
@@ -63,6 +112,21 @@ class ConsoleLease:
             ) from None
         self._fd = fd
         return self
+
+    def _say(self, fd: int) -> None:
+        now = SYSTEM.wall()
+        os.pwrite(fd, sign(_word(self.request, now), self.signer).encode("utf-8"), 0)
+        self._said = now
+
+    def renew(self) -> None:
+        """Sign the console's word again if `REFRESH_S` have passed (call it while waiting).
+        A word that cannot be written leaves the last one to go stale: the host then
+        withdraws the command, the safe way to fail."""
+        if self._fd is not None and SYSTEM.wall() - self._said >= REFRESH_S:
+            try:
+                self._say(self._fd)
+            except OSError:
+                pass
 
     def release(self) -> None:
         """Give the lease up (the command has a fate): the file goes, then the lock."""
@@ -83,14 +147,27 @@ class ConsoleLease:
         self.release()
 
 
-def console_waiting(db_path: Path | str, request: str | None) -> bool:
-    """Whether the console that queued the command of `request` still holds its lease.
+def console_waiting(store: Store, request: str | None) -> bool:
+    """Whether the console that queued the command of `request` still waits: it holds the
+    lease's lock and its word there is fresh and signed by the GM whose request it is.
     False when no file is there (a command queued by hand, or by a gmtool from before
-    leases), when the lock is free (the console exited, however), or when the file cannot
-    be opened: a host that cannot tell carries nothing out."""
+    leases), when the lock is free (the console exited, however), when the word is stale,
+    unsigned or another's (a killed console's lock held by someone else), or when the file
+    cannot be read: a host that cannot tell carries nothing out."""
     if request is None:
         return False
-    return held(lease_path(db_path, request)) is True
+    path = lease_path(store.path, request)
+    if held(path) is not True:
+        return False
+    try:
+        with open(path, "rb") as file:
+            note = file.read(MAX_NOTE + 1)
+        by = gm_request.fields_of(request)["by"]
+    except (OSError, NoteError):
+        return False
+    if len(note) > MAX_NOTE or not isinstance(by, str):
+        return False
+    return _word_holds(note, request, gm.registered_key(store, by), SYSTEM.wall())
 
 
 def discard(db_path: Path | str, request: str | None) -> None:
@@ -109,12 +186,12 @@ ABANDONED = (
 )
 
 
-def abandoned(db_path: Path | str, command: dict) -> dict | None:
+def abandoned(store: Store, command: dict) -> dict | None:
     """A host's check before it claims `command`: None while its console waits; else the
     command's fate, withdrawn (it is never carried out)."""
-    if console_waiting(db_path, command.get("request")):
+    if console_waiting(store, command.get("request")):
         return None
-    discard(db_path, command.get("request"))
+    discard(store.path, command.get("request"))
     return {**failure(Unavailable(ABANDONED)), "withdrawn": True}
 
 
@@ -123,7 +200,7 @@ def withdraw_abandoned(store: Store) -> list[int]:
     table plays): their ids."""
     withdrawn = []
     for command in gm.pending_commands(store):
-        outcome = abandoned(store.path, command)
+        outcome = abandoned(store, command)
         if outcome is not None and gm.withdraw(store, command["id"], outcome):
             withdrawn.append(command["id"])
     return withdrawn

@@ -91,6 +91,7 @@ def send_command(
     try:
         deadline = time.monotonic() + timeout
         while (outcome := _answer(store, command_id)) is None and time.monotonic() < deadline:
+            lease.renew()
             time.sleep(POLL_S)
         return _conclude(store, table_id, command_id, timeout, outcome)
     except KeyboardInterrupt:
@@ -123,6 +124,7 @@ async def send_command_async(
     try:
         deadline = loop.time() + timeout
         while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:
+            lease.renew()
             await asyncio.sleep(POLL_S)
         return _conclude(store, table_id, command_id, timeout, outcome)
     finally:
@@ -189,9 +191,9 @@ def _queue(
     if error is not None:
         log(store, actor.name, kind, target, reason, failure(error), request)
         raise error
-    if request is None:  # kick and close are privileged: never unsigned
+    if request is None or actor.signer is None:  # kick and close are privileged: signed
         raise Refused(f"{kind} needs a GM's signed request")
-    lease = ConsoleLease(store.path, request).acquire()
+    lease = ConsoleLease(store.path, request, actor.signer).acquire()
     try:
         return gm.enqueue(store, kind, table_id, player, reason, actor.name, request), lease
     except BaseException:
