@@ -74,6 +74,30 @@ def _mint_in_row_and_log(conn: sqlite3.Connection) -> None:
             )
 
 
+def test_an_auditors_own_key_does_not_excuse_a_witness_without_checkpoints(
+    hosted: Path, gm, tmp_path: Path
+) -> None:
+    """Outside probe (c19b, c19c, c43b): an auditor who brings the host's verifier key
+    (`--key`, as a regulator does) is told when the witness holds no checkpoint at all:
+    every file deleted, the store's own key files deleted too, or an empty folder given
+    with --witness. Each audited "ok" before."""
+    regulator = tmp_path / "regulator.pub"
+    shutil.copyfile(witness.public_key_path(hosted), regulator)
+    empty = tmp_path / "regulator-copy"
+    empty.mkdir()
+    code, report = _audit(gm, hosted, "--key", regulator, "--witness", empty)  # c19c
+    assert code == 1 and [p["kind"] for p in report["problems"]] == ["witness_missing"], report
+    assert "--key" in report["problems"][0]["detail"]
+    for path in witness.files(witness.witness_dir(hosted)):  # c19b
+        path.unlink()
+    code, report = _audit(gm, hosted, "--key", regulator)
+    assert code == 1 and [p["kind"] for p in report["problems"]] == ["witness_missing"], report
+    for path in (witness.key_path(hosted), witness.public_key_path(hosted)):  # c43b
+        path.unlink()
+    code, report = _audit(gm, hosted, "--key", regulator)
+    assert code == 1 and "witness_missing" in [p["kind"] for p in report["problems"]], report
+
+
 def test_a_consistent_rewrite_of_the_whole_log_is_found_through_a_checkpoint(
     hosted: Path, gm, tmp_path: Path
 ) -> None:

@@ -110,8 +110,10 @@ class Notary:
                 checkpoint, _ = read_signed(self.store, found[-1], self.signer.verifier)
             except OSError as error:
                 raise StoreError(
-                    f"{error}; the host will not start without a readable witness "
-                    "(move the file away only if you know it is not this store's)"
+                    f"{error}; the host will not start without a readable witness. If this "
+                    "store is a copy of another, give it a witness folder of its own "
+                    f"(`gmtool gm witness add DIR`, then `gmtool gm witness remove {folder}`); "
+                    "never delete or move checkpoints out of a witness: they are evidence"
                 ) from None
             if newest is None or checkpoint.size > newest[1].size:
                 newest = (found[-1], checkpoint)

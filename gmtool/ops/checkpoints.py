@@ -55,8 +55,14 @@ def signed_checkpoints(
         found = witness.files(folder)
         paths += found
         recorded = any(witness.same_folder(folder, other) for other in witnesses.folders(store))
-        if not found and key is None and (key_file.exists() or recorded):
-            why = f"{key_file.name} exists" if key_file.exists() else "the store records it"
+        if not found and (key is not None or key_file.exists() or recorded):
+            why = (  # an auditor's own --key says the host signs, whatever lies beside it
+                f"--key {key} was given"
+                if key is not None
+                else f"{key_file.name} exists"
+                if key_file.exists()
+                else "the store records it"
+            )
             problems.append(
                 Finding(
                     "witness_missing",
