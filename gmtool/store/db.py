@@ -61,6 +61,8 @@ def resolve_path(db: str | None) -> Path:
 class Store:
     """One connection to the store, with the repository methods mixed in by `open_store`."""
 
+    dialect = "sqlite"  # store/dialect.py
+
     def __init__(
         self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM, read_only: bool = False
     ) -> None:

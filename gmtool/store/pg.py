@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 from psycopg import pq
 
+from gmtool.errors import Damaged
 from gmtool.store.clock import SYSTEM, Clock, now
 from gmtool.store.errors import StoreError
 from gmtool.store.url import redacted
@@ -89,7 +90,15 @@ class PgConnection:
         self.raw = raw
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
-        return self.raw.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        try:
+            return self.raw.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        except psycopg.errors.InvalidTextRepresentation as error:
+            if "json" not in str(error):
+                raise
+            raise Damaged(
+                "a JSON column in the store holds text that is not JSON: the store was "
+                "edited (`gmtool audit` says what else changed)"
+            ) from None
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> psycopg.Cursor:
         cursor = self.raw.cursor()
@@ -107,6 +116,8 @@ class PgConnection:
 class PgStore:
     """One connection to a PostgreSQL store; `path` is how messages name it (its URL,
     password masked)."""
+
+    dialect = "postgresql"  # store/dialect.py
 
     def __init__(
         self, url: str, raw: psycopg.Connection, clock: Clock = SYSTEM, read_only: bool = False
