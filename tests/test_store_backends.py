@@ -15,7 +15,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from backends import any_store_fixture, pg_server_fixture  # noqa: F401 (fixtures)
+from backends import (
+    BACKENDS,
+    StepClock,
+    any_store_fixture,  # noqa: F401 (a fixture)
+    location,
+    pg_server_fixture,  # noqa: F401 (a fixture)
+)
+from conftest import OPERATOR, Gmtool
 
 from gmtool.errors import Refused
 from gmtool.evidence import records
@@ -32,12 +39,13 @@ from gmtool.store import (
     log_history,
     log_reads,
     queries,
+    scan,
     seed_keys,
     witnesses,
 )
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
-from gmtool.store.db import NoSuchRecord, StoreError
+from gmtool.store.db import NoSuchRecord, StoreError, open_location
 from gmtool.store.schema import APPEND_ONLY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -306,6 +314,20 @@ def test_a_voided_hand_moves_no_coins(any_store) -> None:
     assert hand_store.unfinished_hands(store) == []
 
 
+def test_a_seat_list_that_is_not_json_is_skipped_never_a_stop(any_store) -> None:
+    """docs/evidence.md: queries reading inside a hand's seat list skip text that is not
+    JSON (only an edit makes it), on PostgreSQL as on SQLite."""
+    store = any_store
+    _, hand_id, _ = _running_hand(store)
+    assert scan.count_hands(store, player="bob") == 1
+    for edited in ("not json", "[1, null]"):
+        with store.write():
+            store.conn.execute("UPDATE hands SET seats = ? WHERE id = ?", (edited, hand_id))
+        assert hand_store.at_stake(store, "bob") is None
+        assert scan.count_hands(store, player="bob") == 0
+        assert queries.player(store, "bob")["recent_hands"] == []
+
+
 # -- configs and deployments ------------------------------------------------------------------
 
 
@@ -538,3 +560,47 @@ def test_append_only_tables_refuse_update_and_delete(any_store, table: str, chan
         with store.write():
             store.conn.execute(change.format(t=table))
     assert [tuple(r) for r in store.all(f"SELECT * FROM {table} ORDER BY id")] == before
+
+
+# -- the reading console commands that run on PostgreSQL ---------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reading_commands_list_the_same_on_both_backends(
+    backend: str, gm: Gmtool, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`players list|show`, `tables list|show` and `hands list` read a PostgreSQL store as
+    they read a SQLite one; commands that need files beside the store still refuse it."""
+    where = location(backend, tmp_path, request)
+    gm("db", "init", "--db", where, "--as", OPERATOR)
+    with open_location(where, clock=StepClock(), postgres=True) as store:
+        log, hand_id, _ = _running_hand(store)
+        table_store.publish(store, "qq-1", {"pot": 300}, list(PLAYERS))
+        hand_store.settle_hand(
+            store,
+            log,
+            hand_id,
+            [{"type": "hand_ended"}],
+            _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
+            "ab" * 32,
+        )
+    players = gm.json("players", "list", "--db", where, "--json")
+    assert [(p["name"], p["coins"], p["table"]) for p in players["players"]] == [
+        ("ann", 10_200, "qq-1"),
+        ("bob", 9_900, "qq-1"),
+        ("cat", 9_900, "qq-1"),
+    ]
+    ann = gm.json("players", "show", "ann", "--db", where, "--json")
+    assert ann["recent_hands"][0]["delta"] == 200 and ann["table"]["table_id"] == "qq-1"
+    tables = gm.json("tables", "list", "--db", where, "--json")
+    assert [(t["id"], t["system"], t["status"]) for t in tables] == [
+        ("qq-1", "qq-showhand", "open")
+    ]
+    assert gm.json("tables", "show", "qq-1", "--db", where, "--json")["id"] == "qq-1"
+    hands = gm.json("hands", "list", "--player", "bob", "--db", where, "--json")
+    assert [(h["id"], h["outcome"], h["winners"]) for h in hands] == [(hand_id, "settled", ["ann"])]
+    run = gm("hands", "list", "--player", "nobody", "--db", where, expect=2)
+    assert "no player 'nobody'" in run.stderr
+    if backend == "postgresql":
+        run = gm("hands", "show", str(hand_id), "--db", where, expect=2)
+        assert "does not run on PostgreSQL yet" in run.stderr

@@ -5,11 +5,10 @@ CONFLICT ... DO NOTHING`, `COALESCE`, upserts naming `excluded`). Where they dif
 statement is named here, in `STATEMENTS`, with one text per dialect, and a repository
 asks for it by name (`statement(store, name)`): no SQL is rewritten on the fly.
 
-- SQLite reads JSON columns with `json_each`/`json_extract`, guarded by `json_valid` (a
-  value only an edit makes is then skipped). PostgreSQL 15 reads them as `jsonb`; it has
-  no test for valid JSON, so a value that is not JSON stops the read with `Damaged`
-  (`store/pg.py`): only an edit makes one, and the tables holding them are append-only
-  or written by hosts alone.
+- SQLite reads JSON columns with `json_each`/`json_extract`, guarded by `json_valid`, so
+  a value only an edit makes is skipped, never a stop (docs/evidence.md). PostgreSQL
+  reads them as `jsonb` through `pg_temp.gmtool_json` (`store/pg.py`: NULL for text
+  that is not JSON), to the same effect.
 - SQLite has `rowid` (insertion order); PostgreSQL orders configs by when they were
   stored, then by id.
 - "No limit" is `LIMIT -1` in SQLite and `LIMIT NULL` in PostgreSQL (`no_limit`).
@@ -37,8 +36,8 @@ class HasDialect(Protocol):
 
 # A seated player's entries in a hand's `seats` (a JSON array of {"player", "coins", ...}).
 _PG_SEATS = (
-    "jsonb_array_elements(CASE WHEN jsonb_typeof({seats}::jsonb) = 'array' "
-    "THEN {seats}::jsonb ELSE '[]'::jsonb END)"
+    "jsonb_array_elements(CASE WHEN jsonb_typeof(pg_temp.gmtool_json({seats})) = 'array' "
+    "THEN pg_temp.gmtool_json({seats}) ELSE '[]'::jsonb END)"
 )
 
 STATEMENTS: dict[str, dict[str, str]] = {
@@ -88,8 +87,8 @@ STATEMENTS: dict[str, dict[str, str]] = {
         SQLITE: "SELECT 1 FROM gm_actions WHERE action IN ('kick', 'close') AND CASE WHEN "
         "json_valid(outcome) THEN json_extract(outcome, '$.command') END = ? LIMIT 1",
         POSTGRESQL: "SELECT 1 FROM gm_actions WHERE action IN ('kick', 'close') AND "
-        "CASE WHEN jsonb_typeof(outcome::jsonb) = 'object' THEN outcome::jsonb -> 'command' "
-        "END = to_jsonb(?::bigint) LIMIT 1",
+        "CASE WHEN jsonb_typeof(pg_temp.gmtool_json(outcome)) = 'object' THEN "
+        "pg_temp.gmtool_json(outcome) -> 'command' END = to_jsonb(?::bigint) LIMIT 1",
     },
     # configs.stored_configs: every stored config, oldest first
     "configs.stored": {

@@ -27,7 +27,6 @@ from typing import Any
 import psycopg
 from psycopg import pq
 
-from gmtool.errors import Damaged
 from gmtool.store.clock import SYSTEM, Clock, now
 from gmtool.store.errors import StoreError
 from gmtool.store.url import redacted
@@ -36,6 +35,21 @@ from gmtool.store.url import redacted
 # writer at a time per database (advisory locks are per database).
 WRITE_LOCK = 0x676D746F6F6C
 CONNECT_TIMEOUT_S = 10
+
+# `pg_temp.gmtool_json(text)`: the text as jsonb, or NULL when it is not JSON (SQLite's
+# json_valid guard: a query reading inside a JSON column skips a value only an edit
+# makes, docs/evidence.md). PostgreSQL 15 has no such test, so every connection makes
+# this function for itself, in its own temporary schema (no privilege beyond TEMP, which
+# every role has; nothing is added to the store's schema). Called schema-qualified only.
+JSON_OR_NULL = """
+CREATE FUNCTION pg_temp.gmtool_json(value text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE
+STRICT AS $$
+BEGIN
+    RETURN value::jsonb;
+EXCEPTION WHEN data_exception THEN
+    RETURN NULL;
+END
+$$"""
 
 
 class Row(tuple):
@@ -90,15 +104,7 @@ class PgConnection:
         self.raw = raw
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
-        try:
-            return self.raw.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
-        except psycopg.errors.InvalidTextRepresentation as error:
-            if "json" not in str(error):
-                raise
-            raise Damaged(
-                "a JSON column in the store holds text that is not JSON: the store was "
-                "edited (`gmtool audit` says what else changed)"
-            ) from None
+        return self.raw.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> psycopg.Cursor:
         cursor = self.raw.cursor()
@@ -212,6 +218,7 @@ def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool =
     raw = open_connection(url)
     store = PgStore(url, raw, clock, read_only=not (write or create))
     try:
+        raw.execute(JSON_OR_NULL)
         if store.read_only:
             raw.execute("SET default_transaction_read_only = on")
         pg_schema.check(store, create)
