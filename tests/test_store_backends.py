@@ -14,6 +14,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 from backends import (
     BACKENDS,
@@ -23,6 +24,7 @@ from backends import (
     pg_server_fixture,  # noqa: F401 (a fixture)
 )
 from conftest import OPERATOR, Gmtool
+from postgres import Databases, url_of
 
 from gmtool.errors import Refused
 from gmtool.evidence import records
@@ -169,6 +171,32 @@ def test_a_post_to_an_unknown_player_rolls_back_the_whole_transaction(any_store)
         with store.write(durable=True):
             ledger.post(store, [("ann", 50, "x"), ("ghost", -50, "x")])
     assert _snapshot(store) == before and not store.conn.in_transaction
+    # PostgreSQL's identity used an id up in the rolled-back insert: ids skip there, and
+    # the ledger row and its record still name the same one
+    with store.write(durable=True):
+        (row_id,) = ledger.post(store, [("ann", 7, "x")])
+    last = store.one("SELECT id FROM ledger ORDER BY id DESC LIMIT 1")[0]
+    logged = store.one("SELECT body FROM log WHERE kind = 'ledger' ORDER BY idx DESC LIMIT 1")
+    assert row_id == last == json.loads(logged[0])["id"]
+    assert row_id > before["ledger"][-1][0]
+
+
+def test_a_balance_read_to_move_coins_holds_the_row_on_postgresql(
+    pg_server: Databases,
+) -> None:
+    """`coins_or_none(..., to_move=True)` takes the player's row FOR UPDATE: until the
+    transaction ends, no other connection may lock it (SQLite's BEGIN IMMEDIATE holds the
+    whole store instead)."""
+    url = url_of(pg_server.new())
+    with open_location(url, create=True, clock=StepClock(), postgres=True) as store:
+        ledger.grant(store, "ann", 100, "opening_balance")
+        with psycopg.connect(url, autocommit=True) as other:
+            with store.write(durable=True):
+                assert ledger.coins_or_none(store, "ann", to_move=True) == 100
+                with pytest.raises(psycopg.errors.LockNotAvailable):
+                    other.execute("SELECT coins FROM players WHERE name = 'ann' FOR UPDATE NOWAIT")
+            row = other.execute("SELECT coins FROM players WHERE name = 'ann' FOR UPDATE NOWAIT")
+            assert row.fetchone() == (100,)
 
 
 def test_opening_balances_are_vouched_for_in_the_same_transaction(any_store) -> None:
@@ -569,8 +597,9 @@ def test_append_only_tables_refuse_update_and_delete(any_store, table: str, chan
 def test_reading_commands_list_the_same_on_both_backends(
     backend: str, gm: Gmtool, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """`players list|show`, `tables list|show` and `hands list` read a PostgreSQL store as
-    they read a SQLite one; commands that need files beside the store still refuse it."""
+    """`players list|show`, `tables list|show`, `hands list`, `gm users list`, `gm log` and
+    `deploy history` read a PostgreSQL store as they read a SQLite one; commands that need
+    files beside the store still refuse it."""
     where = location(backend, tmp_path, request)
     gm("db", "init", "--db", where, "--as", OPERATOR)
     with open_location(where, clock=StepClock(), postgres=True) as store:
@@ -599,6 +628,14 @@ def test_reading_commands_list_the_same_on_both_backends(
     assert gm.json("tables", "show", "qq-1", "--db", where, "--json")["id"] == "qq-1"
     hands = gm.json("hands", "list", "--player", "bob", "--db", where, "--json")
     assert [(h["id"], h["outcome"], h["winners"]) for h in hands] == [(hand_id, "settled", ["ann"])]
+    users = gm.json("gm", "users", "list", "--db", where, "--json")
+    assert [(u["name"], u["role"]) for u in users] == [(OPERATOR, "operator")]
+    actions = gm.json("gm", "log", "--db", where, "--json")
+    assert [(a["id"], a["actor"], a["action"]) for a in actions] == [(1, OPERATOR, "users_add")]
+    history = gm.json("deploy", "history", "--db", where, "--json")
+    assert [(d["profile_id"], d["deployed_by"], d["active"]) for d in history] == [
+        ("qq-showhand", "tester", 1)
+    ]
     run = gm("hands", "list", "--player", "nobody", "--db", where, expect=2)
     assert "no player 'nobody'" in run.stderr
     if backend == "postgresql":

@@ -52,8 +52,9 @@ def resolve_path(db: str | None) -> Path:
     if location.path is None:
         raise NotOnPostgres(
             f"{location.shown()}: this command does not run on PostgreSQL yet; so far only "
-            "`gmtool db init`, `db grant`, `players list|show`, `tables list|show` and "
-            '`hands list` do (docs/architecture.md, "PostgreSQL: the state of this step"): '
+            "`gmtool db init`, `db grant` and the reading commands `players list|show`, "
+            "`tables list|show`, `hands list`, `gm users list`, `gm log` and `deploy "
+            'history` do (docs/architecture.md, "PostgreSQL: the state of this step"): '
             "use a SQLite store (a file path) for the rest"
         )
     return location.path
