@@ -641,3 +641,23 @@ def test_reading_commands_list_the_same_on_both_backends(
     if backend == "postgresql":
         run = gm("hands", "show", str(hand_id), "--db", where, expect=2)
         assert "does not run on PostgreSQL yet" in run.stderr
+
+
+def test_support_reads_a_postgresql_store_with_the_console(
+    pg_server: Databases, gm: Gmtool
+) -> None:
+    """The reading commands need no privilege beyond what `db grant` gives support (their
+    JSON reads make a function in the connection's own temporary schema only), and a
+    support login still cannot write through them."""
+    database = pg_server.new()
+    owner = url_of(database)
+    gm("db", "init", "--db", owner, "--as", OPERATOR)
+    gm("db", "grant", "--db", owner, "--support", f"{database}_sue")
+    with open_location(owner, clock=StepClock(), postgres=True) as store:
+        _running_hand(store)
+    support = url_of(database, user=f"{database}_sue")
+    bob = gm.json("players", "show", "bob", "--db", support, "--json")
+    assert bob["coins"] == 10_000 and bob["recent_hands"][0]["outcome"] == "running"
+    assert len(gm.json("hands", "list", "--player", "bob", "--db", support, "--json")) == 1
+    with open_location(support, postgres=True) as store, pytest.raises(StoreError):
+        ledger.grant(store, "bob", 1, "x")
