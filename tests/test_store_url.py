@@ -106,12 +106,12 @@ def test_db_init_makes_the_file_a_sqlite_url_names(gm: Gmtool, tmp_path: Path) -
 @pytest.mark.parametrize(
     "command",
     [
-        ("tables", "list"),
-        ("hands", "list"),
+        ("tables", "watch"),
+        ("hands", "show", "1"),
         ("audit",),
         ("house", "run", "--hands", "1"),
-        ("gm", "users", "list"),
-        ("deploy", "history"),
+        ("gm", "witness", "list"),
+        ("hands", "replay", "1"),
     ],
 )
 def test_commands_not_yet_on_postgresql_say_so(gm: Gmtool, command: tuple[str, ...]) -> None:

@@ -119,6 +119,13 @@ def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: A
         return action(store, *args, **kwargs)
 
 
+def with_any_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`with_store` for a reading command that runs on PostgreSQL too (its repositories are
+    tested on both backends: docs/architecture.md, "PostgreSQL: the state of this step")."""
+    with open_store(db, postgres=True) as store:
+        return action(store, *args, **kwargs)
+
+
 def writing(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`with_store` for an action that writes (a GM command, an adjustment, a deployment):
     whatever it logged is covered by a signed checkpoint before it returns (ops/cover.py),

@@ -13,6 +13,7 @@ from gmtool.cli.common import (
     JSON_OPTION,
     acting_user,
     emit,
+    with_any_store,
     with_store,
     writing,
 )
@@ -151,7 +152,7 @@ def history(
     """Every deployment: what, which rooms, who, when, and whether it is active."""
     from gmtool.store.configs import history as deployment_history
 
-    emit(with_store(db, deployment_history, profile), as_json, _render_history)
+    emit(with_any_store(db, deployment_history, profile), as_json, _render_history)
 
 
 def _render_history(rows: list[dict]) -> None:

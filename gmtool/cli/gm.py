@@ -12,7 +12,7 @@ from gmtool.cli.common import (
     acting_name,
     acting_user,
     emit,
-    with_store,
+    with_any_store,
     writing,
 )
 from gmtool.cli.console import console
@@ -117,7 +117,7 @@ def users_list(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None:
     from gmtool.store.gm import users
 
     emit(
-        with_store(db, users),
+        with_any_store(db, users),
         as_json,
         lambda rows: console.table(
             "GM users",
@@ -142,7 +142,7 @@ def log(
     """Every GM action: who, what, target, reason, when, outcome (refusals included)."""
     from gmtool.store.queries import gm_log
 
-    emit(with_store(db, gm_log, limit), as_json, _render_log)
+    emit(with_any_store(db, gm_log, limit), as_json, _render_log)
 
 
 def _render_log(rows: list[dict]) -> None:

@@ -92,7 +92,7 @@ def list_(
     from gmtool.store.queries import list_hands
     from gmtool.store.scan import count_hands
 
-    with open_store(db) as store:
+    with open_store(db, postgres=True) as store:
         rows = list_hands(store, since, until, table, player, limit)
         total = count_hands(store, since, until, table, player)
     emit(rows, as_json, lambda rows: _render_hands(rows, total))

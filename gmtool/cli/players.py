@@ -11,7 +11,7 @@ from gmtool.cli.common import (
     JSON_OPTION,
     acting_user,
     emit,
-    with_store,
+    with_any_store,
     writing,
 )
 from gmtool.cli.console import console
@@ -35,7 +35,7 @@ def list_(
     """Players with their coins, title, score and the table they sit at, richest first."""
     from gmtool.store.queries import players_with_titles
 
-    emit(with_store(db, players_with_titles, limit), as_json, _render_players)
+    emit(with_any_store(db, players_with_titles, limit), as_json, _render_players)
 
 
 def _render_players(listing: dict) -> None:
@@ -74,7 +74,7 @@ def show(
 ) -> None:
     """Coins, title (S23), score and tallies (S22), current table and connection, recent
     hands, ledger."""
-    emit(with_store(db, _player_view, name), as_json, _render_player)
+    emit(with_any_store(db, _player_view, name), as_json, _render_player)
 
 
 def _player_view(store, name: str) -> dict:

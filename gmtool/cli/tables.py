@@ -18,7 +18,7 @@ from gmtool.cli.common import (
     emit,
     number_option,
     open_store,
-    with_store,
+    with_any_store,
     writing,
 )
 from gmtool.cli.console import Abort, console
@@ -48,7 +48,7 @@ def list_(
     """Every live table: system, room, config, players, pot, street, whose turn, time left."""
     from gmtool.cli.render_tables import render_tables, table_summaries
 
-    emit(with_store(db, table_summaries, include_closed=closed), as_json, render_tables)
+    emit(with_any_store(db, table_summaries, include_closed=closed), as_json, render_tables)
 
 
 @app.command()
@@ -60,7 +60,9 @@ def show(
     """One table in detail: players, coins, face-up cards, disconnections and countdowns."""
     from gmtool.cli.render_tables import render_table, table_summaries
 
-    found = [s for s in with_store(db, table_summaries, include_closed=True) if s["id"] == table]
+    found = [
+        s for s in with_any_store(db, table_summaries, include_closed=True) if s["id"] == table
+    ]
     if not found:
         raise Abort(f"no table {table!r} (see `gmtool tables list`)")
     emit(found[0], as_json, lambda summary: console.lines(render_table(summary)))

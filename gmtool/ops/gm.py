@@ -221,7 +221,7 @@ def adjust(store: Store, actor: Gm, player: str, delta: int, reason: str) -> dic
     error: GmtoolError | None = None
     with store.write(durable=True):
         request = signed_here(store, actor, request)
-        held = ledger.coins_or_none(store, player)
+        held = ledger.coins_or_none(store, player, to_move=True)
         stake = hand_store.at_stake(store, player) if held is not None else None
         if held is None:
             error = NotFound(f"no player {player!r}")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from gmtool.canonical import canonical_json
 from gmtool.evidence import records
-from gmtool.store import log_append
+from gmtool.store import dialect, log_append
 from gmtool.store.db import NoSuchRecord, Store, StoreError
 
 
@@ -20,8 +20,9 @@ def save_config(store: Store, compiled: dict, profile_text: str) -> None:
     """Store a compiled config (idempotent: the id is the content)."""
     at = store.now()
     cursor = store.conn.execute(
-        "INSERT OR IGNORE INTO configs (config_id, profile_id, version, title, game, compiled,"
-        " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO configs (config_id, profile_id, version, title, game, compiled,"
+        " profile_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (config_id) DO NOTHING",
         (
             compiled["config_id"],
             compiled["profile"]["id"],
@@ -65,7 +66,8 @@ def deploy(
         )
     with store.write(durable=True):
         save_config(store, compiled, profile_text)
-        cursor = store.conn.execute(
+        deployment = dialect.insert_id(
+            store,
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at,"
             " active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (
@@ -77,10 +79,10 @@ def deploy(
                 note,
             ),
         )
-        log_append.append_row(store, records.deployment_body, "deployments", "id", cursor.lastrowid)
+        log_append.append_row(store, records.deployment_body, "deployments", "id", deployment)
         if logged is not None:
-            logged(cursor.lastrowid)
-        return cursor.lastrowid
+            logged(deployment)
+        return deployment
 
 
 def _covers(row, tier: str) -> bool:
@@ -145,9 +147,7 @@ def load_config(store: Store, config_id: str) -> dict:
 
 def stored_configs(store: Store):
     """Every stored config row (config_id, profile_id, version, title, game, compiled)."""
-    return store.conn.execute(
-        "SELECT config_id, profile_id, version, title, game, compiled FROM configs ORDER BY rowid"
-    )
+    return store.conn.execute(dialect.statement(store, "configs.stored"))
 
 
 def deployed_profiles(store: Store) -> list[str]:
@@ -216,7 +216,8 @@ def rollback(
             "UPDATE deployments SET active = 0 WHERE id IN (?, ?)", (latest["id"], previous["id"])
         )
         log_append.append(store, records.retire_body([latest["id"], previous["id"]], store.now()))
-        cursor = store.conn.execute(
+        deployment = dialect.insert_id(
+            store,
             "INSERT INTO deployments (profile_id, rooms, config_id, deployed_by, deployed_at, "
             "active, note) VALUES (?, ?, ?, ?, ?, 1, ?)",
             (
@@ -228,11 +229,11 @@ def rollback(
                 f"rollback of deployment {latest['id']} to {previous['id']}",
             ),
         )
-        log_append.append_row(store, records.deployment_body, "deployments", "id", cursor.lastrowid)
+        log_append.append_row(store, records.deployment_body, "deployments", "id", deployment)
         result = {
             "rolled_back": latest["config_id"],
             "active": previous["config_id"],
-            "deployment": cursor.lastrowid,
+            "deployment": deployment,
         }
         if logged is not None:
             logged(result)

@@ -52,14 +52,18 @@ def resolve_path(db: str | None) -> Path:
     if location.path is None:
         raise NotOnPostgres(
             f"{location.shown()}: this command does not run on PostgreSQL yet; so far only "
-            '`gmtool db init` and `gmtool db grant` do (docs/architecture.md, "The '
-            'store"): use a SQLite store (a file path) for the rest'
+            "`gmtool db init`, `db grant` and the reading commands `players list|show`, "
+            "`tables list|show`, `hands list`, `gm users list`, `gm log` and `deploy "
+            'history` do (docs/architecture.md, "PostgreSQL: the state of this step"): '
+            "use a SQLite store (a file path) for the rest"
         )
     return location.path
 
 
 class Store:
     """One connection to the store, with the repository methods mixed in by `open_store`."""
+
+    dialect = "sqlite"  # store/dialect.py
 
     def __init__(
         self, path: Path, conn: sqlite3.Connection, clock: Clock = SYSTEM, read_only: bool = False

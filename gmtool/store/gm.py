@@ -20,7 +20,7 @@ from typing import Any
 from gmtool.canonical import ZERO_HASH, canonical_json, chain_hash
 from gmtool.errors import GmtoolError, Refused, UsageError
 from gmtool.evidence import records, request
-from gmtool.store import log_append, log_history
+from gmtool.store import dialect, log_append, log_history
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.hands import set_head
 
@@ -156,13 +156,14 @@ def enqueue(
     """Queue a command for the host with the GM's signed request, logged as evidence in
     the same transaction."""
     with store.write():
-        cursor = store.conn.execute(
+        command_id = dialect.insert_id(
+            store,
             "INSERT INTO gm_commands (kind, table_id, player, reason, issued_by, issued_at, "
             "status, request) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
             (kind, table_id, player, reason, issued_by, store.now(), request),
         )
-        log_append.append_row(store, records.gm_request_body, "gm_commands", "id", cursor.lastrowid)
-        return cursor.lastrowid
+        log_append.append_row(store, records.gm_request_body, "gm_commands", "id", command_id)
+        return command_id
 
 
 def pending_commands(store: Store) -> list[dict]:
@@ -333,14 +334,7 @@ def actions_by_id(store: Store) -> dict[int, dict]:
 
 def fate_logged(store: Store, command_id: int) -> bool:
     """Whether a GM action already logs the fate of command `command_id`."""
-    return (
-        store.one(
-            "SELECT 1 FROM gm_actions WHERE action IN ('kick', 'close') AND CASE WHEN "
-            "json_valid(outcome) THEN json_extract(outcome, '$.command') END = ? LIMIT 1",
-            (command_id,),
-        )
-        is not None
-    )
+    return store.one(dialect.statement(store, "gm.fate_logged"), (command_id,)) is not None
 
 
 FATES = ("done", "failed", "expired", "interrupted", "withdrawn")  # a command's status once decided

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.evidence import records
-from gmtool.store import ledger, log_append
+from gmtool.store import dialect, ledger, log_append
 from gmtool.store.db import Store
 
 _INSERT_EVENT = (
@@ -161,7 +161,8 @@ def begin_hand(
     seq, head = log.seq, log.head
     try:
         with store.write():
-            cursor = store.conn.execute(
+            hand_id = dialect.insert_id(
+                store,
                 "INSERT INTO hands (table_id, number, config_id, tier, banker, ante, seats, "
                 "commitment, algorithm, started_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " ?, 'running')",
@@ -178,7 +179,6 @@ def begin_hand(
                     store.now(),
                 ),
             )
-            hand_id = cursor.lastrowid
             log_append.append_row(store, records.hand_body, "hands", "id", hand_id)
             log.write_rows(log.rows(hand_id, events))
             return hand_id
@@ -267,13 +267,7 @@ def unfinished_hands(store: Store) -> list[dict]:
 def at_stake(store: Store, player: str) -> tuple[int, int] | None:
     """(hand id, coins brought) of the running hand `player` sits in, if any: the most that
     hand can take from them (D-9)."""
-    row = store.one(
-        "SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
-        "json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) s "
-        "WHERE h.outcome = 'running' AND "
-        "json_extract(s.value, '$.player') = ? ORDER BY h.id DESC LIMIT 1",
-        (player,),
-    )
+    row = store.one(dialect.statement(store, "hands.at_stake"), (player,))
     return (row[0], row[1]) if row else None
 
 

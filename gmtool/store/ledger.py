@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 from gmtool.errors import Damaged
 from gmtool.evidence import records
-from gmtool.store import log_append, scan
+from gmtool.store import dialect, log_append, scan
 from gmtool.store.db import NoSuchRecord, Store
 
 TALLY_COLUMNS = {
@@ -25,8 +25,8 @@ TALLY_COLUMNS = {
 def ensure_player(store: Store, name: str, kind: str = "human") -> None:
     """Create the player if new (with zero coins: coins arrive through the ledger)."""
     cursor = store.conn.execute(
-        "INSERT OR IGNORE INTO players (name, coins, score, kind, "
-        "created_at) VALUES (?, 0, 0, ?, ?)",
+        "INSERT INTO players (name, coins, score, kind, created_at) VALUES (?, 0, 0, ?, ?) "
+        "ON CONFLICT (name) DO NOTHING",
         (name, kind, store.now()),
     )
     if cursor.rowcount == 1:
@@ -48,7 +48,8 @@ def post(
         )
         if cursor.rowcount != 1:
             raise NoSuchRecord(f"no player {player!r}")
-        cursor = store.conn.execute(
+        row_id = dialect.insert_id(
+            store,
             "INSERT INTO ledger (hand_id, gm_action_id, player, delta, "
             "reason, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             (hand_id, gm_action_id, player, delta, reason, at),
@@ -57,7 +58,7 @@ def post(
             store,
             records.ledger_body(
                 {
-                    "id": cursor.lastrowid,
+                    "id": row_id,
                     "hand_id": hand_id,
                     "gm_action_id": gm_action_id,
                     "player": player,
@@ -67,7 +68,7 @@ def post(
                 }
             ),
         )
-        ids.append(cursor.lastrowid)
+        ids.append(row_id)
     return ids
 
 
@@ -151,9 +152,16 @@ def bot_balances(store: Store) -> dict[str, int]:
     }
 
 
-def coins_or_none(store: Store, player: str) -> int | None:
-    """A player's balance, or None when there is no such player."""
-    row = store.one("SELECT coins FROM players WHERE name = ?", (player,))
+def coins_or_none(store: Store, player: str, to_move: bool = False) -> int | None:
+    """A player's balance, or None when there is no such player. `to_move`: read inside
+    the write transaction that decides on it to move coins; on PostgreSQL the player's row
+    is then held (`FOR UPDATE`) until it ends, so no other host moves them meanwhile."""
+    sql = (
+        dialect.statement(store, "ledger.coins_to_move")
+        if to_move
+        else "SELECT coins FROM players WHERE name = ?"
+    )
+    row = store.one(sql, (player,))
     return None if row is None else _count(row["coins"], player)
 
 

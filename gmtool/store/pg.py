@@ -1,18 +1,20 @@
-"""Opening a PostgreSQL store (issue 26, first step): the connection, its transactions and
-its schema, through psycopg 3.
+"""Opening a PostgreSQL store (issue 26): the connection, its transactions and its
+schema, through psycopg 3.
 
 `PgStore` answers what the repositories ask of `store/db.py`'s `Store` (`one`, `all`,
-`write`, `snapshot`, `now`, `conn.execute` and `conn.executemany` with SQLite's `?`
-placeholders), so the repositories that `gmtool db init` runs (GM users, the GM action
-chain, the evidence log's appender) run unchanged on both backends. The translation is
-of placeholders only (`?` to `%s`); SQL that differs between the dialects is written
-for each (`store/pg_schema.py`).
+`write`, `snapshot`, `now`, `dialect`, `conn.execute` and `conn.executemany` with
+SQLite's `?` placeholders), so the repositories run on both backends
+(tests/test_store_backends.py). The translation is of placeholders only (`?` to `%s`);
+SQL that differs between the dialects is written for each (`store/dialect.py`, and
+`store/pg_schema.py` for the schema). Each connection makes `pg_temp.gmtool_json`, the
+JSON reads' guard (`JSON_OR_NULL`).
 
 Every write transaction holds one transaction-level advisory lock, so writers take turns
 as they do on SQLite (BEGIN IMMEDIATE): the evidence log's appender reads the tree's
-state and extends it, and two appenders must not interleave. This step moves no coins
-and runs no host; narrowing the lock to the log's critical section and taking rows
-`FOR UPDATE` where coins move come with the hosts (issue 26, item 2). A write not marked
+state and extends it, and two appenders must not interleave. Where coins move, the rows
+are locked as well (a balance read to decide a move is read `FOR UPDATE`, the ledger's
+update holds the row it moves), so narrowing the advisory lock to the log's critical
+section for several hosts (issue 26, item 2) leaves coins safe. A write not marked
 `durable` commits with `synchronous_commit` off: like SQLite's NORMAL, a power cut may
 lose the last such commits but never leaves the store inconsistent.
 """
@@ -35,6 +37,21 @@ from gmtool.store.url import redacted
 # writer at a time per database (advisory locks are per database).
 WRITE_LOCK = 0x676D746F6F6C
 CONNECT_TIMEOUT_S = 10
+
+# `pg_temp.gmtool_json(text)`: the text as jsonb, or NULL when it is not JSON (SQLite's
+# json_valid guard: a query reading inside a JSON column skips a value only an edit
+# makes, docs/evidence.md). PostgreSQL 15 has no such test, so every connection makes
+# this function for itself, in its own temporary schema (no privilege beyond TEMP, which
+# every role has; nothing is added to the store's schema). Called schema-qualified only.
+JSON_OR_NULL = """
+CREATE FUNCTION pg_temp.gmtool_json(value text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE
+STRICT AS $$
+BEGIN
+    RETURN value::jsonb;
+EXCEPTION WHEN data_exception THEN
+    RETURN NULL;
+END
+$$"""
 
 
 class Row(tuple):
@@ -107,6 +124,8 @@ class PgConnection:
 class PgStore:
     """One connection to a PostgreSQL store; `path` is how messages name it (its URL,
     password masked)."""
+
+    dialect = "postgresql"  # store/dialect.py
 
     def __init__(
         self, url: str, raw: psycopg.Connection, clock: Clock = SYSTEM, read_only: bool = False
@@ -201,6 +220,7 @@ def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool =
     raw = open_connection(url)
     store = PgStore(url, raw, clock, read_only=not (write or create))
     try:
+        raw.execute(JSON_OR_NULL)
         if store.read_only:
             raw.execute("SET default_transaction_read_only = on")
         pg_schema.check(store, create)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 from gmtool.errors import Damaged
+from gmtool.store import dialect
 from gmtool.store.db import NoSuchRecord, Store
 
 
 def hand_filter(
+    store: Store,
     since: str | None = None,
     until: str | None = None,
     table: str | None = None,
@@ -24,11 +26,7 @@ def hand_filter(
             clauses.append(clause)
             params.append(value)
     if player:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(hands.seats) "
-            "THEN hands.seats ELSE '[]' END) WHERE "
-            "json_extract(value, '$.player') = ?)"
-        )
+        clauses.append(dialect.statement(store, "queries.seated"))
         params.append(player)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
@@ -55,11 +53,11 @@ def list_hands(
 ) -> list[dict]:
     """Hands matching the filter, newest first; at most `limit` of them (0 = all)."""
     check_names(store, table, player)
-    where, params = hand_filter(since, until, table, player)
+    where, params = hand_filter(store, since, until, table, player)
     rows = store.all(
         f"SELECT id, table_id, number, config_id, tier, banker, seats, started_at, "
         f"ended_at, outcome, winners FROM hands{where} ORDER BY id DESC LIMIT ?",
-        [*params, limit or -1],
+        [*params, dialect.no_limit(store, limit)],
     )
     return [
         dict(r)
@@ -117,14 +115,7 @@ def player(store: Store, name: str, recent: int = 10) -> dict:
     if row is None:
         raise NoSuchRecord(f"no player {name!r}")
     seat = store.one("SELECT table_id, seat FROM seats WHERE player = ?", (name,))
-    hands = store.all(
-        "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) AS delta "
-        "FROM hands h LEFT JOIN ledger l ON l.hand_id = h.id AND l.player = ? WHERE EXISTS "
-        "(SELECT 1 FROM json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) "
-        "WHERE json_extract(value, '$.player') = ?) "
-        "GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
-        (name, name, recent),
-    )
+    hands = store.all(dialect.statement(store, "queries.recent_hands"), (name, name, recent))
     rows = store.all(
         "SELECT id, hand_id, gm_action_id, delta, reason, created_at FROM ledger "
         "WHERE player = ? ORDER BY id DESC LIMIT ?",
@@ -159,7 +150,7 @@ def players_with_titles(store: Store, limit: int = 50) -> dict:
     rows = store.all(
         "SELECT p.name, p.kind, p.coins, p.score, s.table_id FROM players p LEFT "
         "JOIN seats s ON s.player = p.name ORDER BY p.coins DESC, p.name LIMIT ?",
-        (limit or -1,),
+        (dialect.no_limit(store, limit),),
     )
     players = [
         {
@@ -182,7 +173,7 @@ def players_with_titles(store: Store, limit: int = 50) -> dict:
 def gm_log(store: Store, limit: int = 0) -> list[dict]:
     """The GM log in order; only the newest `limit` entries when it is not 0."""
     sql = "SELECT id, actor, action, target, reason, outcome, at, hash FROM gm_actions ORDER BY id"
-    rows = store.all(sql + " DESC LIMIT ?", (limit or -1,))
+    rows = store.all(sql + " DESC LIMIT ?", (dialect.no_limit(store, limit),))
     out = [
         dict(r) | {"outcome": _json(r["outcome"], f"GM action {r['id']}'s outcome")} for r in rows
     ]
@@ -192,10 +183,7 @@ def gm_log(store: Store, limit: int = 0) -> list[dict]:
 def ladders(store: Store) -> dict[str, dict]:
     """Active title ladders by profile (RULES S23)."""
     out = {}
-    for row in store.all(
-        "SELECT DISTINCT d.profile_id, c.compiled FROM deployments d JOIN "
-        "configs c USING (config_id) WHERE d.active = 1 ORDER BY d.id"
-    ):
+    for row in store.all(dialect.statement(store, "queries.ladders")):
         ladder = _object(row["compiled"], f"{row['profile_id']}'s deployed config").get("ladder")
         if ladder:
             out[row["profile_id"]] = ladder
@@ -205,15 +193,16 @@ def ladders(store: Store) -> dict[str, dict]:
 def summary(store: Store) -> dict:
     """Hands settled and voided, and the coins all players hold (the demo's last words)."""
     hands = store.one(
-        "SELECT COUNT(*) AS n, SUM(outcome = 'settled') AS settled, "
-        "SUM(outcome = 'voided') AS voided FROM hands"
+        "SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE outcome = 'settled') AS settled, "
+        "COUNT(*) FILTER (WHERE outcome = 'voided') AS voided FROM hands"
     )
     coins = store.one("SELECT SUM(coins) AS c, COUNT(*) AS n FROM players")
+    total = coins["c"] or 0
     return {
         "hands": hands["n"],
         "settled": hands["settled"] or 0,
         "voided": hands["voided"] or 0,
-        "coins": coins["c"] or 0,
+        "coins": int(total),  # (PostgreSQL sums BIGINTs as NUMERIC)
         "players": coins["n"],
     }
 

@@ -57,7 +57,7 @@ def chain_heads(store: Store, prefix: str) -> dict[str, tuple[int, str]]:
 def count_hands(store: Store, since=None, until=None, table=None, player=None) -> int:
     """How many hands the filter selects (NoSuchRecord for an unknown table or player)."""
     check_names(store, table, player)
-    where, params = hand_filter(since, until, table, player)
+    where, params = hand_filter(store, since, until, table, player)
     return store.one(f"SELECT COUNT(*) FROM hands{where}", params)[0]
 
 
@@ -66,7 +66,7 @@ def audit_tables(store: Store, since=None, until=None, table=None, player=None) 
     every table the store knows (registered, or with a recorded chain head)."""
     if table:
         return [table]
-    where, params = hand_filter(since, until, table, player)
+    where, params = hand_filter(store, since, until, table, player)
     if where:
         return [
             r[0]
@@ -85,7 +85,7 @@ def table_hands(
 ) -> sqlite3.Cursor:
     """A table's hand rows in id order (from id `from_hand` on): `HAND_COLUMNS` plus whether
     the filter selects it."""
-    where, params = hand_filter(since, until, table, player)
+    where, params = hand_filter(store, since, until, table, player)
     selected = f"({where[7:]})" if where else "1"
     return _tuples(
         store,

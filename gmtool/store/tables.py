@@ -37,7 +37,7 @@ def open_table(
         store.conn.execute(
             "INSERT INTO tables (id, profile_id, tier, game, status, host_pid, created_at) "
             "VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT(id) DO UPDATE SET status = 'open', "
-            "host_pid = excluded.host_pid, closed_at = NULL WHERE status != 'closed'",
+            "host_pid = excluded.host_pid, closed_at = NULL WHERE tables.status != 'closed'",
             (table_id, profile_id, tier, game, host_pid, store.now()),
         )
 

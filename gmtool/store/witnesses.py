@@ -116,11 +116,12 @@ def record(store: Store, change: str, witness: Witness, gm_action_id: int | None
     """Record a change, logged as evidence, inside the caller's write transaction; its id."""
     if change not in CHANGES:
         raise ValueError(change)  # a bug: callers pass one of CHANGES
-    cursor = store.conn.execute(
+    witness_id = next_id(store)
+    store.conn.execute(
         "INSERT INTO witnesses (id, change, type, location, key, gm_action_id, at) VALUES "
         "(?, ?, ?, ?, ?, ?, ?)",
         (
-            next_id(store),
+            witness_id,
             change,
             witness.type,
             witness.location,
@@ -129,5 +130,5 @@ def record(store: Store, change: str, witness: Witness, gm_action_id: int | None
             store.now(),
         ),
     )
-    log_append.append_row(store, records.witness_body, "witnesses", "id", cursor.lastrowid)
-    return cursor.lastrowid
+    log_append.append_row(store, records.witness_body, "witnesses", "id", witness_id)
+    return witness_id

@@ -1,0 +1,59 @@
+"""One fixture, both store backends (issue 26): `any_store` is a fresh, migrated store,
+SQLite (a file in `tmp_path`) or PostgreSQL (a new database on the test server,
+tests/postgres.py), opened through `open_location`, the entry point the commands use.
+A test that takes it runs once per backend with the same assertions.
+
+Import the fixtures into a test module: `from backends import any_store_fixture,
+pg_server_fixture` (`# noqa: F401`: pytest finds them by their names, `any_store` and
+`pg_server`). The PostgreSQL databases are dropped when
+the module's tests end; an unreachable server fails the tests, never skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from postgres import Databases, databases, url_of
+
+from gmtool.store.db import open_location
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+class StepClock:
+    """A clock that moves one second at every reading of the wall: stored times are
+    distinct and rise, the same on both backends (no test reads the machine's time)."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.at = start
+
+    def monotonic(self) -> float:
+        return self.at
+
+    def wall(self) -> float:
+        self.at += 1.0
+        return self.at
+
+
+@pytest.fixture(scope="module", name="pg_server")
+def pg_server_fixture() -> Iterator[Databases]:
+    yield from databases("backends")
+
+
+def location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where a new store of `backend` goes: a file path, or a new database's URL."""
+    if backend == "sqlite":
+        return str(tmp_path / "store.db")
+    server: Databases = request.getfixturevalue("pg_server")
+    return url_of(server.new())
+
+
+@pytest.fixture(params=BACKENDS, name="any_store")
+def any_store_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
+    """A fresh, migrated store of each backend, open for writing (`store.dialect` says
+    which), its rows stamped by a `StepClock`."""
+    where = location(request.param, tmp_path, request)
+    with open_location(where, create=True, clock=StepClock(), postgres=True) as store:
+        yield store
