@@ -400,11 +400,14 @@ def rows_unlike_records(
     from it; rows keyed in the JSON list `keys` are left to the caller. In key order."""
     rows, column, rebuilt = STREAMED[kind]
     key, _ = _key_columns(kind)
+    # Each row's last record by one seek down the log's index (kind, key): no table of
+    # every key's last record made and indexed first (SQLite's plan for a join on a
+    # grouped subquery).
     cursor = store.conn.execute(
-        f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN (SELECT {key} AS k, MAX(idx) "
-        f"AS idx FROM log WHERE {_proper(kind)} GROUP BY {key}) last ON last.k = r.{column} "
-        f"LEFT JOIN log l ON l.idx = last.idx WHERE r.{column} NOT IN (SELECT value FROM "
-        f"json_each(?)) AND (l.idx IS NULL OR l.body IS NOT {rebuilt}) ORDER BY r.{column}",
+        f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN log l ON l.idx = (SELECT "
+        f"MAX(idx) FROM log WHERE {_proper(kind)} AND {key} = r.{column}) WHERE r.{column} "
+        f"NOT IN (SELECT value FROM json_each(?)) AND (l.idx IS NULL OR l.body IS NOT "
+        f"{rebuilt}) ORDER BY r.{column}",
         (start, suspects, keys),
     )
     names = [c[0] for c in cursor.description]
@@ -422,13 +425,16 @@ def streamed_counts(
     no record lacks its row (then those two reads need not be made)."""
     rows, column, _ = STREAMED[kind]
     key, _ = _key_columns(kind)
+    # The records grouped by key in the index's order (no temporary b-tree of distinct
+    # keys); COUNT(k) leaves out the group of records without a key, as COUNT(DISTINCT).
     found = store.conn.execute(
-        f"SELECT COUNT(*), COUNT(DISTINCT {key}), (SELECT COUNT(DISTINCT r.{column}) FROM "
-        f"({rows}) r WHERE r.{column} NOT IN (SELECT value FROM json_each(?))) FROM log WHERE "
-        f"{_proper(kind)} AND {key} NOT IN (SELECT value FROM json_each(?))",
+        f"SELECT TOTAL(n), COUNT(k), (SELECT COUNT(DISTINCT r.{column}) FROM ({rows}) r "
+        f"WHERE r.{column} NOT IN (SELECT value FROM json_each(?))) FROM (SELECT {key} AS k, "
+        f"COUNT(*) AS n FROM log WHERE {_proper(kind)} AND {key} NOT IN (SELECT value FROM "
+        f"json_each(?)) GROUP BY {key})",
         (keys, start, suspects, keys),
     ).fetchone()
-    return found[0], found[1], found[2]
+    return int(found[0]), found[1], found[2]
 
 
 def records_without_rows(
