@@ -81,6 +81,7 @@ class Gateway:
             max_size=8 * MAX_FRAME,
             process_request=http_answer,
             backlog=BACKLOG,
+            compression=None,  # frames of a few hundred bytes: deflate costs memory, saves little
         )
         bound = self.server.sockets[0].getsockname()
         self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
