@@ -93,6 +93,11 @@ def _running_hand(store) -> tuple[hand_store.TableLog, int, dict]:
     return log, hand_id, compiled
 
 
+def _settle(store, log, hand_id: int, events: list[dict], entries: list[tuple[str, int]]):
+    """Settle the hand with `events` and the settlement of `entries` (player, delta)."""
+    return hand_store.settle_hand(store, log, hand_id, events, _settlement(entries), "ab" * 32)
+
+
 def _settlement(entries: list[tuple[str, int]]) -> dict:
     return {
         "entries": [
@@ -279,13 +284,12 @@ def test_a_hand_begins_settles_and_its_events_chain(any_store) -> None:
     assert hand_store.at_stake(store, "bob") == (hand_id, 1_000)
     assert hand_store.at_stake(store, "zed") is None
     assert hand_store.last_number(store, "qq-1") == 1 and hand_store.last_number(store, "x") == 0
-    hand_store.settle_hand(
+    _settle(
         store,
         log,
         hand_id,
         [{"type": "showdown", "winners": ["ann"]}, {"type": "hand_ended"}],
-        _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
-        "ab" * 32,
+        [("ann", 200), ("bob", -100), ("cat", -100)],
     )
     assert hand_store.unfinished_hands(store) == [] and hand_store.at_stake(store, "bob") is None
     assert [ledger.coins(store, p) for p in PLAYERS] == [10_200, 9_900, 9_900]
@@ -310,22 +314,16 @@ def test_a_failed_settlement_writes_nothing_and_the_log_resumes(any_store) -> No
     log, hand_id, _ = _running_hand(store)
     before, head = _snapshot(store), (log.seq, log.head)
     with pytest.raises(StoreError, match="nobody"):
-        hand_store.settle_hand(
+        _settle(
             store,
             log,
             hand_id,
             [{"type": "hand_ended"}],
-            _settlement([("ann", 200), ("bob", -100), ("nobody", -100)]),
-            "ab" * 32,
+            [("ann", 200), ("bob", -100), ("nobody", -100)],
         )
     assert _snapshot(store) == before and (log.seq, log.head) == head
-    hand_store.settle_hand(
-        store,
-        log,
-        hand_id,
-        [{"type": "hand_ended"}],
-        _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
-        "ab" * 32,
+    _settle(
+        store, log, hand_id, [{"type": "hand_ended"}], [("ann", 200), ("bob", -100), ("cat", -100)]
     )
     assert [ledger.coins(store, p) for p in PLAYERS] == [10_200, 9_900, 9_900]
 
@@ -467,13 +465,12 @@ def test_commands_are_queued_claimed_and_given_one_fate(any_store) -> None:
 def test_console_queries_of_hands_players_and_ladders(any_store) -> None:
     store = any_store
     log, hand_id, compiled = _running_hand(store)
-    hand_store.settle_hand(
+    _settle(
         store,
         log,
         hand_id,
         [{"type": "showdown"}, {"type": "hand_ended"}],
-        _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
-        "ab" * 32,
+        [("ann", 200), ("bob", -100), ("cat", -100)],
     )
     second = hand_store.begin_hand(
         store, log, 2, compiled["config_id"], "junior", "bob", 100,
@@ -605,13 +602,12 @@ def test_reading_commands_list_the_same_on_both_backends(
     with open_location(where, clock=StepClock(), postgres=True) as store:
         log, hand_id, _ = _running_hand(store)
         table_store.publish(store, "qq-1", {"pot": 300}, list(PLAYERS))
-        hand_store.settle_hand(
+        _settle(
             store,
             log,
             hand_id,
             [{"type": "hand_ended"}],
-            _settlement([("ann", 200), ("bob", -100), ("cat", -100)]),
-            "ab" * 32,
+            [("ann", 200), ("bob", -100), ("cat", -100)],
         )
     players = gm.json("players", "list", "--db", where, "--json")
     assert [(p["name"], p["coins"], p["table"]) for p in players["players"]] == [
