@@ -106,14 +106,16 @@ def test_a_command_whose_console_waits_is_carried_out(tmp_path: Path, gm, virtua
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     boss = gm_identity(OPERATOR)
     request = sign_request(host.store, boss, "kick", f"{table_id}/{player}", "waits", {})
-    with ConsoleLease(host.store.path, request, boss.signer):
+    with ConsoleLease(host.store.path, request, boss.signer) as waiting:
         command_id = gm_store.enqueue(
             host.store, "kick", table_id, player, "waits", OPERATOR, request
         )
-        host.run_until(
-            lambda: gm_store.command(host.store, command_id)["status"] != "pending",
-            what="the host's answer",
-        )
+
+        def answered() -> bool:
+            waiting.renew(host.now())  # as the console does while it waits
+            return gm_store.command(host.store, command_id)["status"] != "pending"
+
+        host.run_until(answered, what="the host's answer")
     assert gm_store.command(host.store, command_id)["status"] == "done"
     (fate,) = _fates(Path(host.store.path), command_id)
     assert fate["ok"] and fate["kicked"] == player
@@ -210,12 +212,152 @@ def test_a06_a_killed_consoles_lock_held_by_another_is_not_its_word(
     assert fate["error"].startswith("withdrawn: the console") and "kicked" not in fate
 
 
-def test_a06_a_fresh_signed_word_under_a_held_lock_is_a_waiting_console(
+def _held_lease_with_a_fresh_word(tmp_path: Path, gm, virtual_host):
+    """A kick whose lease's lock is held by a process that is not a console, the file
+    holding the GM's word written just before the kick was queued (a console killed right
+    after it queued it): the host, the command, the lease's fd, and (table, player)."""
+    host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
+    request = sign_request(
+        host.store, gm_identity(OPERATOR), "kick", f"{table_id}/{player}", "held", {}
+    )
+    fd = _held_lease(Path(host.store.path), request, _word(request, 0))
+    command_id = gm_store.enqueue(host.store, "kick", table_id, player, "held", OPERATOR, request)
+    hands = host.host.report.hands
+    host.run_until(  # the host looks at its queue every 0.2 s: it has seen the kick
+        lambda: host.host.report.hands >= hands + 2, what="two more hands settled"
+    )
+    return host, command_id, request, fd, (table_id, player)
+
+
+def test_a06_a_word_from_before_the_host_saw_the_command_never_carries_it_out(
     tmp_path: Path, gm, virtual_host
 ) -> None:
-    """The control: the same held lock with the GM's fresh word is a console that waits,
-    and the kick is carried out (so the refusals above are the word's doing)."""
-    status, fate = _outcome_with_lease_held(
-        tmp_path, gm, virtual_host, lambda request: _word(request, 1)
+    """Outside probe a06, started at once: the killed console's last word is fresh but
+    was written before the host first saw the command. The host neither claims it nor
+    withdraws it however long it plays; once the lock is free, it withdraws it. Nobody
+    is kicked."""
+    import os
+
+    host, command_id, _, fd, (table_id, player) = _held_lease_with_a_fresh_word(
+        tmp_path, gm, virtual_host
     )
-    assert status == "done" and fate["ok"] and "kicked" in fate, fate
+    try:
+        assert gm_store.command(host.store, command_id)["status"] == "pending"
+        assert _fates(Path(host.store.path), command_id) == []
+    finally:
+        os.close(fd)  # the lock is free: nobody waits
+    host.run_until(
+        lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+        what="the host's answer",
+    )
+    status, (fate,) = (
+        gm_store.command(host.store, command_id)["status"],
+        _fates(Path(host.store.path), command_id),
+    )
+    assert status == "withdrawn" and "kicked" not in fate, fate
+    assert not [e for e in _events(Path(host.store.path), "kick") if e.get("player") == player], (
+        table_id
+    )
+
+
+def test_a06_a_word_written_after_the_host_saw_the_command_is_a_waiting_console(
+    tmp_path: Path, gm, virtual_host
+) -> None:
+    """The control: the same held lock, and the GM's word written anew after the host
+    saw the command (what a console that waits does every REFRESH_S): the kick is
+    carried out, so the wait above is the old word's doing."""
+    import os
+
+    host, command_id, request, fd, _ = _held_lease_with_a_fresh_word(tmp_path, gm, virtual_host)
+    try:
+        assert command_id in host.host.seen  # when the host first saw it
+        os.pwrite(fd, _word(request, 0).encode(), 0)
+        host.run_until(
+            lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+            what="the host's answer",
+        )
+    finally:
+        os.close(fd)
+    (fate,) = _fates(Path(host.store.path), command_id)
+    assert gm_store.command(host.store, command_id)["status"] == "done", fate
+    assert fate["ok"] and "kicked" in fate, fate
+
+
+def _until(predicate, what: str):
+    """`predicate()`'s first truthy value, re-checked as the store changes."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(0.02)
+    return value
+
+
+def _events(db: Path, kind: str) -> list[dict]:
+    return [
+        json.loads(r[0]) for r in query(db, "SELECT payload FROM events WHERE type = ?", (kind,))
+    ]
+
+
+def test_a06_a_killed_console_whose_lock_another_process_holds_is_withdrawn(
+    deployed_db: Path, gm
+) -> None:
+    """Outside probe a06 with real processes: a console waiting for a close is killed
+    with `kill -9`, another process takes its lease's lock at once (the killed console's
+    last word, seconds old, still in the file) and a host starts right after. The host
+    sees the command after the console died, so no word written after that exists: it
+    never closes the table, and withdraws the close once the word has gone stale
+    (`FRESH_S`), the lock still held."""
+    import fcntl
+    import os
+    import signal
+    import subprocess
+
+    from conftest import LiveHost
+    from helpers import clean_env, gmtool_command
+
+    db = deployed_db
+    run = gm(
+        "house", "run", "--db", db, "--system", "qq-showhand", "--tables", "1",
+        "--speed", "200", "--hands", "1", "--seed", "a06",
+    )  # fmt: skip
+    assert "stopped:" in run.stdout, run.stdout
+    (table,) = [r[0] for r in query(db, "SELECT id FROM tables WHERE status = 'stopped'")]
+    console = subprocess.Popen(
+        [*gmtool_command(), "tables", "close", table, "--wait", "--timeout", "600"]
+        + ["--db", str(db), "--as", OPERATOR],
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    host = None
+    fd = None
+    try:
+        (command,) = _until(
+            lambda: query(db, "SELECT id, request FROM gm_commands"),
+            "the console's command in the store",
+        )
+        console.kill()
+        console.communicate(timeout=120)
+        assert console.returncode == -signal.SIGKILL
+        fd = os.open(lease.lease_path(db, command["request"]), os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the lock, held by another process
+        host = LiveHost(db, "--system", "qq-showhand", "--tables", "1", "--speed", "20")
+        fate_said = host.wait_for_line(rf"command {command['id']} \(close {table}\): ")
+        assert fate_said.string.endswith("withdrawn: the console that sent it is gone")
+        assert host.stop() == 0
+    finally:
+        if host is not None:
+            host.kill()
+        if fd is not None:
+            os.close(fd)
+        console.kill()
+    status = query(db, "SELECT status FROM gm_commands WHERE id = ?", (command["id"],))[0][0]
+    assert status == "withdrawn", host.output
+    assert "closed" not in host.output, host.output
+    # left pending at the start (its word was fresh), withdrawn once it went stale
+    assert f"pending: GM command(s) {command['id']} carried out only once" in host.output
+    assert query(db, "SELECT status FROM tables WHERE id = ?", (table,))[0][0] == "stopped"
+    (fate,) = _fates(db, command["id"])
+    assert fate["fate"] == "withdrawn" and "closed" not in fate, fate

@@ -21,7 +21,7 @@ from gmtool.errors import Refused, Unavailable
 from gmtool.evidence.hand_seeds import RSA
 from gmtool.house import seeds
 from gmtool.house.gateway import Gateway
-from gmtool.house.lease import abandoned
+from gmtool.house.lease import withdrawal, word_since
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
 from gmtool.house.pool import BotPool
@@ -30,11 +30,12 @@ from gmtool.house.table import Closed, HandSlot, HostedTable, Room
 from gmtool.store import configs, gm
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
-from gmtool.store.clock import Clock
+from gmtool.store.clock import SYSTEM, Clock
 from gmtool.store.db import Store, StoreError
 from gmtool.store.gm import failure
 
 COMMAND_POLL_S = 0.2
+WORD_POLL_S = 0.05  # how often the host looks again while a command waits for its word
 HEARTBEAT_S = 2.0  # how often the host says its tables are alive (tables.updated_at)
 
 
@@ -49,6 +50,10 @@ def command_summary(outcome: dict) -> str:
     if outcome.get("hand") and not outcome.get("during_hand"):
         when = f"while hand {outcome['hand']} ran, with nothing at stake in it"
     return f"kicked {outcome.get('kicked')} {when}"
+
+
+class _NotYet(Exception):
+    """The command's console word is from before the host saw it: not claimed, not withdrawn."""
 
 
 class Host:
@@ -86,6 +91,7 @@ class Host:
         self._configs: dict[str, dict] = {}
         self._rankings: dict[str, object] = {}
         self._dispatched: set[int] = set()
+        self.seen: dict[int, float] = {}  # pending command: when first seen (SYSTEM wall)
         self._running_at_stop: set[str] = set()
 
     # -- set-up -----------------------------------------------------------------------
@@ -181,17 +187,31 @@ class Host:
         if self.options.hands is not None and self.report.hands >= self.options.hands:
             self.stopping = True
 
+    def sighted(self, command_id: int) -> float:
+        """When this host first saw the pending command (the machine's clock, as its
+        console's word is dated: house/lease.py)."""
+        return self.seen.setdefault(command_id, SYSTEM.wall())
+
     def claim(self, command: dict) -> bool:
         """Take `command` to carry it out: False when its request does not hold (failed)
-        or nobody waits for it any more (withdrawn: house/lease.py), both logged."""
+        or nobody waits for it any more (withdrawn: house/lease.py), both logged, and when
+        its console's word is from before this host first saw it (then it is neither: the
+        command loop looks again until a newer word or none)."""
+        seen = self.sighted(command["id"])
         gone: list[dict] = []
 
-        def withdrawal(row: dict) -> dict | None:
-            outcome = abandoned(self.store, row)
-            gone.extend([outcome] if outcome else [])
-            return outcome
+        def withdrawn(row: dict) -> dict | None:
+            carry = word_since(self.store, row, seen)
+            if carry is False:
+                raise _NotYet()
+            gone.extend([] if carry else [withdrawal(self.store, row)])
+            return gone[0] if gone else None
 
-        taken = gm.claim(self.store, command["id"], partial(refusal, self.store), withdrawal)
+        try:
+            taken = gm.claim(self.store, command["id"], partial(refusal, self.store), withdrawn)
+        except _NotYet:
+            self._dispatched.discard(command["id"])  # the command loop dispatches it again
+            return False
         if gone:
             self.notify(
                 f"command {command['id']} ({command['kind']} {command['table_id']}): "
@@ -260,21 +280,32 @@ class Host:
             )
 
     async def _poll_commands(self) -> None:
+        """Hand each pending command to its table once its console's word was written
+        after this host first saw it (or nobody waits: the table's claim withdraws it)."""
         while not self.stopping_now:
-            for command in gm.pending_commands(self.store):
+            pending = gm.pending_commands(self.store)
+            for command in pending:
+                self.sighted(command["id"])  # right after reading it, before any word
+            self.seen = {c["id"]: self.seen[c["id"]] for c in pending}
+            waiting = False
+            for command in pending:
                 if command["id"] in self._dispatched:
                     continue
-                self._dispatched.add(command["id"])
                 table = self.tables.get(command["table_id"])
                 if table is None or table.closed:
+                    self._dispatched.add(command["id"])
                     self.acknowledge(
                         command,
                         failure(Unavailable(f"table {command['table_id']} is not hosted here")),
                     )
                     continue
+                if word_since(self.store, command, self.seen[command["id"]]) is False:
+                    waiting = True  # its console's next word, or its word going stale
+                    continue
+                self._dispatched.add(command["id"])
                 table.commands.put_nowait(command)
                 table.wake.set()
-            await asyncio.sleep(COMMAND_POLL_S)
+            await asyncio.sleep(WORD_POLL_S if waiting else COMMAND_POLL_S)
 
     def interrupt(self) -> None:
         """Ctrl-C (SIGINT): the clean stop, remembered so `house run` can exit 130."""

@@ -14,12 +14,16 @@ A lock alone proves only that some process holds it, and whoever can write the s
 folder can hold one for a console they killed (outside probe a06). So the lock file also
 holds the console's word that it still waits: a signed note by the GM whose request the
 command carries, naming the request (its digest) and the moment it was written; the
-console writes it anew every `REFRESH_S` while it waits. The host carries a command out
-only while the lock is held AND that note verifies with the requesting GM's registered
-key AND is at most `FRESH_S` old: a killed console's last note goes stale within
-`FRESH_S` whoever holds its lock, and nobody without the GM's key can write a fresh one.
-Both times are the machine's clock (`SYSTEM`), never a host's virtual clock: this is a
-question about two processes on one machine, as the lock itself is.
+console writes it anew every `REFRESH_S` while it waits. A word proves the console was
+alive when it wrote it, so the host carries a command out only on a word WRITTEN AFTER
+THE HOST FIRST SAW THE COMMAND, under a held lock, verifying with the requesting GM's
+registered key, and at most `FRESH_S` old. A killed console writes no word after its
+death, so a host that first sees its command after the kill never carries it out,
+whoever holds the lock and however fresh the last word still is: it waits (neither
+claiming nor withdrawing) until the word goes stale, the lock is free or the word is
+another's, then withdraws it. A live console's next renewal, at most `REFRESH_S` later,
+lets it through. Both times are the machine's clock (`SYSTEM`), never a host's virtual
+clock: this is a question about two processes on one machine, as the lock itself is.
 
 The file holds nothing secret (the note: the request's digest, a time, a signature); it
 is readable by the host's user, whoever owns the store, and removed once the command has
@@ -42,7 +46,7 @@ from gmtool.store.clock import SYSTEM
 from gmtool.store.db import Store, StoreError
 from gmtool.store.gm import failure
 
-REFRESH_S = 1.0  # how often a waiting console signs its word again
+REFRESH_S = 0.25  # how often a waiting console signs its word again
 FRESH_S = 15.0  # a console's word older than this: it is gone, whoever holds its lock
 SKEW_S = 5.0  # a word dated this far ahead of the host's reading still counts
 MAX_NOTE = 4096  # a lease file longer than this is not a console's
@@ -64,20 +68,20 @@ def _word(request: str, at: float) -> str:
     return f"gmtool console waits\n{_digest(request)}\n{at:020.6f}\n"
 
 
-def _word_holds(note: bytes, request: str, key: str | None, now: float) -> bool:
-    """Whether `note` is `key`'s signed word, for `request`, written at most FRESH_S
-    before `now`."""
+def _word_time(note: bytes, request: str, key: str | None, now: float) -> float | None:
+    """When `note` was written, if it is `key`'s signed word for `request` written at most
+    FRESH_S before `now`; else None."""
     if key is None:
-        return False
+        return None
     try:
         text, _ = open_note(note.decode("utf-8"), [Verifier.parse(key)])
         head, digest, at, tail = text.split("\n")
         written = float(at)
     except (NoteError, UnicodeDecodeError, ValueError):
-        return False
+        return None
     if (head, digest, tail) != ("gmtool console waits", _digest(request), ""):
-        return False
-    return now - FRESH_S <= written <= now + SKEW_S
+        return None
+    return written if now - FRESH_S <= written <= now + SKEW_S else None
 
 
 class ConsoleLease:
@@ -89,7 +93,7 @@ class ConsoleLease:
         self.request = request
         self.signer = signer
         self._fd: int | None = None
-        self._said = 0.0
+        self._said: float | None = None  # when it last renewed its word, on `renew`'s pace
 
     def acquire(self) -> ConsoleLease:
         try:
@@ -114,15 +118,21 @@ class ConsoleLease:
         return self
 
     def _say(self, fd: int) -> None:
-        now = SYSTEM.wall()
-        os.pwrite(fd, sign(_word(self.request, now), self.signer).encode("utf-8"), 0)
-        self._said = now
+        word = _word(self.request, SYSTEM.wall())
+        os.pwrite(fd, sign(word, self.signer).encode("utf-8"), 0)
 
-    def renew(self) -> None:
-        """Sign the console's word again if `REFRESH_S` have passed (call it while waiting).
-        A word that cannot be written leaves the last one to go stale: the host then
-        withdraws the command, the safe way to fail."""
-        if self._fd is not None and SYSTEM.wall() - self._said >= REFRESH_S:
+    def renew(self, now: float | None = None) -> None:
+        """Sign the console's word again if `REFRESH_S` have passed (call it while waiting;
+        a host carries the command out only on a word written after it first saw it).
+        `now` paces the renewals: the caller's monotonic time (an in-process console on a
+        host's virtual loop gives the loop's), by default the machine's; the word itself
+        is always dated by the machine's clock. A word that cannot be written leaves the
+        last one to go stale: the host then withdraws the command, the safe way to fail."""
+        pace = SYSTEM.monotonic() if now is None else now
+        if self._said is None:  # the first call: the word of `acquire` starts the pace
+            self._said = pace
+        elif self._fd is not None and pace - self._said >= REFRESH_S:
+            self._said = pace
             try:
                 self._say(self._fd)
             except OSError:
@@ -147,27 +157,36 @@ class ConsoleLease:
         self.release()
 
 
-def console_waiting(store: Store, request: str | None) -> bool:
-    """Whether the console that queued the command of `request` still waits: it holds the
-    lease's lock and its word there is fresh and signed by the GM whose request it is.
-    False when no file is there (a command queued by hand, or by a gmtool from before
-    leases), when the lock is free (the console exited, however), when the word is stale,
-    unsigned or another's (a killed console's lock held by someone else), or when the file
-    cannot be read: a host that cannot tell carries nothing out."""
+def console_word(store: Store, request: str | None) -> float | None:
+    """When the console that queued the command of `request` last said it waits (the
+    machine's clock), if it still holds the lease's lock and its word there is fresh and
+    signed by the GM whose request it is; else None: no file (a command queued by hand, or
+    by a gmtool from before leases), the lock free (the console exited, however), the word
+    stale, unsigned or another's (a killed console's lock held by someone else), or a file
+    that cannot be read: a host that cannot tell carries nothing out."""
     if request is None:
-        return False
+        return None
     path = lease_path(store.path, request)
     if held(path) is not True:
-        return False
+        return None
     try:
         with open(path, "rb") as file:
             note = file.read(MAX_NOTE + 1)
         by = gm_request.fields_of(request)["by"]
     except (OSError, NoteError):
-        return False
+        return None
     if len(note) > MAX_NOTE or not isinstance(by, str):
-        return False
-    return _word_holds(note, request, gm.registered_key(store, by), SYSTEM.wall())
+        return None
+    return _word_time(note, request, gm.registered_key(store, by), SYSTEM.wall())
+
+
+def word_since(store: Store, command: dict, seen: float) -> bool | None:
+    """Whether a host that first saw `command` at `seen` (the machine's clock) may carry
+    it out: True when its console waits and wrote its word after `seen`; False when its
+    console's word still holds but was written before (the console may be dead: wait for
+    a newer one, neither claiming nor withdrawing); None when nobody waits (withdraw)."""
+    written = console_word(store, command.get("request"))
+    return None if written is None else written > seen
 
 
 def discard(db_path: Path | str, request: str | None) -> None:
@@ -186,21 +205,21 @@ ABANDONED = (
 )
 
 
-def abandoned(store: Store, command: dict) -> dict | None:
-    """A host's check before it claims `command`: None while its console waits; else the
-    command's fate, withdrawn (it is never carried out)."""
-    if console_waiting(store, command.get("request")):
-        return None
+def withdrawal(store: Store, command: dict) -> dict:
+    """The fate of a command nobody waits for, withdrawn (it is never carried out); the
+    lease file its console left goes."""
     discard(store.path, command.get("request"))
     return {**failure(Unavailable(ABANDONED)), "withdrawn": True}
 
 
-def withdraw_abandoned(store: Store) -> list[int]:
-    """Withdraw every pending command whose console is gone (a host's start, before any
-    table plays): their ids."""
-    withdrawn = []
+def withdraw_abandoned(store: Store) -> tuple[list[int], list[int]]:
+    """At a host's start, before any table plays: withdraw every pending command whose
+    console is gone. The ids withdrawn, and those left pending because their console's
+    word still holds (the host's loop carries one out only on a newer word)."""
+    withdrawn, left = [], []
     for command in gm.pending_commands(store):
-        outcome = abandoned(store, command)
-        if outcome is not None and gm.withdraw(store, command["id"], outcome):
+        if console_word(store, command.get("request")) is not None:
+            left.append(command["id"])
+        elif gm.withdraw(store, command["id"], withdrawal(store, command)):
             withdrawn.append(command["id"])
-    return withdrawn
+    return withdrawn, left

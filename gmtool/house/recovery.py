@@ -5,7 +5,8 @@ seed revealed when a key beside the store derives it (its commitment says so), a
 recorded in its table's chain. Every GM command the stopped host had taken and never
 answered gets its logged fate, interrupted, so it is never carried out twice; every
 command still pending whose console is gone (house/lease.py) is logged as withdrawn, so it
-is never carried out at all.
+is never carried out at all; one whose console's word still holds is left to the host's
+loop, which carries it out only on a word written after it first saw the command.
 """
 
 from __future__ import annotations
@@ -59,12 +60,18 @@ def recover(
             )
         ),
     )
-    withdrawn = withdraw_abandoned(store)
+    withdrawn, left = withdraw_abandoned(store)
     if withdrawn:
         notify(
             f"recovered: GM command(s) {', '.join(map(str, withdrawn))} left pending by a "
             "console that is gone (interrupted or killed) are logged as withdrawn, not "
             "carried out"
+        )
+    if left:
+        notify(
+            f"pending: GM command(s) {', '.join(map(str, left))} carried out only once "
+            "their console says again that it waits (a console killed meanwhile never does: "
+            "then withdrawn)"
         )
     if interrupted:
         notify(

@@ -82,6 +82,8 @@ def send_command(
     close of a table already closed is answered at once (`already_closed`), unsent.
     While it waits the console holds the command's lease (house/lease.py): interrupted
     (Ctrl-C) it withdraws the command; killed, the host finds the lease free and does.
+    It renews its word there every `REFRESH_S` (a host carries the command out only on
+    a word written after it first saw it).
     """
     reason = text(reason, "the reason", required=kind == "kick")
     queued = _queue(store, actor, kind, table_id, player, reason, wait)
@@ -124,7 +126,7 @@ async def send_command_async(
     try:
         deadline = loop.time() + timeout
         while (outcome := _answer(store, command_id)) is None and loop.time() < deadline:
-            lease.renew()
+            lease.renew(loop.time())  # paced by this loop's time (a virtual one jumps)
             await asyncio.sleep(POLL_S)
         return _conclude(store, table_id, command_id, timeout, outcome)
     finally:
