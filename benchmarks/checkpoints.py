@@ -17,6 +17,12 @@ plays), and prints, median over `--repeat` runs:
   hands one checkpoint covers;
 - the ratio of the new interval's settlements per second to the old one's;
 - what one checkpoint costs alone: signed and saved as the notary does, 50 times.
+
+`--against PYTHON` compares two hosts instead of two intervals: this checkout's and the
+one installed beside PYTHON (another checkout's venv), both at `--interval`, alternately
+on copies of the same store (prepared by this checkout):
+
+    python benchmarks/checkpoints.py --against /path/to/other/venv/bin/python
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card"
 OLD_INTERVAL_S = 30.0  # the host's interval before issue 24
 
 
-def gmtool(args: Sequence[str], keys: Path) -> str:
+def gmtool(args: Sequence[str], keys: Path, command: Sequence[str] | None = None) -> str:
     run = subprocess.run(
-        [*gmtool_command(), *args],
+        [*(command or gmtool_command()), *args],
         env={**env(), "GMTOOL_KEYS": str(keys)},
         capture_output=True,
         text=True,
@@ -70,7 +76,12 @@ def prepared(folder: Path, keys: Path) -> Path:
 
 
 def one_run(
-    source: Path, folder: Path, keys: Path, interval: float, args: argparse.Namespace
+    source: Path,
+    folder: Path,
+    keys: Path,
+    interval: float,
+    args: argparse.Namespace,
+    command: Sequence[str] | None = None,
 ) -> dict:
     target = folder / f"run-{interval:g}-{time.monotonic_ns()}"
     shutil.copytree(source.parent, target)
@@ -84,6 +95,7 @@ def one_run(
             "--checkpoint-every", f"{interval:g}",
         ],
         keys,
+        command,
     )  # fmt: skip
     hands = settled(db) - hands_before
     files = len(list(witness.iterdir())) - files_before
@@ -127,16 +139,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each interval")
     parser.add_argument("--interval", type=float, default=1.0, help="the new interval (s)")
     parser.add_argument("--old", type=float, default=OLD_INTERVAL_S, help="the old one (s)")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout's Python: its host against this one's"
+    )
     args = parser.parse_args(argv)
+    sides: dict[str, tuple[float, list[str] | None]] = {
+        f"--checkpoint-every {args.interval:g}": (args.interval, None),
+        f"--checkpoint-every {args.old:g}": (args.old, None),
+    }
+    if args.against is not None:
+        other = args.against.with_name("gmtool")
+        sides = {
+            "this checkout": (args.interval, None),
+            f"{args.against.parent.parent.name}": (args.interval, [str(other)]),
+        }
     folder = Path(tempfile.mkdtemp(prefix="gmtool-bench-checkpoints-"))
     keys = folder / "keys"
     try:
         cost = one_checkpoint_ms(folder)
         source = prepared(folder, keys)
-        runs: dict[float, list[dict]] = {args.interval: [], args.old: []}
+        runs: dict[str, list[dict]] = {name: [] for name in sides}
         for _ in range(args.repeat):
-            for interval in runs:  # alternately, so both see the same machine
-                runs[interval].append(one_run(source, folder, keys, interval, args))
+            for name, (interval, command) in sides.items():  # alternately: the same machine
+                runs[name].append(one_run(source, folder, keys, interval, args, command))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(
@@ -148,18 +173,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"median of {args.repeat}"
     )
     medians = {}
-    for interval, results in runs.items():
+    for name, results in runs.items():
         rate = statistics.median(r["hands_per_s"] for r in results)
         files = statistics.median(r["checkpoints_per_s"] for r in results)
         per = statistics.median(r["hands"] / max(1, r["checkpoints"]) for r in results)
-        medians[interval] = rate
+        medians[name] = rate
         print(
-            f"  --checkpoint-every {interval:g}: {rate:,.1f} settlements/s, "
+            f"  {name}: {rate:,.1f} settlements/s, "
             f"{files:.2f} checkpoint writes (fsyncs)/s, {per:,.1f} hands a checkpoint"
         )
     print(f"  one checkpoint signed and saved (Ed25519, write, fsync): {cost:.2f} ms")
-    ratio = medians[args.interval] / medians[args.old] if medians[args.old] else float("nan")
-    print(f"  ratio settlements/s {args.interval:g} s / {args.old:g} s: {ratio:.3f}")
+    new, old = list(medians)
+    ratio = medians[new] / medians[old] if medians[old] else float("nan")
+    said = f"{new} / {old}" if args.against else f"{args.interval:g} s / {args.old:g} s"
+    print(f"  ratio settlements/s {said}: {ratio:.3f}")
     return 0
 
 

@@ -32,7 +32,8 @@ from hosting import VirtualHost, hand_events
 from gmtool.audit.chain import verify_event_chains
 from gmtool.audit.coins import verify_balances
 from gmtool.errors import NotFound, Unavailable
-from gmtool.house.host import COMMAND_POLL_S
+from gmtool.house.host import COMMAND_POLL_S, WORD_POLL_S
+from gmtool.house.lease import REFRESH_S
 from gmtool.ops.deploy import deploy_profile
 from gmtool.ops.gm import bootstrap
 from gmtool.ops.tables import CommandFailed
@@ -45,10 +46,13 @@ ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
 SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand")
 OPERATOR = "boss"
-# A command is queued at some virtual moment; the host's poller takes it at its next poll
-# (at most COMMAND_POLL_S later) and the table wakes and answers at that same moment. The
-# margin covers the microseconds of stored timestamps and the loop's nanosecond ticks.
-ACK_WITHIN_S = COMMAND_POLL_S + 0.001
+# A command is queued at some virtual moment; the host's poller sees it at its next poll
+# (at most COMMAND_POLL_S later), its console writes its word again at most REFRESH_S
+# after queueing it (a host carries a command out only on a word written after it saw
+# it: house/lease.py), the poller looks again within WORD_POLL_S, and the table wakes and
+# answers at that same moment. The margin covers the microseconds of stored timestamps
+# and the loop's nanosecond ticks.
+ACK_WITHIN_S = COMMAND_POLL_S + REFRESH_S + WORD_POLL_S + 0.001
 LIVE_TIMEOUT_S = 120  # the end-to-end tests: generous, only a hung host reaches it
 
 

@@ -7,7 +7,8 @@ deleted without a trace, so
   (ops/cover.py); deleting the writes from a copy, the log's hashes recomputed, is then a
   `checkpoint_rollback`;
 - a running host signs at most `--checkpoint-every` (1 s) after any append, so a host
-  killed with SIGKILL leaves at most about a second of play unsigned.
+  killed with SIGKILL leaves at most about a second of play unsigned, also when its main
+  loop runs late (it signs after its commits, not only there).
 
 Each of these deletions audited clean before: the newest checkpoint was the host's stop.
 """
@@ -230,6 +231,81 @@ def test_a_killed_host_leaves_at_most_a_second_of_play_unsigned(
     rewrite_log(attacked / db.name, change)
     code, kinds = _audit(gm, attacked / db.name)
     assert code == 1 and "checkpoint_rollback" in kinds, kinds
+
+
+STARVED_HOST = """
+import asyncio, sys
+from pathlib import Path
+from gmtool.house.host import HostOptions, prepare_host
+from gmtool.house.lock import HostLock
+from gmtool.store.db import connect
+
+db = Path(sys.argv[1])
+HostLock(db).acquire()  # as `house run` holds it
+options = HostOptions(tables=4, speed=200, seed="starved", tick=3600.0)
+host = prepare_host(connect(db), options, notify=print)
+asyncio.run(host.run(signals=False))
+"""
+
+
+def test_a_killed_host_whose_main_loop_is_held_up_leaves_at_most_a_second_unsigned(
+    tmp_path: Path, gm
+) -> None:
+    """The same kill of a real host (its own process, its real event loop, `kill -9`),
+    whose main loop, where heartbeats and the periodic checkpoint live, is held up: it
+    waits an hour between its rounds, as a starved event loop leaves it waiting while
+    the tables commit. Every hand it settled more than `checkpoint_every` (1 s, by the
+    host's clock) before its last is still covered by a checkpoint: the host signs after
+    its commits, not only in its main loop."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "store" / "live.db"
+    db.parent.mkdir()
+    gm.deploy_all(db)
+    host = subprocess.Popen(
+        [sys.executable, "-c", STARVED_HOST, str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _until_hands_span(db, host, 3.5)
+    finally:
+        host.kill()
+        _, err = host.communicate()
+    assert host.returncode == -signal.SIGKILL, err
+    hands = _settled(db)
+    last = hands[-1][1]
+    old = [hand for hand, at in hands if last - at > 1.0]
+    assert old
+    ends = [
+        query(db, "SELECT idx FROM log WHERE kind = 'hand_end' AND nkey = ?", (hand,))[0][0]
+        for hand in old
+    ]
+    covered = max(int(p.name.split(".")[0]) for p in witness.files(witness.witness_dir(db)))
+    assert max(ends) < covered, (ends, covered)
+
+
+def _settled(db: Path) -> list[tuple[int, float]]:
+    """(hand, when it ended by the host's clock) of every settled hand, in order."""
+    rows = query(db, "SELECT id, ended_at FROM hands WHERE outcome = 'settled' ORDER BY ended_at")
+    return [(row[0], datetime.fromisoformat(row[1]).timestamp()) for row in rows]
+
+
+def _until_hands_span(db: Path, host, seconds: float) -> list[tuple[int, float]]:
+    """The settled hands once they span `seconds` of the host's clock (re-read as the
+    store changes; the host must keep running)."""
+    import time
+
+    deadline = time.monotonic() + 300
+    while True:
+        assert host.poll() is None, "the host stopped"
+        hands = _settled(db) if db.exists() else []
+        if hands and hands[-1][1] - hands[0][1] >= seconds:
+            return hands
+        assert time.monotonic() < deadline, "the host settled too few hands"
+        time.sleep(0.05)
 
 
 def test_a_gm_write_on_a_restored_older_copy_is_refused_before_it_is_written(

@@ -9,11 +9,13 @@ that has neither its checkpoint key nor its witness (announced through `notify`)
 missing folder of a store whose checkpoint key exists (its checkpoints went somewhere)
 is refused.
 
-A checkpoint is signed when the host starts (after crash recovery), every
-`checkpoint_every` seconds (1 by default) while it plays, and when it stops; a state
-already signed is not signed again, so a host at rest writes nothing and a busy one
-writes one checkpoint an interval, however many hands settled in it: a host killed
-with SIGKILL leaves at most that interval (and the 0.1 s of its loop) unsigned.
+A checkpoint is signed when the host starts (after crash recovery), while it plays
+right after a commit (a table's input, a settlement, a command's fate) once
+`checkpoint_every` seconds (1 by default) have passed since the last one, and by its
+main loop on the same interval, and when it stops; a state already signed is not signed
+again, so a host at rest writes nothing and a busy one writes one checkpoint an
+interval, however many hands settled in it: a host killed with SIGKILL leaves at most
+that interval of commits unsigned, however late its main loop runs (house/host.py).
 Before any of that, `check_not_behind` refuses a store whose log does not extend a
 witness's latest checkpoint: an older copy restored, or records deleted, would otherwise
 have the host deal hands whose seeds were already revealed. Served

@@ -19,6 +19,7 @@ class HostOptions:
     verbose: bool = False  # a line for every hand that starts, settles or is voided
     witness: str | None = None  # the checkpoint folder (default `<db>.witness/`)
     checkpoint_every: float = 1.0  # the most seconds an append waits for a checkpoint
+    tick: float = 0.1  # seconds between the main loop's rounds (heartbeat, stop, checkpoint)
     listen: str | None = None  # HOST:PORT of the player gateway (port 0: any free one)
 
 

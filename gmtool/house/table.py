@@ -72,6 +72,9 @@ class TableHost(Protocol):
 
     def hand_settled(self, table: HostedTable, settlement: dict) -> None: ...
 
+    def checkpoint_due(self) -> None:
+        """After an append: a checkpoint now if the host's interval has passed."""
+
     def claim(self, command: dict) -> bool:
         """Take a command before carrying it out: False if the console withdrew it."""
 
@@ -179,6 +182,7 @@ class HostedTable:
         if settlement is not None:
             self.hands_played += 1
             self.host.hand_settled(self, settlement)
+        self.host.checkpoint_due()  # what was just committed is signed within the interval
         return settlement
 
     def current_hand(self):
