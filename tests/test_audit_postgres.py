@@ -340,3 +340,16 @@ def test_an_audit_of_a_server_that_does_not_answer_says_so(gm) -> None:
     run = gm("audit", "--db", "postgresql://gm:s3cret@127.0.0.1:1/casino", expect=2)
     assert "cannot use this PostgreSQL database" in run.stderr, run.stderr
     assert "s3cret" not in run.stdout + run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_witness_recorded_beside_the_old_file_is_named_until_given(
+    host_copy: Path, gm, pg_server: Databases
+) -> None:
+    """The copy records its witness folder relative to the SQLite file it came from: on
+    PostgreSQL that is no place, and the audit says so rather than guessing one."""
+    url = _copy(gm, host_copy, pg_server)
+    run = gm("audit", "--db", url, "--json", "--key", str(host_copy) + ".checkpoint.pub")
+    assert "pass --witness FOLDER" in run.stderr and "host.db.witness" in run.stderr
+    assert "checkpoint" not in json.loads(run.stdout)  # nothing was checked against one
+    _, given = _audit(gm, url, host_copy)
+    assert given["checkpoint"]["extended"] is True
