@@ -151,6 +151,16 @@ SMOKE = {
             r"^  sustained with p99 < 100 ms: ",
         ],
     ),
+    "store_backends.py": (
+        ["--hands", "3", "--writers", "1", "2"],
+        [
+            r"^3 hands a writer \(begin, 3 appends, durable settlement: 5 transactions\)",
+            r"^\| backend \| writers \| hands/s \| evidence records/s \|",
+            rf"^\| SQLite \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
+            rf"^\| PostgreSQL \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
+            rf"^\| PostgreSQL \| 2 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
+        ],
+    ),
     "gateway.py": (
         ["--players", "4", "--duration", "2", "--think", "0.2"],
         [
