@@ -62,6 +62,14 @@ def test_copy_holds_every_row_as_it_is(host_copy: Path, gm, pg_server: Databases
         assert _pg_rows(url, table, _columns(host_copy, table)) == rows, table
         if table in ("events", "log", "hands", "ledger", "gm_actions", "players", "meta"):
             assert rows, f"the host's store holds no {table}: the copy proves nothing there"
+    with psycopg.connect(url) as conn:  # every table the schema has is copied
+        made = {
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+        }
+    assert made == {*copying.TABLES, "_gmtool_migrations"}
     with psycopg.connect(url) as conn:  # new ids go past the copied ones
         for table in copying.IDENTITY:
             (top,) = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}").fetchone()
