@@ -34,6 +34,15 @@ SMOKE = {
             r"^target: >= [\d,]+ audited hands/s .*: (met|MISSED)",
         ],
     ),
+    "audit_postgres.py": (  # on the test server (tests/postgres.py's), as the PG tests
+        ["--size", "120", "--repeat", "1"],
+        [
+            rf"^db copy: {NUMBER} rows in \d+\.\d s",
+            rf"^\| SQLite \| 120 \| \d+\.\d{{3}} \| {NUMBER} \| {NUMBER} MB \|",
+            rf"^\| PostgreSQL \| 120 \| \d+\.\d{{3}} \| {NUMBER} \| {NUMBER} MB \|",
+            r"^same report on both: yes",
+        ],
+    ),
     "audit_incremental.py": (
         ["--size", "120", "--more", "30", "--repeat", "1"],
         [
