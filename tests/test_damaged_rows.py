@@ -105,7 +105,8 @@ def test_a_seat_list_of_valid_json_but_no_seats_is_skipped_by_the_player_filters
     hand = _first(host_copy, f"SELECT {HAND}")
     player = _first(
         host_copy,
-        f"SELECT json_extract(value, '$.player') FROM hands h, json_each(h.seats) WHERE h.id = {hand}",
+        "SELECT json_extract(value, '$.player') FROM hands h, json_each(h.seats) "
+        f"WHERE h.id = {hand}",
     )
     before = gm.json(
         "hands", "list", "--player", player, "--limit", "0", "--json", "--db", host_copy
