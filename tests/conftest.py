@@ -232,6 +232,17 @@ def copy_db(source: Path, folder: Path, name: str = "copy.db") -> Path:
     return target
 
 
+def copy_made(template: Path, folder: Path) -> Path:
+    """A copy, under the same name, of a store a fixture made once for many tests: as
+    `copy_db`, its files as private as gmtool made them (a test may change the copy)."""
+    db = copy_db(template, folder, template.name)
+    for suffix in STORE_FILES:
+        made = template.with_name(template.name + suffix)
+        if made.exists():
+            shutil.copymode(made, db.with_name(db.name + suffix))
+    return db
+
+
 def _kick_during_hands(host: VirtualHost) -> int:
     """GM kicks of players in running hands, a few game seconds apart."""
     rng = random.Random(6)
@@ -335,13 +346,22 @@ def start_host():
             host.stop()
 
 
-@pytest.fixture
-def deployed_db(gm: Gmtool, tmp_path: Path) -> Path:
-    """A new store: the five profiles deployed, `boss` operator and `sue` support."""
-    db = tmp_path / "live.db"
+@pytest.fixture(scope="session")
+def deployed_template(gm: Gmtool, tmp_path_factory) -> Path:
+    """The store `deployed_db` copies, made once a session through the console (eight
+    commands): no test writes it."""
+    db = tmp_path_factory.mktemp("deployed-template") / "live.db"
     gm.deploy_all(db)
     gm.add_roles(db)
     return db
+
+
+@pytest.fixture
+def deployed_db(deployed_template: Path, tmp_path: Path) -> Path:
+    """A new store: the five profiles deployed, `boss` operator and `sue` support (a copy
+    of one made once a session, with its key files and witness folder, under the same
+    name: the test may change it)."""
+    return copy_made(deployed_template, tmp_path)
 
 
 @pytest.fixture

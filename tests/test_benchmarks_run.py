@@ -34,6 +34,15 @@ SMOKE = {
             r"^target: >= [\d,]+ audited hands/s .*: (met|MISSED)",
         ],
     ),
+    "audit_postgres.py": (  # on the test server (tests/postgres.py's), as the PG tests
+        ["--size", "120", "--repeat", "1"],
+        [
+            rf"^db copy: {NUMBER} rows in \d+\.\d s",
+            rf"^\| SQLite \| 120 \| \d+\.\d{{3}} \| {NUMBER} \| {NUMBER} MB \|",
+            rf"^\| PostgreSQL \| 120 \| \d+\.\d{{3}} \| {NUMBER} \| {NUMBER} MB \|",
+            r"^same report on both: yes",
+        ],
+    ),
     "audit_incremental.py": (
         ["--size", "120", "--more", "30", "--repeat", "1"],
         [
@@ -140,6 +149,16 @@ SMOKE = {
             rf"^ +2 tables: +\d+ actions \( *{NUMBER}/s\), latency p50 +{NUMBER} ms, p99 +{NUMBER} "
             r"ms",
             r"^  sustained with p99 < 100 ms: ",
+        ],
+    ),
+    "store_backends.py": (
+        ["--hands", "3", "--writers", "1", "2"],
+        [
+            r"^3 hands a writer \(begin, 3 appends, durable settlement: 5 transactions\)",
+            r"^\| backend \| writers \| hands/s \| evidence records/s \|",
+            rf"^\| SQLite \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
+            rf"^\| PostgreSQL \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
+            rf"^\| PostgreSQL \| 2 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
         ],
     ),
     "gateway.py": (

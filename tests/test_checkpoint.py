@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import copy_db
+from conftest import copy_db, copy_made
 from helpers import rewrite_log
 from hosting import VirtualHost
 
@@ -24,16 +24,25 @@ from gmtool.house.options import HostOptions
 from gmtool.store.db import StoreError
 
 
-@pytest.fixture
-def hosted(tmp_path: Path, gm, virtual_host) -> Path:
-    """A store a host played on for a while (two game minutes), then stopped."""
-    db = tmp_path / "hosted.db"
+@pytest.fixture(scope="module")
+def hosted_template(tmp_path_factory, gm) -> Path:
+    """A store a host played on for a while (two game minutes), then stopped: made once,
+    copied for each test."""
+    db = tmp_path_factory.mktemp("hosted-template") / "hosted.db"
     gm.deploy_all(db)
-    host = virtual_host(db, tables=3, seed="checkpoints", checkpoint_every=20.0)
-    host.advance(120)
-    host.stop()
-    host.close()
+    host = VirtualHost(db, HostOptions(tables=3, seed="checkpoints", checkpoint_every=20.0))
+    try:
+        host.advance(120)
+        host.stop()
+    finally:
+        host.close()
     return db
+
+
+@pytest.fixture
+def hosted(hosted_template: Path, tmp_path: Path) -> Path:
+    """A copy of `hosted_template`, with its keys and witness folder, for the test to change."""
+    return copy_made(hosted_template, tmp_path)
 
 
 def _audit(gm, db: Path, *args) -> tuple[int, dict]:

@@ -199,8 +199,11 @@ def test_tables_list_and_show_json_and_text(live, gm) -> None:
     assert window - 0.1 <= away["reconnect_left_s"] <= window
     assert timeouts["action_s"] - 0.1 <= shown["seconds_left"] <= timeouts["action_s"]
 
+    wide = gm.env(COLUMNS="400")  # every column: a pipe is 200 wide, and rows vary in width
     row = next(
-        line for line in gm("tables", "list", "--db", db).stdout.splitlines() if table_id in line
+        line
+        for line in gm("tables", "list", "--db", db, env=wide).stdout.splitlines()
+        if table_id in line
     )
     text = gm("tables", "show", table_id, "--db", db).stdout
     assert f"disconnected: {player} ({window}s to reconnect)" in text, text

@@ -89,3 +89,33 @@ def test_a_gm_outcome_a_config_and_a_balance_that_are_not_what_gmtool_wrote(
     )
     assert "bot-003's coins in the store are 'lots'" in run.stderr, run.stderr
     assert "internal error" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "seats",
+    ['{"a": {"player": "bot-003", "coins": 5}}', '["bot-003", 7, null, [1]]'],
+    ids=["an object", "an array of no objects"],
+)
+def test_a_seat_list_of_valid_json_but_no_seats_is_skipped_by_the_player_filters(
+    gm, host_copy: Path, seats: str
+) -> None:
+    """Valid JSON that is not a list of seats (an object, an array holding a bare string)
+    is skipped by `hands list --player` and `players show` as text that is not JSON is,
+    not a stop with SQLite's "malformed JSON"; the audit finds the edit."""
+    hand = _first(host_copy, f"SELECT {HAND}")
+    player = _first(
+        host_copy,
+        "SELECT json_extract(value, '$.player') FROM hands h, json_each(h.seats) "
+        f"WHERE h.id = {hand}",
+    )
+    before = gm.json(
+        "hands", "list", "--player", player, "--limit", "0", "--json", "--db", host_copy
+    )
+    _edit(host_copy, f"UPDATE hands SET seats = '{seats}' WHERE id = {hand}")
+    listed = gm.json(
+        "hands", "list", "--player", player, "--limit", "0", "--json", "--db", host_copy
+    )
+    assert [h["id"] for h in listed] == [h["id"] for h in before if h["id"] != hand]
+    shown = gm("players", "show", player, "--db", host_copy)
+    assert "malformed" not in shown.stderr and player in shown.stdout
+    assert gm("audit", "--db", host_copy, expect=1).returncode == 1

@@ -53,7 +53,7 @@ def test_a_refused_house_run_leaves_no_lock_file(gm: Gmtool, tmp_path: Path, cas
 def test_a_host_that_ran_removes_its_lock_file(gm: Gmtool, deployed_db: Path) -> None:
     from gmtool.house.lock import host_running
 
-    gm("house", "run", "--hands", "2", "--tables", "1", "--db", deployed_db)
+    gm("house", "run", "--hands", "2", "--tables", "1", "--speed", "100", "--db", deployed_db)
     assert not _lock(deployed_db).exists() and host_running(deployed_db) is False
 
 

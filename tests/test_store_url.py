@@ -108,7 +108,6 @@ def test_db_init_makes_the_file_a_sqlite_url_names(gm: Gmtool, tmp_path: Path) -
     [
         ("tables", "watch"),
         ("hands", "show", "1"),
-        ("audit",),
         ("house", "run", "--hands", "1"),
         ("gm", "witness", "list"),
         ("hands", "replay", "1"),

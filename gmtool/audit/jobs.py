@@ -22,7 +22,8 @@ from pathlib import Path
 from gmtool.audit.tables import TableAudit, TableResult
 from gmtool.bounds import MAX_JOBS
 from gmtool.errors import UsageError
-from gmtool.store.db import Store, connect
+from gmtool.store.db import Store, connect, open_location
+from gmtool.store.url import locate
 
 _audit: TableAudit | None = None  # a worker's own
 _news = None  # a worker's queue of hands checked, for the caller's progress
@@ -72,7 +73,7 @@ class TablePasses:
             workers,
             mp_context=context,
             initializer=_open,
-            initargs=(str(self.store.path), self._news),
+            initargs=(getattr(self.store, "url", None) or str(self.store.path), self._news),
         )
         self._listener = threading.Thread(target=self._listen, daemon=True)
         self._listener.start()
@@ -120,10 +121,15 @@ class TablePasses:
 # -- in a worker -------------------------------------------------------------------------
 
 
-def _open(path: str, news) -> None:
+def _open(where: str, news) -> None:
     global _audit, _news
     _news = news
-    _audit = TableAudit(connect(Path(path), write=False), progress=_tell)
+    store = (
+        connect(Path(where), write=False)
+        if not locate(where).is_postgres
+        else open_location(where, write=False, postgres=True)
+    )  # (a PostgreSQL store by its URL, password and all: it goes through a pipe)
+    _audit = TableAudit(store, progress=_tell)
 
 
 def _tell(count: int) -> None:

@@ -68,7 +68,7 @@ def audit(
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
     from gmtool.ops.audit import Audit
 
-    with open_store(db) as store:
+    with open_store(db, postgres=True) as store:
         job = Audit(
             store,
             since,

@@ -85,3 +85,38 @@ def grant(
     for login in done.made:
         console.line(f"made login role {login} (no password: give it one before it connects)")
     console.success(f"{store.path}: roles granted")
+
+
+FROM_OPTION = typer.Option(
+    ..., "--from", metavar="SQLITE", help="The SQLite store to copy (a file or sqlite:///PATH)."
+)
+TO_OPTION = typer.Option(
+    ...,
+    "--to",
+    metavar="URL",
+    help="A new PostgreSQL database (postgresql://USER@HOST/DBNAME): empty, or holding "
+    "gmtool's schema and no rows.",
+)
+
+
+@app.command()
+def copy(source: str = FROM_OPTION, dest: str = TO_OPTION) -> None:
+    """Copy a SQLite store, every table and row as it is (ids, the evidence log, the GM
+    log, the ledger, configs, witnesses), into a new PostgreSQL database, in one
+    transaction: a failure writes nothing. Keys and witness folders beside the SQLite
+    file are not in the store: keep them (audit the copy with --key and --witness)."""
+    from gmtool.store import copy as copying
+    from gmtool.store.url import locate
+
+    if locate(source).is_postgres:
+        raise UsageError(f"--from {locate(source).shown()}: give the SQLite store to copy")
+    if not locate(dest).is_postgres:
+        raise UsageError(
+            f"--to {dest[:80]!r}: give the new PostgreSQL database, postgresql://USER@HOST/DBNAME"
+        )
+    with open_store(source) as src, open_store(dest, create=True, postgres=True) as dst:
+        copying.check_empty(dst)  # type: ignore[arg-type]
+        done = copying.copy_store(src, dst)  # type: ignore[arg-type]
+    for table, count in done.rows.items():
+        console.line(f"{table}: {count} row(s)")
+    console.success(f"{src.path} copied to {dst.path}: {done.total} row(s)")

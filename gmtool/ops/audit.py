@@ -27,7 +27,7 @@ from gmtool.ops.checkpoints import (
     store_host_key,
     witness_folders,
 )
-from gmtool.store.db import Store
+from gmtool.store.db import Store, files_beside
 from gmtool.store.log_reads import hands_after
 from gmtool.store.scan import count_hands
 
@@ -116,7 +116,8 @@ class Audit:
 def seed_key(store: Store) -> bytes | None:
     """The key the audit checks seeds with (`hands show` and `hands replay` check a hand's
     seed with it too, through the same check, so the two always agree)."""
-    return existing_key(store.path)
+    beside = files_beside(store)  # (a PostgreSQL store has no `<db>.key` beside it)
+    return existing_key(beside) if beside is not None else None
 
 
 def audit(

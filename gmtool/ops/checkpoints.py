@@ -21,7 +21,7 @@ from gmtool.evidence.note import Checkpoint, NoteError, Verifier, checkpoint_sha
 from gmtool.findings import Finding
 from gmtool.store import witnesses
 from gmtool.store.checkpoint_signers import read_signed
-from gmtool.store.db import Store
+from gmtool.store.db import Store, files_beside
 from gmtool.store.log_append import origin_of
 
 
@@ -34,7 +34,32 @@ def witness_folders(store: Store, given: str | None) -> tuple[list[Path], list[s
             f"{witnesses.named(recorded)}): checking the checkpoints in {given} instead, "
             "not the recorded witness's"
         ]
-    return witnesses.folders(store) or [witness.witness_dir(store.path, given)], []
+    beside = files_beside(store)
+    if beside is not None:
+        return witnesses.folders(store) or [witness.witness_dir(beside, given)], []
+    # A PostgreSQL store: no folder beside it; a folder recorded relative to the SQLite
+    # file it was copied from is nowhere until --witness says where it is.
+    found = witnesses.folders(store)
+    if given is not None:
+        return found or [Path(given)], []
+    unplaced = witnesses.unplaced(store)
+    warnings = (
+        [
+            f"the store records the witness folder {', '.join(unplaced)} beside the SQLite "
+            "file it was copied from, and a PostgreSQL store has no file: pass --witness "
+            "FOLDER (where its checkpoints are kept) to check them"
+        ]
+        if unplaced
+        else []
+    )
+    return found, warnings
+
+
+def key_of(store: Store, key: Path | None) -> Path | None:
+    """The host's verifier key file: `key`, else `<db>.checkpoint.pub` beside a SQLite
+    store (a PostgreSQL store has none beside it: None)."""
+    beside = files_beside(store)
+    return key or (witness.public_key_path(beside) if beside is not None else None)
 
 
 def signed_checkpoints(
@@ -45,7 +70,7 @@ def signed_checkpoints(
     the store's origin: of `checkpoint`, else of every checkpoint in `folders`. A file
     named on the command line that cannot be read, or a missing key, is a usage error."""
     origin = origin_of(store)
-    key_file = key or witness.public_key_path(store.path)
+    key_file = key_of(store, key)
     if checkpoint and not checkpoint.is_file():
         raise UsageError(f"no checkpoint file at {checkpoint}")
     if checkpoint:
@@ -55,12 +80,13 @@ def signed_checkpoints(
         found = witness.files(folder)
         paths += found
         recorded = any(witness.same_folder(folder, other) for other in witnesses.folders(store))
-        if not found and (key is not None or key_file.exists() or recorded):
+        present = key_file is not None and key_file.exists()
+        if not found and (key is not None or present or recorded):
             why = (  # an auditor's own --key says the host signs, whatever lies beside it
                 f"--key {key} was given"
                 if key is not None
                 else f"{key_file.name} exists"
-                if key_file.exists()
+                if key_file is not None and present
                 else "the store records it"
             )
             problems.append(
@@ -92,7 +118,8 @@ def signed_checkpoints(
         except OSError as error:
             if verifier is None and origin in _signers(path):  # the host's: its key needed
                 raise UsageError(
-                    f"no verifier key at {key_file}: pass --key with the host's verifier key"
+                    f"no verifier key at {key_file or 'the store (none beside PostgreSQL)'}: "
+                    "pass --key with the host's verifier key"
                 ) from None
             if checkpoint and not _readable(path):
                 raise UsageError(str(error)) from None  # the file named cannot be read
@@ -110,8 +137,8 @@ def host_verifier(store: Store, key: Path | None) -> Verifier | None:
     """The host's verifier key: `--key`, else `<db>.checkpoint.pub` if there is one (a
     store no host has signed for has none: None). A key named or present but unreadable
     is a usage error (exit 2)."""
-    key_file = key or witness.public_key_path(store.path)
-    if key is None and not key_file.exists():
+    key_file = key_of(store, key)
+    if key_file is None or (key is None and not key_file.exists()):
         return None
     try:
         return witness.load_verifier(key_file)
@@ -130,7 +157,7 @@ def store_host_key(store: Store, key: Path | None) -> tuple[Verifier | None, lis
     return None, [
         Finding(
             "verifier_key",
-            f"the verifier key {key or witness.public_key_path(store.path)} is log "
+            f"the verifier key {key_of(store, key)} is log "
             f"{host_key.name}'s, not this store's ({origin}): "
             "the host's signatures over opening balances and seed keys were not checked",
         )
@@ -153,9 +180,13 @@ def base_checkpoint(
             f"no checkpoint file at {given} (nor in the witness folder {witnesses.named(folders)})"
         )
     _shaped_as_checkpoint(path)
-    key_file = key or witness.public_key_path(store.path)
+    key_file = key_of(store, key)
     try:
-        verifier = witness.load_verifier(key_file) if key or key_file.exists() else None
+        verifier = (
+            witness.load_verifier(key_file)
+            if key_file is not None and (key or key_file.exists())
+            else None
+        )
         return path.name, read_signed(store, path, verifier)[0]
     except OSError as error:
         raise UsageError(

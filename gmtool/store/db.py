@@ -60,6 +60,13 @@ def resolve_path(db: str | None) -> Path:
     return location.path
 
 
+def files_beside(store: object) -> Path | None:
+    """The path whose neighbours hold a store's files (`<db>.checkpoint.pub`, `<db>.key`,
+    `<db>.witness/`): a SQLite store's file. A PostgreSQL store has no such place (None):
+    its keys and witness folders are given to each command (`--key`, `--witness`)."""
+    return None if getattr(store, "is_postgres", False) else getattr(store, "path", None)
+
+
 class Store:
     """One connection to the store, with the repository methods mixed in by `open_store`."""
 

@@ -40,13 +40,25 @@ _PG_SEATS = (
     "THEN pg_temp.gmtool_json({seats}) ELSE '[]'::jsonb END)"
 )
 
+# The same on SQLite: a seats value that is not JSON, or JSON but not an array, is no seats
+# (WHEN is tried in order: json_type only sees valid JSON); an element that is not an
+# object is no seat (json_extract would parse a bare string as JSON and stop).
+_SQLITE_SEATS = (
+    "json_each(CASE WHEN NOT json_valid({seats}) THEN '[]' WHEN json_type({seats}) = 'array' "
+    "THEN {seats} ELSE '[]' END)"
+)
+_SQLITE_SEAT = "json_extract(CASE WHEN {s}type = 'object' THEN {s}value END, '$.{field}')"
+
 STATEMENTS: dict[str, dict[str, str]] = {
     # hands.at_stake: (hand id, coins brought) of the running hand a player sits in
     "hands.at_stake": {
-        SQLITE: "SELECT h.id, json_extract(s.value, '$.coins') FROM hands h, "
-        "json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' END) s "
-        "WHERE h.outcome = 'running' AND "
-        "json_extract(s.value, '$.player') = ? ORDER BY h.id DESC LIMIT 1",
+        SQLITE: "SELECT h.id, "
+        + _SQLITE_SEAT.format(s="s.", field="coins")
+        + " FROM hands h, "
+        + _SQLITE_SEATS.format(seats="h.seats")
+        + " s WHERE h.outcome = 'running' AND "
+        + _SQLITE_SEAT.format(s="s.", field="player")
+        + " = ? ORDER BY h.id DESC LIMIT 1",
         POSTGRESQL: "SELECT h.id, s.value -> 'coins' FROM hands h, "
         + _PG_SEATS.format(seats="h.seats")
         + " AS s (value) WHERE h.outcome = 'running' AND s.value ->> 'player' = ? "
@@ -54,8 +66,11 @@ STATEMENTS: dict[str, dict[str, str]] = {
     },
     # queries.hand_filter: the hands a player sat in (a WHERE clause over `hands`)
     "queries.seated": {
-        SQLITE: "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(hands.seats) "
-        "THEN hands.seats ELSE '[]' END) WHERE json_extract(value, '$.player') = ?)",
+        SQLITE: "EXISTS (SELECT 1 FROM "
+        + _SQLITE_SEATS.format(seats="hands.seats")
+        + " WHERE "
+        + _SQLITE_SEAT.format(s="", field="player")
+        + " = ?)",
         POSTGRESQL: "EXISTS (SELECT 1 FROM "
         + _PG_SEATS.format(seats="hands.seats")
         + " AS s (value) WHERE s.value ->> 'player' = ?)",
@@ -64,9 +79,11 @@ STATEMENTS: dict[str, dict[str, str]] = {
     "queries.recent_hands": {
         SQLITE: "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) "
         "AS delta FROM hands h LEFT JOIN ledger l ON l.hand_id = h.id AND l.player = ? WHERE "
-        "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(h.seats) THEN h.seats ELSE '[]' "
-        "END) WHERE json_extract(value, '$.player') = ?) "
-        "GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
+        "EXISTS (SELECT 1 FROM "
+        + _SQLITE_SEATS.format(seats="h.seats")
+        + " WHERE "
+        + _SQLITE_SEAT.format(s="", field="player")
+        + " = ?) GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
         POSTGRESQL: "SELECT h.id, h.table_id, h.started_at, h.outcome, "
         "COALESCE(SUM(l.delta), 0)::bigint AS delta FROM hands h LEFT JOIN ledger l ON "
         "l.hand_id = h.id AND l.player = ? WHERE EXISTS (SELECT 1 FROM "

@@ -9,6 +9,12 @@ Rows are written in the same transaction as their log records and their ids grow
 the log (nothing is ever deleted), so "written after record N" is "id from the first id
 a record from N on names". A table's events after N are those from the first sequence
 number its first batch from N on logs.
+
+On PostgreSQL (issue 26) the same reads run with the SQL `store/audit_dialect.py` names
+per dialect; the big ones stream through server-side cursors. Where SQLite's SQL reads
+inside JSON with no PostgreSQL twin that gives the same values (`json_extract`'s types,
+`json_object`'s text), PostgreSQL hands the rows over and Python reads them as SQLite
+would (`_json_at`; `rows_unlike_records` compares each row's record text itself).
 """
 
 from __future__ import annotations
@@ -28,8 +34,11 @@ from gmtool.evidence.records import (
     hand_end_body,
     ledger_body,
     player_body,
+    record_text,
     witness_body,
 )
+from gmtool.store.audit_dialect import json_values, statement, stream
+from gmtool.store.dialect import SQLITE
 
 if TYPE_CHECKING:
     from gmtool.store.db import Store
@@ -83,10 +92,10 @@ def node_levels(store: Store, start: int, top: int = 62) -> list[tuple]:
 
 def node_hashes(store: Store, level: int, first: int) -> Iterator[tuple]:
     """(hash,) of the stored tree nodes of `level` from idx `first` on, in idx order."""
-    cursor = store.conn.cursor()
-    cursor.row_factory = None
-    return cursor.execute(
-        "SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? ORDER BY idx", (level, first)
+    return stream(  # type: ignore[no-any-return]
+        store,
+        "SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? ORDER BY idx",
+        (level, first),
     )
 
 
@@ -107,6 +116,13 @@ def frontier_at(store: Store, tree_size: int) -> list[bytes | None]:
 def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] | None:
     """(last seq, logged head) of the table's last batch of events logged before record
     `lo`, or None."""
+    if store.dialect != SQLITE:
+        row = store.one(
+            "SELECT body FROM log WHERE kind = 'events' AND tkey = ? AND idx < ? ORDER BY "
+            "nkey DESC LIMIT 1",
+            (table_id, lo),
+        )
+        return (_json_at(row[0], "last"), _json_at(row[0], "head")) if row else None
     row = store.one(
         "SELECT json_extract(CASE WHEN json_valid(body) THEN body END, '$.last'), "
         "json_extract(CASE WHEN json_valid(body) THEN body END, '$.head') FROM log "
@@ -114,6 +130,24 @@ def last_batch_before(store: Store, table_id: str, lo: int) -> tuple[int, str] |
         (table_id, lo),
     )
     return (row[0], row[1]) if row is not None else None
+
+
+def _json_at(body: object, key: str) -> object:
+    """`json_extract(body, '$.key')` as SQLite gives it, of a body PostgreSQL handed over:
+    the value of a JSON object's key (true and false as 1 and 0, an array or object as its
+    JSON), None for anything else."""
+    try:
+        value = json.loads(body) if isinstance(body, str) else None
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    found = value.get(key)
+    if isinstance(found, bool):
+        return int(found)
+    if isinstance(found, (dict, list)):
+        return json.dumps(found, separators=(",", ":"), ensure_ascii=False)
+    return found
 
 
 def batch_hand(store: Store, table_id: str, first: int, last: int) -> int | None:
@@ -223,7 +257,7 @@ def rows_from(store: Store, kind: str, first_id: int) -> Iterator[dict]:
 def ended_hands(store: Store, first_id: int, ids: Iterable[int]) -> Iterator[dict]:
     """`hand_end` bodies of the ended hands with ids from `first_id` on or among `ids`."""
     cursor = store.conn.execute(
-        "SELECT * FROM hands WHERE id IN (SELECT value FROM json_each(?)) AND id < ? AND "
+        f"SELECT * FROM hands WHERE id IN ({json_values(store, 'bigint')}) AND id < ? AND "
         "outcome != 'running' UNION ALL SELECT * FROM hands WHERE id >= ? AND outcome != "
         "'running' ORDER BY id",
         (json.dumps(sorted(set(ids))), first_id, first_id),
@@ -255,6 +289,8 @@ def records(store: Store, lo: int, streamed: Iterable[str] = ()) -> Iterator:
     the event before the batch's first has now (while batches follow on, the previous
     batch's last: its head is checked on this row, with no JSON parsed in SQL)."""
     kinds = sorted(set(streamed))
+    if store.dialect != SQLITE:
+        return _records_pg(store, lo, set(kinds))
     named = ", ".join(f"'{kind}'" for kind in NAMED_KINDS)
     key = f"CASE WHEN l.kind IN ({named}) THEN l.tkey ELSE l.nkey END"
     other = f"CASE WHEN l.kind IN ({named}) THEN l.nkey ELSE l.tkey END"
@@ -276,6 +312,43 @@ def records(store: Store, lo: int, streamed: Iterable[str] = ()) -> Iterator:
         "l.nkey - 1 WHERE l.idx >= ? ORDER BY l.idx",
         [*kinds, lo],
     )
+
+
+def _records_pg(store: Store, lo: int, streamed: set[str]) -> Iterator[tuple]:
+    """`records` on PostgreSQL: the same rows, `agrees` found here from each body (one
+    JSON parse per record of a streamed kind; the key columns' types are the schema's)."""
+    rows = stream(
+        store,
+        "SELECT l.idx, l.kind, l.tkey, l.nkey, l.body, l.leaf, e.hash FROM log l LEFT JOIN "
+        "events e ON l.kind = 'events' AND e.table_id = l.tkey AND e.seq = l.nkey - 1 "
+        "WHERE l.idx >= ? ORDER BY l.idx",
+        (lo,),
+    )
+    for idx, kind, tkey, nkey, body, leaf, before in rows:
+        agrees = _agrees(kind, tkey, nkey, body) if kind in streamed else None
+        yield idx, kind, tkey, nkey, body, leaf, agrees, before
+
+
+_MISSING = object()
+
+
+def _agrees(kind: str, tkey: str | None, nkey: int | None, body: str) -> int:
+    """1 when a record's body is an object's JSON whose kind and key are its index
+    columns' (the same value of the same type: 1.0 or "1" is not 1), else 0: what
+    `records` asks SQLite."""
+    named = kind in NAMED_KINDS
+    key, other = (tkey, nkey) if named else (nkey, tkey)
+    if key is None or other is not None:
+        return 0
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return 0
+    if not isinstance(value, dict):
+        return 0
+    found = value.get("name" if named and kind != "config" else "id", _MISSING)
+    said = value.get("kind", _MISSING)
+    return int(type(said) is str and said == kind and type(found) is type(key) and found == key)
 
 
 def leaves(store: Store, lo: int, hi: int) -> list[bytes]:
@@ -382,14 +455,19 @@ def _key_columns(kind: str) -> tuple[str, str]:
     return ("tkey", "nkey") if kind in NAMED_KINDS else ("nkey", "tkey")
 
 
-def _proper(kind: str) -> str:
+def _proper(store: Store, kind: str) -> str:
     """The records of `kind` whose index says so, from `?` (start) on, without those of
     the JSON list `?` (suspects): the text of a WHERE clause."""
     key, other = _key_columns(kind)
     return (
-        f"kind = '{kind}' AND {other} IS NULL AND idx >= ? AND idx NOT IN (SELECT value "
-        "FROM json_each(?))"
+        f"kind = '{kind}' AND {other} IS NULL AND idx >= ? AND idx NOT IN "
+        f"({json_values(store, 'bigint')})"
     )
+
+
+def _keys(store: Store, kind: str) -> str:
+    """The JSON list `?` of a kind's keys as a subquery (names, or ids)."""
+    return json_values(store, "text" if kind in NAMED_KINDS else "bigint")
 
 
 def rows_unlike_records(
@@ -400,12 +478,15 @@ def rows_unlike_records(
     from it; rows keyed in the JSON list `keys` are left to the caller. In key order."""
     rows, column, rebuilt = STREAMED[kind]
     key, _ = _key_columns(kind)
+    if store.dialect != SQLITE:
+        yield from _rows_unlike_records_pg(store, kind, start, suspects, keys)
+        return
     # Each row's last record by one seek down the log's index (kind, key): no table of
     # every key's last record made and indexed first (SQLite's plan for a join on a
     # grouped subquery).
     cursor = store.conn.execute(
         f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN log l ON l.idx = (SELECT "
-        f"MAX(idx) FROM log WHERE {_proper(kind)} AND {key} = r.{column}) WHERE r.{column} "
+        f"MAX(idx) FROM log WHERE {_proper(store, kind)} AND {key} = r.{column}) WHERE r.{column} "
         f"NOT IN (SELECT value FROM json_each(?)) AND (l.idx IS NULL OR l.body IS NOT "
         f"{rebuilt}) ORDER BY r.{column}",
         (start, suspects, keys),
@@ -414,6 +495,30 @@ def rows_unlike_records(
     for values in cursor:
         row = dict(zip(names, values))
         yield row, row.pop("_body")
+
+
+def _rows_unlike_records_pg(
+    store: Store, kind: str, start: int, suspects: str, keys: str
+) -> Iterator[tuple[dict, str | None]]:
+    """`rows_unlike_records` on PostgreSQL: each row with its last record, streamed, and
+    the record's text compared here with the one `gmtool.evidence.records` makes of the
+    row (SQLite rebuilds it in SQL; PostgreSQL's JSON functions write other text)."""
+    rows, column, _ = STREAMED[kind]
+    key, _ = _key_columns(kind)
+    body_of = LOGGED_ROWS[kind][1]
+    cursor = stream(
+        store,
+        f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN log l ON l.idx = (SELECT "
+        f"MAX(idx) FROM log WHERE {_proper(store, kind)} AND {key} = r.{column}) WHERE "
+        f"r.{column} NOT IN ({_keys(store, kind)}) ORDER BY r.{column}",
+        (start, suspects, keys),
+        tuples=False,
+    )
+    for values in cursor:
+        row = dict(zip(values.keys(), values))
+        text = row.pop("_body")
+        if text is None or text != record_text(body_of(row)):
+            yield row, text
 
 
 def streamed_counts(
@@ -428,10 +533,10 @@ def streamed_counts(
     # The records grouped by key in the index's order (no temporary b-tree of distinct
     # keys); COUNT(k) leaves out the group of records without a key, as COUNT(DISTINCT).
     found = store.conn.execute(
-        f"SELECT TOTAL(n), COUNT(k), (SELECT COUNT(DISTINCT r.{column}) FROM ({rows}) r "
-        f"WHERE r.{column} NOT IN (SELECT value FROM json_each(?))) FROM (SELECT {key} AS k, "
-        f"COUNT(*) AS n FROM log WHERE {_proper(kind)} AND {key} NOT IN (SELECT value FROM "
-        f"json_each(?)) GROUP BY {key})",
+        f"SELECT {statement(store, 'log.total')}, COUNT(k), (SELECT COUNT(DISTINCT "
+        f"r.{column}) FROM ({rows}) r WHERE r.{column} NOT IN ({_keys(store, kind)})) FROM "
+        f"(SELECT {key} AS k, COUNT(*) AS n FROM log WHERE {_proper(store, kind)} AND {key} "
+        f"NOT IN ({_keys(store, kind)}) GROUP BY {key}) counted",
         (keys, start, suspects, keys),
     ).fetchone()
     return int(found[0]), found[1], found[2]
@@ -446,8 +551,8 @@ def records_without_rows(
     key, _ = _key_columns(kind)
     return store.conn.execute(
         f"SELECT last.k, l.idx, l.body FROM (SELECT {key} AS k, MAX(idx) AS idx FROM log "
-        f"WHERE {_proper(kind)} GROUP BY {key}) last JOIN log l ON l.idx = last.idx WHERE "
-        f"last.k NOT IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM "
+        f"WHERE {_proper(store, kind)} GROUP BY {key}) last JOIN log l ON l.idx = last.idx WHERE "
+        f"last.k NOT IN ({_keys(store, kind)}) AND NOT EXISTS (SELECT 1 FROM "
         f"({rows}) r WHERE r.{column} = last.k) ORDER BY last.k",
         (start, suspects, keys),
     )
@@ -460,9 +565,9 @@ def records_logged_twice(
     in the JSON list `keys` left to the caller), in key order, then index order."""
     key, _ = _key_columns(kind)
     return store.conn.execute(
-        f"SELECT {key}, idx, body FROM log WHERE {_proper(kind)} AND {key} IN (SELECT {key} "
-        f"FROM log WHERE {_proper(kind)} GROUP BY {key} HAVING COUNT(*) > 1) AND {key} NOT "
-        f"IN (SELECT value FROM json_each(?)) ORDER BY {key}, idx",
+        f"SELECT {key}, idx, body FROM log WHERE {_proper(store, kind)} AND {key} IN (SELECT {key} "
+        f"FROM log WHERE {_proper(store, kind)} GROUP BY {key} HAVING COUNT(*) > 1) AND {key} "
+        f"NOT IN ({_keys(store, kind)}) ORDER BY {key}, idx",
         (start, suspects, start, suspects, keys),
     )
 
@@ -472,8 +577,12 @@ def records_of_key(
 ) -> list[tuple[int, str]]:
     """(index, body) of the records of `kind` keyed `value`, in index order."""
     key, _ = _key_columns(kind)
+    value = _as_column(store, key, value)
+    if value is _MISSING:
+        return []
     return store.conn.execute(
-        f"SELECT idx, body FROM log WHERE {_proper(kind)} AND {key} IS ? ORDER BY idx",
+        f"SELECT idx, body FROM log WHERE {_proper(store, kind)} AND {key} "
+        f"{statement(store, 'log.is')} ? ORDER BY idx",
         (start, suspects, value),
     ).fetchall()
 
@@ -481,15 +590,38 @@ def records_of_key(
 def row_of_key(store: Store, kind: str, value: object) -> dict | None:
     """The row of a streamed `kind` keyed `value`, or None."""
     rows, column, _ = STREAMED[kind]
-    cursor = store.conn.execute(f"SELECT * FROM ({rows}) r WHERE r.{column} IS ?", (value,))
+    value = _as_column(store, "tkey" if kind in NAMED_KINDS else "nkey", value)
+    if value is _MISSING:
+        return None
+    cursor = store.conn.execute(
+        f"SELECT * FROM ({rows}) r WHERE r.{column} {statement(store, 'log.is')} ?", (value,)
+    )
     found = cursor.fetchone()
     return dict(zip([c[0] for c in cursor.description], found)) if found else None
+
+
+def _as_column(store: Store, column: str, value: object) -> object:
+    """A key as the column it is compared with takes it: SQLite converts a key of
+    another type by the column's affinity (text for `tkey`, an integer for `nkey`), so
+    PostgreSQL is given the value converted the same way (`_MISSING`: no row can have
+    it)."""
+    if store.dialect == SQLITE or value is None:
+        return value
+    if column == "tkey":
+        return value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return value if isinstance(value, int) else _MISSING
 
 
 def logged_rows(store: Store, kind: str) -> Iterator[dict]:
     """The rows a kind of record logs, as body dicts, from the tables as they are now."""
     sql, body_of = LOGGED_ROWS[kind]
-    cursor = store.conn.execute(sql)
+    cursor = stream(store, sql)
     names = [c[0] for c in cursor.description]
     for row in cursor:
         yield body_of(dict(zip(names, row)))
@@ -505,6 +637,10 @@ GUARDED = ("events", "ledger", "gm_actions", "log", "log_nodes", "meta", "witnes
 def missing_guards(store: Store) -> list[str]:
     """The append-only triggers the schema made that are gone (dropped by hand) or no
     longer refuse the change (replaced by a trigger of the same name that does nothing)."""
+    if store.dialect != SQLITE:
+        from gmtool.store.pg_guards import missing_guards as missing_on_postgres
+
+        return missing_on_postgres(store, GUARDED)
     present = dict(store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"))
     names = [
         (f"{table}_no_{change}", table, change)

@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 from psycopg import pq
+from psycopg.rows import tuple_row
 
 from gmtool.store.clock import SYSTEM, Clock, now
 from gmtool.store.errors import StoreError
@@ -37,6 +38,7 @@ from gmtool.store.url import redacted
 # writer at a time per database (advisory locks are per database).
 WRITE_LOCK = 0x676D746F6F6C
 CONNECT_TIMEOUT_S = 10
+STREAM_BATCH = 5000  # rows a server-side cursor fetches at a time (`PgStore.stream`)
 
 # `pg_temp.gmtool_json(text)`: the text as jsonb, or NULL when it is not JSON (SQLite's
 # json_valid guard: a query reading inside a JSON column skips a value only an edit
@@ -136,6 +138,7 @@ class PgStore:
         self.clock = clock
         self.read_only = read_only
         self.is_postgres = True
+        self._cursors = 0  # named cursors made (`stream`): each a name of its own
 
     def now(self) -> str:
         return now(self.clock)
@@ -177,6 +180,21 @@ class PgStore:
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         return self.conn.execute(sql, params).fetchone()  # type: ignore[no-any-return]
+
+    def stream(self, sql: str, params: Sequence[Any] = (), tuples: bool = False) -> Any:
+        """The rows of a query (plain tuples with `tuples`, else `Row`s) through a
+        server-side cursor inside the open transaction (a snapshot): PostgreSQL sends them
+        `STREAM_BATCH` at a time, so a read of every event keeps memory flat, as a SQLite
+        cursor does. Outside a transaction (where no named cursor lives) a plain cursor."""
+        if not self.conn.in_transaction:
+            return self.conn.execute(sql, params)
+        self._cursors += 1
+        cursor = self.conn.raw.cursor(
+            name=f"gmtool_stream_{self._cursors}", row_factory=tuple_row if tuples else _rows
+        )
+        cursor.itersize = STREAM_BATCH
+        cursor.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        return cursor
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return self.conn.execute(sql, params).fetchall()

@@ -90,6 +90,7 @@ WRITES: dict[str, dict[str, str]] = {
         "tables": "INSERT, UPDATE (status, host_pid, closed_at, live, updated_at)",
         "seats": "INSERT, DELETE",
         "witnesses": "INSERT",
+        "table_leases": "INSERT, UPDATE (host, token, expires)",
     },
 }
 

@@ -155,7 +155,21 @@ def m005_witnesses(conn: PgConnection) -> None:
     _refuse_changes(conn, "witnesses", "witnesses are append-only")
 
 
-MIGRATIONS = (m001_initial, m002_chain_heads, m003_evidence_log, m004_gm_keys, m005_witnesses)
+def m006_table_leases(conn: PgConnection) -> None:
+    conn.execute(
+        f"CREATE TABLE table_leases (table_id {T} PRIMARY KEY, host {T} NOT NULL, token "
+        "BIGINT NOT NULL, expires DOUBLE PRECISION NOT NULL)"
+    )
+
+
+MIGRATIONS = (
+    m001_initial,
+    m002_chain_heads,
+    m003_evidence_log,
+    m004_gm_keys,
+    m005_witnesses,
+    m006_table_leases,
+)
 KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN (a test)
 
 

@@ -1,8 +1,10 @@
 """Streaming reads for the audit: every row it checks, in the order it checks them.
 
 The audit reads millions of rows, so these functions hand out cursors (plain tuples, or
-rows by name where the audit reads few) that SQLite steps through as the audit goes;
-nothing here loads a whole table. The hand filter is `queries.hand_filter`'s.
+rows by name where the audit reads few) that SQLite steps through as the audit goes, and
+PostgreSQL sends a batch at a time (server-side cursors in the audit's snapshot:
+`audit_dialect.stream`); nothing here loads a whole table. The hand filter is
+`queries.hand_filter`'s; SQL that differs between the dialects is `audit_dialect`'s.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 
+from gmtool.store.audit_dialect import json_values, statement, stream
 from gmtool.store.db import NoSuchRecord, Store
 from gmtool.store.queries import check_names, hand_filter
 
@@ -32,14 +35,12 @@ HAND_COLUMNS = (
 
 def _tuples(store: Store, sql: str, params: list | tuple = ()) -> sqlite3.Cursor:
     """The rows of a query as plain tuples, stepped through as they are read."""
-    cursor = store.conn.cursor()
-    cursor.row_factory = None  # plain tuples: the scan touches millions of rows
-    return cursor.execute(sql, params)
+    return stream(store, sql, params)  # plain tuples: the scan touches millions of rows
 
 
 def _rows(store: Store, sql: str, params: tuple = ()) -> Iterator[sqlite3.Row]:
     """The rows of a query by name, fetched a batch at a time."""
-    cursor = store.conn.execute(sql, params)
+    cursor = stream(store, sql, params, tuples=False)
     while rows := cursor.fetchmany(BATCH):
         yield from rows
 
@@ -75,7 +76,7 @@ def audit_tables(store: Store, since=None, until=None, table=None, player=None) 
             )
         ]
     return sorted(
-        {r[0] for r in store.all("SELECT id FROM tables WHERE typeof(id) = 'text'")}
+        {r[0] for r in store.all(statement(store, "scan.table_ids"))}
         | set(chain_heads(store, "events:"))
     )  # (a table row's id is live state)
 
@@ -87,23 +88,27 @@ def table_hands(
     the filter selects it."""
     where, params = hand_filter(store, since, until, table, player)
     selected = f"({where[7:]})" if where else "1"
-    return _tuples(
-        store,
-        f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
-        "table_id = ? AND id >= ? ORDER BY id",
-        [*params, table_id, from_hand],
+    return iter(
+        _tuples(
+            store,
+            f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
+            "table_id = ? AND id >= ? ORDER BY id",
+            [*params, table_id, from_hand],
+        )
     )
 
 
 def table_ledger(store: Store, table_id: str, from_hand: int = 0) -> sqlite3.Cursor:
     """(hand_id, player, delta, reason) of a table's hands (from id `from_hand` on), in hand
     order."""
-    return _tuples(
-        store,
-        "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
-        "ledger l ON l.hand_id = h.id WHERE h.table_id = ? AND h.id >= ? ORDER BY "
-        "h.id",
-        [table_id, from_hand],
+    return iter(
+        _tuples(
+            store,
+            "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
+            "ledger l ON l.hand_id = h.id WHERE h.table_id = ? AND h.id >= ? ORDER BY "
+            "h.id",
+            [table_id, from_hand],
+        )
     )
 
 
@@ -160,12 +165,13 @@ def balances(store: Store, player: str | None = None) -> Iterator[dict]:
     store holds one) is added up in Python instead."""
     where, params = (" WHERE player = ?", (player,)) if player else ("", ())
     try:
-        sums = dict(
-            store.conn.execute(
-                f"SELECT player, SUM(delta) FROM ledger NOT INDEXED{where} GROUP BY player", params
+        sums = {
+            name: int(total)  # (PostgreSQL's sum is NUMERIC: a Decimal here)
+            for name, total in store.conn.execute(
+                statement(store, "scan.ledger_sums").format(where=where), params
             )
-        )
-    except sqlite3.OperationalError:  # integer overflow
+        }
+    except sqlite3.OperationalError:  # integer overflow (SQLite only)
         sums = {}
         for name, delta in _tuples(
             store, f"SELECT player, delta FROM ledger NOT INDEXED{where}", params
@@ -308,12 +314,7 @@ def adjustments_without_row(
     id `from_ledger` on: an adjustment's row is written with it) is missing."""
     # (the ledger's GM actions as one set, built in one pass: the ledger has no index on them)
     return _rows(
-        store,
-        "SELECT g.id, g.target FROM gm_actions g WHERE g.id >= ? AND g.action "
-        "= 'adjust' AND json_valid(g.outcome) AND json_extract(g.outcome, '$.ok') = 1 "
-        "AND g.id NOT IN (SELECT gm_action_id FROM ledger WHERE id >= ? AND "
-        "gm_action_id >= ?) ORDER BY g.id",
-        (from_id, from_ledger, from_id),
+        store, statement(store, "scan.adjustments_without_row"), (from_id, from_ledger, from_id)
     )
 
 
@@ -325,13 +326,7 @@ def hand_seeds(store: Store) -> sqlite3.Cursor:
 def shared_slots(store: Store) -> Iterator[sqlite3.Row]:
     """Hands that share a (table, number) with an earlier hand: id, table, number and that
     first hand's id, in id order (SQLite groups them: no set of slots in memory)."""
-    return _rows(
-        store,
-        "SELECT h.id, h.table_id, h.number, f.first FROM hands h JOIN (SELECT "
-        "table_id, number, MIN(id) AS first FROM hands GROUP BY table_id, number "
-        "HAVING COUNT(*) > 1) f ON h.table_id IS f.table_id AND h.number IS f.number "
-        "AND h.id > f.first ORDER BY h.id",
-    )
+    return _rows(store, statement(store, "scan.shared_slots"))
 
 
 def shared_seeds(store: Store) -> Iterator[sqlite3.Row]:
@@ -352,8 +347,8 @@ def hand_seeds_around(
     `by_seed`, a seed (one pass over the hands before `from_id`), in id order."""
     rows = store.all(
         "SELECT id, table_id, number, seed FROM hands WHERE id >= ? UNION ALL "
-        "SELECT id, table_id, number, seed FROM hands WHERE id IN (SELECT value "
-        "FROM json_each(?)) AND id < ?",
+        "SELECT id, table_id, number, seed FROM hands WHERE id IN "
+        f"({json_values(store, 'bigint')}) AND id < ?",
         (from_id, json.dumps(sorted(set(ids))), from_id),
     )
     found = {r["id"]: r for r in rows}
@@ -361,7 +356,7 @@ def hand_seeds_around(
         seeds = json.dumps([r["seed"] for r in rows if isinstance(r["seed"], str)])
         for row in store.all(
             "SELECT id, table_id, number, seed FROM hands WHERE id < ? AND "
-            "seed IN (SELECT value FROM json_each(?))",
+            f"seed IN ({json_values(store)})",
             (from_id, seeds),
         ):
             found.setdefault(row["id"], row)

@@ -318,12 +318,23 @@ def m005_witnesses(db: Database) -> None:
         )
 
 
+@migrations()
+def m006_table_leases(db: Database) -> None:
+    """Which live host plays each table (store/table_leases.py): one row a table, its
+    holder, fencing token and expiry. Not evidence: it says who may write."""
+    db.execute(
+        "CREATE TABLE table_leases (table_id TEXT PRIMARY KEY, host TEXT NOT NULL, token "
+        "INTEGER NOT NULL, expires REAL NOT NULL)"
+    )
+
+
 KNOWN = (
     m001_initial.__name__,
     m002_chain_heads.__name__,
     m003_evidence_log.__name__,
     m004_gm_keys.__name__,
     m005_witnesses.__name__,
+    m006_table_leases.__name__,
 )  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 

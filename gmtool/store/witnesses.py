@@ -22,7 +22,7 @@ from gmtool.errors import UsageError
 from gmtool.evidence import records
 from gmtool.evidence.witness import QUORUM, Witness, same_folder
 from gmtool.store import log_append
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, files_beside
 
 CHANGES = ("add", "remove", "quorum")
 
@@ -44,9 +44,26 @@ def recorded(store: Store) -> list[Witness]:
 def folders(store: Store) -> list[Path]:
     """The folders of the witnesses the store records (none: it records none yet)."""
     try:
-        return [witness.folder(store.path) for witness in recorded(store) if not witness.served]
+        beside = files_beside(store)
+        return [
+            witness.folder(beside or Path("/"))
+            for witness in recorded(store)
+            if not witness.served and (beside or Path(witness.location).is_absolute())
+        ]
     except OSError as error:  # a type of witness this version cannot use
         raise StoreError(str(error)) from None
+
+
+def unplaced(store: Store) -> list[str]:
+    """The recorded witness folders named relative to a SQLite store's file, on a store
+    that has none (PostgreSQL: a copy of a SQLite store records them so): no folder."""
+    if files_beside(store) is not None:
+        return []
+    return [
+        witness.location
+        for witness in recorded(store)
+        if not witness.served and not Path(witness.location).is_absolute()
+    ]
 
 
 def served(store: Store) -> list[Witness]:
