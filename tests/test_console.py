@@ -24,7 +24,8 @@ from hosting import VirtualHost
 
 from gmtool.cli.render_tables import command_lines
 from gmtool.engine.view import public_view
-from gmtool.house.host import COMMAND_POLL_S, HostOptions
+from gmtool.house.commands import COMMAND_POLL_S
+from gmtool.house.host import HostOptions
 from gmtool.ops.demo import SHIPPED as PROFILES
 from gmtool.ops.tables import CommandFailed
 from gmtool.store import tables as table_store

@@ -32,7 +32,7 @@ from hosting import VirtualHost, hand_events
 from gmtool.audit.chain import verify_event_chains
 from gmtool.audit.coins import verify_balances
 from gmtool.errors import NotFound, Unavailable
-from gmtool.house.host import COMMAND_POLL_S, WORD_POLL_S
+from gmtool.house.commands import COMMAND_POLL_S, WORD_POLL_S
 from gmtool.house.lease import REFRESH_S
 from gmtool.ops.deploy import deploy_profile
 from gmtool.ops.gm import bootstrap
