@@ -6,6 +6,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -110,3 +111,14 @@ def rewrite_log(db: Path, change) -> None:
         for trigger in triggers:  # and the guards put back, as they were
             conn.execute(trigger["sql"])
     conn.close()
+
+
+def until(predicate, what: str, within: float = 120.0):
+    """`predicate()`'s first truthy value, re-checked every 20 ms as another process
+    changes the store (an event awaited, not a time: `within` is only how long a busy
+    machine may take before the test says what it never saw)."""
+    deadline = time.monotonic() + within
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"never saw {what}"
+        time.sleep(0.02)
+    return value

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import gm_identity, query
+from helpers import gm_identity, query, until
 
 from gmtool.evidence.note import sign
 from gmtool.house import lease
@@ -55,6 +55,14 @@ def _fates(db: Path, command_id: int) -> list[dict]:
     return [o for o in (json.loads(r["outcome"]) for r in rows) if o.get("command") == command_id]
 
 
+def _answered(host, command_id: int) -> None:
+    """Run the host until the command has a fate (carried out, refused or withdrawn)."""
+    host.run_until(
+        lambda: gm_store.command(host.store, command_id)["status"] != "pending",
+        what="the host's answer",
+    )
+
+
 def test_a_withdrawn_command_is_never_carried_out(tmp_path: Path, gm, virtual_host) -> None:
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     store = host.store
@@ -90,10 +98,7 @@ def test_a_command_whose_console_died_is_withdrawn_not_carried_out(
     the command as withdrawn and never carries it out."""
     host, (table_id, player) = _hosting(tmp_path, gm, virtual_host)
     command_id = _queue(host.store, table_id, player, "console killed")
-    host.run_until(
-        lambda: gm_store.command(host.store, command_id)["status"] != "pending",
-        what="the host's answer",
-    )
+    _answered(host, command_id)
     assert gm_store.command(host.store, command_id)["status"] == "withdrawn"
     (fate,) = _fates(Path(host.store.path), command_id)
     assert fate["ok"] is False and fate["error"].startswith("withdrawn: the console"), fate
@@ -173,10 +178,7 @@ def _outcome_with_lease_held(tmp_path: Path, gm, virtual_host, note_for) -> tupl
         command_id = gm_store.enqueue(
             host.store, "kick", table_id, player, "held", OPERATOR, request
         )
-        host.run_until(
-            lambda: gm_store.command(host.store, command_id)["status"] != "pending",
-            what="the host's answer",
-        )
+        _answered(host, command_id)
     finally:
         os.close(fd)
     (fate,) = _fates(Path(host.store.path), command_id)
@@ -243,10 +245,7 @@ def test_a06_a_word_from_before_the_host_saw_the_command_never_carries_it_out(
         assert _fates(Path(host.store.path), command_id) == []
     finally:
         os.close(fd)  # the lock is free: nobody waits
-    host.run_until(
-        lambda: gm_store.command(host.store, command_id)["status"] != "pending",
-        what="the host's answer",
-    )
+    _answered(host, command_id)
     status, (fate,) = (
         gm_store.command(host.store, command_id)["status"],
         _fates(Path(host.store.path), command_id),
@@ -269,26 +268,12 @@ def test_a06_a_word_written_after_the_host_saw_the_command_is_a_waiting_console(
     try:
         assert command_id in host.host.seen  # when the host first saw it
         os.pwrite(fd, _word(request, 0).encode(), 0)
-        host.run_until(
-            lambda: gm_store.command(host.store, command_id)["status"] != "pending",
-            what="the host's answer",
-        )
+        _answered(host, command_id)
     finally:
         os.close(fd)
     (fate,) = _fates(Path(host.store.path), command_id)
     assert gm_store.command(host.store, command_id)["status"] == "done", fate
     assert fate["ok"] and "kicked" in fate, fate
-
-
-def _until(predicate, what: str):
-    """`predicate()`'s first truthy value, re-checked as the store changes."""
-    import time
-
-    deadline = time.monotonic() + 120
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"never saw {what}"
-        time.sleep(0.02)
-    return value
 
 
 def _events(db: Path, kind: str) -> list[dict]:
@@ -331,7 +316,7 @@ def test_a06_a_killed_console_whose_lock_another_process_holds_is_withdrawn(
     host = None
     fd = None
     try:
-        (command,) = _until(
+        (command,) = until(
             lambda: query(db, "SELECT id, request FROM gm_commands"),
             "the console's command in the store",
         )

@@ -14,11 +14,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from conftest import OPERATOR, LiveHost
-from helpers import clean_env, gmtool_command, query
+from helpers import clean_env, gmtool_command, query, until
 
 WAIT_S = 120  # the most any awaited event may take on a busy machine
 
@@ -34,19 +33,10 @@ def _console(db: Path, *args: str) -> subprocess.Popen:
     )
 
 
-def _until(predicate, what: str):
-    """`predicate()`'s first truthy value, re-checked as the store changes."""
-    deadline = time.monotonic() + WAIT_S
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"never saw {what}"
-        time.sleep(0.02)
-    return value
-
-
 def _queued(db: Path, before: int) -> dict:
     """The command a console queued after command `before`, once it is in the store."""
     return dict(
-        _until(
+        until(
             lambda: query(db, "SELECT * FROM gm_commands WHERE id > ? ORDER BY id", (before,)),
             "the console's command in the store",
         )[0]
