@@ -108,7 +108,7 @@ def test_db_init_makes_the_file_a_sqlite_url_names(gm: Gmtool, tmp_path: Path) -
     [
         ("tables", "watch"),
         ("hands", "show", "1"),
-        ("house", "run", "--hands", "1"),
+        ("tables", "close", "t-1"),
         ("gm", "witness", "list"),
         ("hands", "replay", "1"),
     ],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from gmtool.bounds import MAX_COUNT
@@ -79,16 +81,28 @@ def run(
         help="Bots that take the seats people leave empty (default: 5 a table, at least 8; "
         "0: people only, with --listen).",
     ),
+    home: Path | None = typer.Option(
+        None,
+        "--home",
+        envvar="GMTOOL_HOME",
+        help="PostgreSQL only: the folder this host keeps its keys and witness folder in "
+        "(a SQLite store keeps them beside its file). Hosts of one store share one.",
+    ),
+    lease: float = number_option(
+        10.0,
+        "--lease",
+        min=1.0,
+        max=3600.0,
+        help="PostgreSQL only: seconds a table stays this host's without a renewal; "
+        "another host takes a dead host's tables over once they pass.",
+    ),
     db: str | None = DB_OPTION,
 ) -> None:
     """Play tables of every deployed system until stopped (Ctrl-C), --hands or --duration.
-    Its lines go on stdout as they happen; if stdout's reader goes away, it plays on."""
-    import asyncio
-
-    from gmtool.house.host import HostOptions, prepare_host
-    from gmtool.house.lock import HostLock, check_writable
-    from gmtool.house.privacy import make_private
-    from gmtool.store.db import resolve_path
+    Its lines go on stdout as they happen; if stdout's reader goes away, it plays on.
+    On PostgreSQL several hosts share one store, each playing the tables it holds."""
+    from gmtool.house.host import HostOptions
+    from gmtool.store.url import locate
 
     options = HostOptions(
         tables=tables,
@@ -104,9 +118,32 @@ def run(
         checkpoint_every=checkpoint_every,
         listen=_address(listen),
         bots=bots,
+        lease=lease,
     )
     if bots == 0 and listen is None:
         raise typer.BadParameter("no bots and no players: give --listen too", param_hint="--bots")
+    say = HostLines()
+    if locate(db).is_postgres:
+        report = _host_shared(db, _home(home), options, say)
+    else:
+        if home is not None:
+            raise typer.BadParameter(
+                "a SQLite store keeps its host's files beside it; --home is for PostgreSQL",
+                param_hint="--home",
+            )
+        report = _host_alone(db, options, say)
+    _summary(report, say)
+
+
+def _host_alone(db: str | None, options, say: HostLines):
+    """The store's one host (SQLite): it holds `<db>.host.lock` while it plays."""
+    import asyncio
+
+    from gmtool.house.host import prepare_host
+    from gmtool.house.lock import HostLock, check_writable
+    from gmtool.house.privacy import make_private
+    from gmtool.store.db import resolve_path
+
     check_writable(resolve_path(db))  # a read-only mount: one plain message, nothing written
     path = resolve_path(db)
     if path.is_file() and path.stat().st_size:  # (an empty file: the open below says so)
@@ -114,7 +151,6 @@ def run(
             pass
         if made_private := make_private(path):  # before the host writes its -wal
             console.warning(made_private)
-    say = HostLines()
     with open_store(db, write=True) as store:
         lock = HostLock(store.path).acquire()
         try:
@@ -123,9 +159,52 @@ def run(
             lock.abandon()  # refused before hosting: no lock file left behind
             raise
         try:
-            report = asyncio.run(host.run())
+            return asyncio.run(host.run())
         finally:
             lock.release()
+
+
+def _host_shared(db: str | None, home: Path, options, say: HostLines):
+    """One of the hosts of a PostgreSQL store: its files in `home`, its tables leased."""
+    import asyncio
+
+    from gmtool.house.host import prepare_host
+
+    with open_store(db, write=True, postgres=True) as store:
+        store.at_home(_made(home))  # (made once the database was reached)
+        host = prepare_host(store, options, notify=say)
+        return asyncio.run(host.run())
+
+
+def _home(home: Path | None) -> Path:
+    """The host's home folder as given, or a usage error."""
+    if home is None:
+        raise typer.BadParameter(
+            "a host on PostgreSQL keeps its keys and witness folder in a folder of its own: "
+            "give --home DIR (or $GMTOOL_HOME); hosts of one store share one",
+            param_hint="--home",
+        )
+    if home.exists() and not home.is_dir():
+        raise typer.BadParameter(f"{home}: not a folder", param_hint="--home")
+    return home
+
+
+def _made(home: Path) -> Path:
+    """The home folder, made (owner only) if missing; a usage error if it cannot be."""
+    import os
+
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        raise typer.BadParameter(
+            f"{home}: cannot make this folder ({error.strerror or error})", param_hint="--home"
+        ) from None
+    if not home.is_dir() or not os.access(home, os.W_OK | os.X_OK):
+        raise typer.BadParameter(f"{home}: not a folder this user may write", param_hint="--home")
+    return home.resolve()
+
+
+def _summary(report, say: HostLines) -> None:
     say(f"stopped: {report.hands} hand(s) settled")
     if report.voided_on_stop:
         say(

@@ -74,11 +74,12 @@ class Witness:
         return path if path.is_absolute() else db.resolve().parent / path
 
 
-def folder_witness(db: Path, folder: str | Path) -> Witness:
+def folder_witness(db: Path, folder: str | Path, relative: bool = True) -> Witness:
     """The folder `folder` (relative to the working directory) as a witness of the store
-    at `db`, as the store records it."""
+    at `db`, as the store records it; without `relative` (a PostgreSQL store, whose `db`
+    is a host's home, not a file that moves with its witness), always by its full path."""
     path = Path(folder).resolve()
-    beside = path.parent == db.resolve().parent
+    beside = relative and path.parent == db.resolve().parent
     return Witness(FOLDER, path.name if beside else str(path))
 
 

@@ -22,19 +22,22 @@ from gmtool.house.commands import CommandDesk
 from gmtool.house.gateway import Gateway
 from gmtool.house.notary import Notary
 from gmtool.house.options import HostOptions, HostReport
+from gmtool.house.ownership import Ownership
 from gmtool.house.pool import BotPool
 from gmtool.house.seed_source import SeedSource
 from gmtool.house.table import Closed, HandSlot, HostedTable, Room
+from gmtool.house.takeover import TakeoverDesk, table_rng
 from gmtool.store import configs
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.clock import Clock
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, files_of
+from gmtool.store.table_leases import LeaseLost
 
 HEARTBEAT_S = 2.0  # how often the host says its tables are alive (tables.updated_at)
 
 
-class Host(CommandDesk):
+class Host(CommandDesk, TakeoverDesk):
     """Hosts tables on one store; what tables may ask of it is `table.TableHost`.
 
     Time comes from `clock` (default: the store's), which must be the clock of the loop
@@ -61,6 +64,10 @@ class Host(CommandDesk):
         self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}
+        self.tasks: dict[str, asyncio.Task] = {}
+        # several hosts may share a PostgreSQL store: each table is its host's by a lease
+        shared = getattr(store, "is_postgres", False)
+        self.ownership = Ownership(store, options.lease) if shared else None
         self.pool = BotPool(store)
         self.gateway = Gateway(self, options.listen) if options.listen else None
         self.stopping = False  # no new hands
@@ -77,9 +84,13 @@ class Host(CommandDesk):
 
     def recover(self) -> list[int]:
         """Void every hand left running by a crash, before any table plays (stakes
-        returned), and log the commands a stopped host had taken as interrupted."""
+        returned), and log the commands a stopped host had taken as interrupted. On a
+        shared store only the tables this host takes are recovered, as it takes them
+        (house/takeover.py): other hosts may be playing the rest."""
         from gmtool.house.recovery import recover
 
+        if self.ownership is not None:
+            return []
         self.report.recovered = recover(
             self.store, self.options.seed, self.notify, self.options.verbose
         )
@@ -186,32 +197,46 @@ class Host(CommandDesk):
     # -- running --------------------------------------------------------------------------
 
     def build_tables(self, plan: list[tuple[str, str, str]]) -> None:
-        from gmtool.house.hand_table import HandTable
-        from gmtool.house.owner_host import OwnerAnteTable
-
         counts: dict[tuple[str, str], int] = {}
         closed = table_store.closed_ids(self.store)
-        passed_over = []
+        passed_over, held = [], []
         for profile, tier, game in plan:
             counts[(profile, tier)] = counts.get((profile, tier), 0) + 1
             table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
-            while table_id in closed:  # closed by a GM: stays closed until a GM reopens it
-                passed_over.append(table_id)
+            while table_id in closed or not self.take_table(table_id):
+                # closed by a GM: stays closed until a GM reopens it; or another host's
+                (passed_over if table_id in closed else held).append(table_id)
                 counts[(profile, tier)] += 1
                 table_id = f"{profile}-{tier}-{counts[(profile, tier)]}"
-            config = self.room(profile, tier).config
-            cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
-            rng = random.Random(
-                f"{self.options.seed}:{table_id}" if self.options.seed else self.rng.random()
-            )
-            table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
-            self.tables[table_id] = cls(self, table_id, profile, tier, game, rng)
+            self.open_table(table_id, profile, tier, game)
         self.report.tables = list(self.tables)
         if passed_over:
             self.notify(
                 f"not hosting closed table(s) {', '.join(passed_over)}: a GM closed them "
                 "(`gmtool tables open TABLE` reopens one); their rooms' next tables instead"
             )
+        if held:
+            self.notify(
+                f"not hosting table(s) {', '.join(held)}: another live host plays them; "
+                "their rooms' next tables instead"
+            )
+
+    def open_table(self, table_id: str, profile: str, tier: str, game: str) -> HostedTable:
+        """Open a table this host plays (taken, on a shared store): registered, fenced."""
+        from gmtool.house.hand_table import HandTable
+        from gmtool.house.owner_host import OwnerAnteTable
+
+        config = self.room(profile, tier).config
+        cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
+        rng = table_rng(self.options.seed, table_id, self.rng)
+        table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
+        table = self.tables[table_id] = cls(self, table_id, profile, tier, game, rng)
+        self.fence(table)
+        return table
+
+    def play(self, table: HostedTable) -> None:
+        """Play a table taken over while running."""
+        self.tasks[table.id] = asyncio.create_task(self._table_loop(table))
 
     async def _table_loop(self, table: HostedTable) -> None:
         try:
@@ -222,6 +247,11 @@ class Host(CommandDesk):
                 await table.run_once()
         except Closed:
             return
+        except LeaseLost:  # taken over: its new host voids the hand that was running
+            table.closed = True
+            if self.ownership is not None:
+                self.ownership.held.pop(table.id, None)
+            self.notify(f"table {table.id}: another host took it over; not playing it")
         except Exception as error:  # noqa: BLE001 - one table's bug must not stop the others
             table.closed = True
             try:
@@ -269,11 +299,12 @@ class Host(CommandDesk):
         if self.gateway is not None:
             url = await self.gateway.start()
             self.notify(f"players connect at {url} (the browser page: http{url[2:]}/play)")
-        tasks = {name: asyncio.create_task(self._table_loop(t)) for name, t in self.tables.items()}
+        tasks = self.tasks
+        tasks.update({n: asyncio.create_task(self._table_loop(t)) for n, t in self.tables.items()})
         poller = asyncio.create_task(self._poll_commands())
-        started = beat = self.signed = self.clock.monotonic()
+        started = beat = kept = self.signed = self.clock.monotonic()
         stop_at = None
-        while any(not t.done() for t in tasks.values()):
+        while any(not t.done() for t in list(tasks.values())):
             await asyncio.sleep(self.options.tick)
             if progress:
                 progress(self)
@@ -283,6 +314,9 @@ class Host(CommandDesk):
                 table_store.heartbeat(
                     self.store, [t.id for t in self.tables.values() if not t.closed]
                 )
+            if now - kept >= min(HEARTBEAT_S, self.options.lease / 3):
+                kept = now
+                self.keep_tables()  # a shared store: leases renewed, dead hosts' taken over
             if now - self.signed >= self.options.checkpoint_every:  # appends of no commit
                 self.signed = now  # that signs (a hand's first events), and at rest
                 self.notary.sign(wait=False)  # served witnesses answer in the background
@@ -299,11 +333,14 @@ class Host(CommandDesk):
         if self.gateway is not None:
             await self.gateway.stop()
         self._void_open_hands()
+        self.release_tables()
         self.notary.sign()
         return self.report
 
     def _void_open_hands(self) -> None:
         for table in self.tables.values():
+            if self.ownership is not None and table.id not in self.ownership.held:
+                continue  # lost to another host, which voids its hand
             hand_id = table.recorder.void("host_stopped", "the host stopped before the hand ended")
             if hand_id is not None:
                 self.report.voided_on_stop.append(hand_id)
@@ -326,16 +363,16 @@ def prepare_host(
     plan = plan or host.plan_tables()  # refusals (nothing deployed, no such system) first
     # What could refuse the start is checked before anything is written: a failed start
     # changes nothing (no crashed hand voided, no table opened to be shown "gone").
-    seeds.check_key(store.path, options.seed)  # a damaged key file, or another --seed
+    seeds.check_key(files_of(store), options.seed)  # a damaged key file, or another --seed
     host.seeds.check()  # --seed on a store that deals from its own seed key
     host.notary.check_writable()
-    new_seeded_key = options.seed is not None and not seeds.key_path(store.path).exists()
+    new_seeded_key = options.seed is not None and not seeds.key_path(files_of(store)).exists()
     host.recover()
     host.ensure_bots(plan)
     registered = host.seeds.prepare()  # the key file and its registration, before any hand
     if new_seeded_key:
         notify(
-            f"host key: {seeds.key_path(store.path)} now holds the key --seed stands for; "
+            f"host key: {seeds.key_path(files_of(store))} now holds the key --seed stands for; "
             "anyone who knows the seed text can work out every deck (demo and test stores only)"
         )
     host.notary.sign()  # keys and witness files only once the start has succeeded
@@ -343,7 +380,7 @@ def prepare_host(
         notify(
             f"seed key: hands from id {registered['id']} on are dealt from "
             + (
-                f"{seeds.seed_key_path(store.path)}, registered in the evidence log (anyone "
+                f"{seeds.seed_key_path(files_of(store))}, registered in the evidence log (anyone "
                 "with the log and the checkpoint key's .pub checks every seed)"
                 if registered["scheme"] == RSA
                 else "the key --seed stands for, published in the evidence log"

@@ -43,7 +43,7 @@ from gmtool.evidence.note import NoteError, Signer, Verifier, open_note, sign
 from gmtool.house.lock import held
 from gmtool.store import gm
 from gmtool.store.clock import SYSTEM
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, files_of
 from gmtool.store.gm import failure
 
 REFRESH_S = 0.25  # how often a waiting console signs its word again
@@ -166,7 +166,7 @@ def console_word(store: Store, request: str | None) -> float | None:
     that cannot be read: a host that cannot tell carries nothing out."""
     if request is None:
         return None
-    path = lease_path(store.path, request)
+    path = lease_path(files_of(store), request)
     if held(path) is not True:
         return None
     try:
@@ -208,7 +208,7 @@ ABANDONED = (
 def withdrawal(store: Store, command: dict) -> dict:
     """The fate of a command nobody waits for, withdrawn (it is never carried out); the
     lease file its console left goes."""
-    discard(store.path, command.get("request"))
+    discard(files_of(store), command.get("request"))
     return {**failure(Unavailable(ABANDONED)), "withdrawn": True}
 
 

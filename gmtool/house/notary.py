@@ -35,7 +35,7 @@ from gmtool.evidence.note import Checkpoint, Signer, Verifier, sign_checkpoint, 
 from gmtool.house.cosigning import Cosigning
 from gmtool.store import log_append, log_reads, witnesses
 from gmtool.store.checkpoint_signers import read_signed
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, files_of
 from gmtool.store.log_append import origin_of
 from gmtool.store.witnesses import disagreement, named
 
@@ -61,7 +61,7 @@ class Notary:
         self.cosigning = Cosigning(store, notify)
         # A checkpoint key from before this notary (a host start also signs openings with
         # it, before its first checkpoint): this store's checkpoints were signed somewhere.
-        self.signed_before = witness.key_path(store.path).exists()
+        self.signed_before = witness.key_path(files_of(store)).exists()
         recorded = disagreement(store, given)
         if recorded is not None:
             raise UsageError(
@@ -75,7 +75,7 @@ class Notary:
         """The host's checkpoint key, made on first use."""
         if self._signer is None:
             try:
-                self._signer = witness.load_signer(self.store.path, self.origin)
+                self._signer = witness.load_signer(files_of(self.store), self.origin)
             except OSError as error:
                 raise StoreError(str(error)) from None
         return self._signer
@@ -87,7 +87,7 @@ class Notary:
         folders = witnesses.folders(self.store)
         if folders:
             return folders, True
-        return [witness.witness_dir(self.store.path, self.given)], False
+        return [witness.witness_dir(files_of(self.store), self.given)], False
 
     def latest(self, host_only: bool = False) -> tuple[Path, Checkpoint] | None:
         """The newest checkpoint any witness holds (by tree size), opened: signed by the
@@ -125,7 +125,7 @@ class Notary:
         folders, recorded = self.folders()
         for folder in folders:
             self._usable(folder, recorded)
-        if witnesses.served(self.store) and witness.key_path(self.store.path).exists():
+        if witnesses.served(self.store) and witness.key_path(files_of(self.store)).exists():
             self.cosigning.check(self.signer.verifier)
         latest = self.latest()
         if latest is None:
@@ -187,7 +187,7 @@ class Notary:
         if self.signed_before:
             raise StoreError(
                 f"this store's checkpoints were signed before "
-                f"({witness.key_path(self.store.path).name} is beside it), but {folder} "
+                f"({witness.key_path(files_of(self.store)).name} is beside it), but {folder} "
                 "does not exist: they are in another folder. Pass --witness with the folder "
                 "that holds them, or record it: `gmtool gm witness add DIR` (which makes "
                 "it if none ever did); the store records no witness yet"
@@ -231,7 +231,7 @@ class Notary:
     def _claim(self, folder: Path) -> None:
         """`folder` made this store's witness; StoreError when it is the witness of another
         store with this log (the original of this copy, or a copy of it) at another path."""
-        other = witness.claimant(folder, self.store.path)
+        other = witness.claimant(folder, files_of(self.store))
         if other is not None:
             raise StoreError(
                 f"{folder} is the witness of the store at {other}, which has this store's log "
@@ -241,7 +241,7 @@ class Notary:
                 f"moved here for good, move {other} away)"
             )
         try:
-            witness.claim(folder, self.store.path)
+            witness.claim(folder, files_of(self.store))
         except OSError as error:
             raise StoreError(
                 f"{folder}: cannot write the checkpoint: "
@@ -253,7 +253,9 @@ class Notary:
         with self.store.write():
             if witnesses.recorded(self.store):
                 return  # recorded meanwhile
-            witnesses.record(self.store, "add", witness.folder_witness(self.store.path, folder))
+            beside = not getattr(self.store, "is_postgres", False)
+            place = witness.folder_witness(files_of(self.store), folder, relative=beside)
+            witnesses.record(self.store, "add", place)
         self.notify(
             f"recorded {folder} as this store's witness: checkpoints go there and the audit "
             f"reads them there (`gmtool gm witness list`); {CHANGE_HINT}"

@@ -21,27 +21,35 @@ from gmtool.store import gm
 from gmtool.store import hands as hand_store
 from gmtool.store.db import Store
 from gmtool.store.gm import failure
+from gmtool.store.table_leases import Lease
 
 
-def recover(
-    store: Store, demo_seed: str | None, notify: Callable[[str], None], verbose: bool = False
+def void_unfinished(
+    store: Store,
+    demo_seed: str | None,
+    notify: Callable[[str], None],
+    verbose: bool = False,
+    table: str | None = None,
+    lease: Lease | None = None,
 ) -> list[int]:
-    """Void the unfinished hands (their ids) and log taken commands as interrupted; each
-    seed is revealed if a key beside the store (or `--seed`'s) derives the committed one."""
+    """Void the hands a stopped host left running (of `table` only, if given, written
+    under its `lease`): their ids. Each seed is revealed if a key beside the store (or
+    `--seed`'s) derives the committed one."""
     from gmtool.engine.deck import commitment
 
     voided = []
-    for row in hand_store.unfinished_hands(store):
-        table, number = row["table_id"], row["number"]
-        candidates = recovery_seeds(store, table, number)
+    for row in hand_store.unfinished_hands(store, table):
+        table_id, number = row["table_id"], row["number"]
+        candidates = recovery_seeds(store, table_id, number)
         if demo_seed is not None:
-            candidates.append(seeds.hand_seed(seeds.seed_key(demo_seed), table, number))
+            candidates.append(seeds.hand_seed(seeds.seed_key(demo_seed), table_id, number))
         revealed = next(
             (seed.hex() for seed in candidates if commitment(seed) == row["commitment"]), None
         )
         if verbose:
-            notify(f"recovering hand {row['id']} ({row['table_id']} #{row['number']})")
-        log = hand_store.TableLog(store, row["table_id"])
+            notify(f"recovering hand {row['id']} ({table_id} #{number})")
+        log = hand_store.TableLog(store, table_id)
+        log.lease = lease
         hand_store.void_hand(
             store,
             log,
@@ -51,6 +59,15 @@ def recover(
             "the host stopped without finishing this hand",
         )
         voided.append(row["id"])
+    return voided
+
+
+def recover(
+    store: Store, demo_seed: str | None, notify: Callable[[str], None], verbose: bool = False
+) -> list[int]:
+    """Void the unfinished hands (their ids) and log taken commands as interrupted: the
+    start of a host that is the store's only one (SQLite: it holds the host lock)."""
+    voided = void_unfinished(store, demo_seed, notify, verbose)
     interrupted = gm.interrupt_taken(
         store,
         failure(

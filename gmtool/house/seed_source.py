@@ -25,7 +25,7 @@ from gmtool.evidence.hand_seeds import HMAC, RSA, SeedSigner
 from gmtool.evidence.note import Signer
 from gmtool.house import seeds
 from gmtool.store import seed_keys
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, files_of
 from gmtool.store.log_append import origin_of
 
 
@@ -46,7 +46,7 @@ class SeedSource:
         if self.demo_seed is None:
             return
         found = seed_keys.registrations(self.store)
-        path = seeds.seed_key_path(self.store.path)
+        path = seeds.seed_key_path(files_of(self.store))
         if path.exists() or (found and found[-1].get("scheme") == RSA):
             raise StoreError(
                 f"--seed {self.demo_seed!r} stands for another host key than this store's "
@@ -62,7 +62,7 @@ class SeedSource:
     def prepare(self) -> dict | None:
         """Load the key this host deals with, registering it if the store's newest
         registration is another; returns the new registration's body, if one was made."""
-        path = self.store.path
+        path = files_of(self.store)
         found = seed_keys.registrations(self.store)
         current = (found[-1].get("scheme"), found[-1].get("key")) if found else None
         if self.demo_seed is not None:
@@ -107,10 +107,10 @@ def recovery_seeds(store: Store, table_id: str, number: int) -> list[bytes]:
     """Every seed a key beside the store gives a slot: crash recovery reveals the one the
     hand's commitment names (its seed key's signature, else an HMAC of `<db>.key`)."""
     found = []
-    signer = seeds.existing_seed_signer(store.path)
+    signer = seeds.existing_seed_signer(files_of(store))
     if signer is not None:
         found.append(signer.seed(origin_of(store), table_id, number))
-    key = seeds.existing_key(store.path)
+    key = seeds.existing_key(files_of(store))
     if key is not None:
         found.append(deck.hand_seed(key, table_id, number))
     return found

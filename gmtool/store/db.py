@@ -52,8 +52,9 @@ def resolve_path(db: str | None) -> Path:
     if location.path is None:
         raise NotOnPostgres(
             f"{location.shown()}: this command does not run on PostgreSQL yet; so far only "
-            "`gmtool db init`, `db grant` and the reading commands `players list|show`, "
-            "`tables list|show`, `hands list`, `gm users list`, `gm log` and `deploy "
+            "`gmtool db init`, `db grant`, `db copy`, `house run`, `audit` and the reading "
+            "commands `players list|show`, `tables list|show`, `hands list`, `gm users list`, "
+            "`gm log` and `deploy "
             'history` do (docs/architecture.md, "PostgreSQL: the state of this step"): '
             "use a SQLite store (a file path) for the rest"
         )
@@ -62,9 +63,24 @@ def resolve_path(db: str | None) -> Path:
 
 def files_beside(store: object) -> Path | None:
     """The path whose neighbours hold a store's files (`<db>.checkpoint.pub`, `<db>.key`,
-    `<db>.witness/`): a SQLite store's file. A PostgreSQL store has no such place (None):
-    its keys and witness folders are given to each command (`--key`, `--witness`)."""
-    return None if getattr(store, "is_postgres", False) else getattr(store, "path", None)
+    `<db>.witness/`): a SQLite store's file. A PostgreSQL store has such a place only in
+    a host's home folder (`house run --home DIR`: `DIR/<database name>`, store/pg.py);
+    else None, and its keys and witness folders are given to each command (`--key`,
+    `--witness`)."""
+    if getattr(store, "is_postgres", False):
+        return getattr(store, "home_files", None)
+    return getattr(store, "path", None)
+
+
+def files_of(store: object) -> Path:
+    """`files_beside(store)`, where a caller cannot do without it (a host's keys)."""
+    place = files_beside(store)
+    if place is None:
+        raise StoreError(
+            f"{getattr(store, 'path', 'this store')}: a PostgreSQL store keeps no files; a "
+            "host keeps its keys and witness folder in its home folder (`house run --home DIR`)"
+        )
+    return place
 
 
 class Store:

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 
 from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.evidence import records
-from gmtool.store import dialect, ledger, log_append
+from gmtool.store import dialect, ledger, log_append, table_leases
 from gmtool.store.db import Store
+from gmtool.store.table_leases import Lease, LeaseLost
 
 _INSERT_EVENT = (
     "INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
@@ -107,6 +108,7 @@ class TableLog:
             "SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (table_id,)
         )
         self.seq, self.head = (row["seq"], row["hash"]) if row else (0, ZERO_HASH)
+        self.lease: Lease | None = None  # on a shared store: the host's (house/ownership.py)
 
     def rows(self, hand_id: int | None, events: Iterable[Mapping]) -> list[tuple]:
         """Chained rows for `events` (JSON-ready dicts with a "type"); advances the head."""
@@ -137,6 +139,11 @@ class TableLog:
         """Insert prepared rows, and move the chain's head, inside the caller's transaction."""
         if not rows:
             return
+        if self.lease is not None and not table_leases.still_held(self.store, self.lease):
+            raise LeaseLost(
+                f"table {self.table_id}: another host took it over; this host writes no more "
+                "of its events"
+            )
         self.store.conn.executemany(_INSERT_EVENT, rows)
         set_head(self.store, f"events:{self.table_id}", rows[-1][2], rows[-1][7])
         log_append.append(
@@ -253,13 +260,16 @@ def void_hand(
         raise
 
 
-def unfinished_hands(store: Store) -> list[dict]:
-    """Hands a crash left running: id, table, number and the deck commitment."""
+def unfinished_hands(store: Store, table_id: str | None = None) -> list[dict]:
+    """Hands a crash left running (of one table, if given): id, table, number and the deck
+    commitment."""
+    where, params = ("AND table_id = ? ", (table_id,)) if table_id is not None else ("", ())
     return [
         dict(r)
         for r in store.all(
             "SELECT id, table_id, number, commitment FROM hands "
-            "WHERE outcome = 'running' ORDER BY id"
+            f"WHERE outcome = 'running' {where}ORDER BY id",
+            params,
         )
     ]
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -138,7 +139,15 @@ class PgStore:
         self.clock = clock
         self.read_only = read_only
         self.is_postgres = True
+        self.home_files: Path | None = None  # `at_home`: where a host keeps its files
         self._cursors = 0  # named cursors made (`stream`): each a name of its own
+
+    def at_home(self, home: Path) -> Path:
+        """Keep this store's files (keys, witness folder, `files_beside`) in the folder
+        `home`, named after the database as a SQLite store's are after its file
+        (`home/<database>.seed.key`, ...): returns that stem."""
+        self.home_files = home / self.conn.raw.info.dbname
+        return self.home_files
 
     def now(self) -> str:
         return now(self.clock)

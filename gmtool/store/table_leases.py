@@ -28,10 +28,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gmtool.store.db import Store
+from gmtool.store.db import Store, StoreError
 
 MIN_TTL = 1.0  # a lease shorter than this could not be renewed in time by a busy host
 NOBODY = ""  # the holder of a released lease (its row stays: a token never repeats)
+
+
+class LeaseLost(StoreError):
+    """A write for a table whose lease its host no longer holds (rolled back)."""
 
 
 @dataclass(frozen=True)

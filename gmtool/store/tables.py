@@ -24,6 +24,12 @@ def status(store: Store, table_id: str) -> dict | None:
     return dict(row) if row else None
 
 
+def described(store: Store, table_id: str) -> tuple[str, str, str] | None:
+    """(profile, tier, game) of a registered table; None when there is no such table."""
+    row = store.one("SELECT profile_id, tier, game FROM tables WHERE id = ?", (table_id,))
+    return (row[0], row[1], row[2]) if row else None
+
+
 def closed_ids(store: Store) -> set[str]:
     """The tables a GM closed: no host opens them again until a GM reopens them."""
     return {r[0] for r in store.all("SELECT id FROM tables WHERE status = 'closed'")}
