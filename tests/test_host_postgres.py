@@ -21,10 +21,11 @@ from backends import StepClock, pg_server_fixture  # noqa: F401
 from helpers import until
 from postgres import Databases, url_of
 
-from gmtool.store import table_leases
+from gmtool.store import ledger, table_leases
 from gmtool.store import tables as table_store
 from gmtool.store.db import open_location
-from gmtool.store.hands import TableLog
+from gmtool.store.hands import TableLog, begin_hand, void_hand
+from gmtool.store.stakes import NotCovered, free_coins
 from gmtool.store.table_leases import LeaseLost
 
 HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
@@ -150,3 +151,29 @@ def test_house_run_on_postgresql_needs_a_home(shared, gm) -> None:
 def test_home_is_refused_on_sqlite(deployed_db: Path, gm, tmp_path: Path) -> None:
     run = gm("house", "run", "--db", deployed_db, "--home", tmp_path, "--hands", "1", expect=2)
     assert "--home is for PostgreSQL" in run.stderr
+
+
+def _begin(store, table: str, seats: list[dict]) -> int:
+    table_store.open_table(store, table, "lequ-showhand", "table", "stud5", 1)
+    config = store.one("SELECT config_id FROM configs ORDER BY config_id LIMIT 1")[0]
+    return begin_hand(
+        store, TableLog(store, table), 1, config, "table", None, None, seats, "0" * 64, "a", []
+    )
+
+
+def test_coins_at_stake_on_one_host_cannot_be_brought_to_another(shared) -> None:
+    """One balance over every host: a hand starts only if what its players bring is not at
+    stake in a running hand elsewhere; a host seats a player with what is left."""
+    url, _ = shared
+    with open_location(url, clock=StepClock(), postgres=True) as store:
+        ledger.open_account(store, "pat", 100, "human", lambda *_: "unsigned")
+        first = _begin(store, "t-1", [{"player": "pat", "coins": 70}])
+        assert free_coins(store, {"pat": 100}) == {"pat": 30}
+        with pytest.raises(NotCovered, match="pat"):
+            _begin(store, "t-2", [{"player": "pat", "coins": 31}])
+        assert _one(url, "SELECT COUNT(*) FROM hands WHERE table_id = 't-2'") == 0
+        _begin(store, "t-3", [{"player": "pat", "coins": 30}])
+        assert free_coins(store, {"pat": 100}) == {"pat": 0}
+        assert free_coins(store, {"pat": 100}, "t-1") == {"pat": 70}  # t-1's own stake
+        void_hand(store, TableLog(store, "t-1"), first, "test", None)
+        assert free_coins(store, {"pat": 100}) == {"pat": 70}

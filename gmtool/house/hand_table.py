@@ -13,6 +13,7 @@ from gmtool.engine.play import seeded_source, start_hand
 from gmtool.engine.seating import coins_to_sit, enough_players, first_banker
 from gmtool.house import remote
 from gmtool.house.table import HostedTable
+from gmtool.store.stakes import NotCovered
 
 LEAVE_CHANCE = 0.1
 
@@ -20,7 +21,7 @@ LEAVE_CHANCE = 0.1
 class HandTable(HostedTable):
     async def run_once(self) -> None:
         self.use_room()
-        self.host.pool.refresh(self.seated)
+        self.host.pool.refresh(self.seated, self.id)
         self.reseat()
         if not enough_players(self.config, len(self.seated)):
             self.publish()
@@ -41,7 +42,12 @@ class HandTable(HostedTable):
         except SetupError as error:  # e.g. a deployment closed the room: wait, never die
             await self._cannot_start(error)
             return
-        self.record(self.state.events)
+        try:
+            self.record(self.state.events)
+        except NotCovered as error:  # another host's hand holds a player's coins
+            self.host.pool.refresh(self.seated, self.id)
+            await self._cannot_start(error)
+            return
         self.turn_started = self.clock.monotonic()  # the first speaker's clock starts now
         self.publish()
         hand = self.state
@@ -57,7 +63,7 @@ class HandTable(HostedTable):
                     self.unseat(name)
         await self.sleep(min(3.0, self.config.timeouts.continue_s))
 
-    async def _cannot_start(self, error: SetupError) -> None:
+    async def _cannot_start(self, error: SetupError | NotCovered) -> None:
         """A hand that cannot start leaves the table waiting for players: whoever may not
         sit stands up (everyone, when the room itself is closed), and the table tries
         again after `continue_s`."""
@@ -94,4 +100,4 @@ class HandTable(HostedTable):
             if name is None:
                 break
             self.seated.append(name)
-            pool.refresh([name])
+            pool.refresh([name], self.id)

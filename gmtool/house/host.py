@@ -172,7 +172,7 @@ class Host(CommandDesk, TakeoverDesk):
         return self.seeds.table_seed(table_id)
 
     def hand_settled(self, table: HostedTable, settlement: dict) -> None:
-        self.pool.refresh([entry["player"] for entry in settlement["entries"]])
+        self.pool.refresh([entry["player"] for entry in settlement["entries"]], table.id)
         self.report.hands += 1
         if self.options.hands is not None and self.report.hands >= self.options.hands:
             self.stopping = True

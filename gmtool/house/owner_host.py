@@ -56,7 +56,7 @@ class OwnerAnteTable(HostedTable):
 
     def _sync_coins(self) -> None:
         """Between hands, the table's coins follow the store (GM adjustments included)."""
-        self.host.pool.refresh(self.state.seated)
+        self.host.pool.refresh(self.state.seated, self.id)
         for name in self.state.seated:
             self.state.coins[name] = self.host.pool.coins[name]
 
@@ -128,7 +128,7 @@ class OwnerAnteTable(HostedTable):
 
     def _join(self, name: str) -> None:
         before = len(self.state.events)
-        self.host.pool.refresh([name])
+        self.host.pool.refresh([name], self.id)
         self.state.join(name, self.host.pool.coins[name])
         self.seated.append(name)
         self.record(self.state.events[before:])

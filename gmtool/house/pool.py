@@ -13,7 +13,7 @@ from collections.abc import Callable
 from gmtool.evidence import opening as signed_opening
 from gmtool.evidence.note import Signer
 from gmtool.house.bots import STYLE_NAMES
-from gmtool.store import ledger
+from gmtool.store import ledger, stakes
 from gmtool.store.db import Store
 
 
@@ -44,10 +44,12 @@ class BotPool:
             if name in self.styles:
                 self.idle.add(name)
 
-    def refresh(self, players: list[str]) -> None:
-        """Balances from the store (a GM adjustment may have changed them between hands)."""
-        for player in players:
-            self.coins[player] = ledger.coins(self.store, player)
+    def refresh(self, players: list[str], table: str | None = None) -> None:
+        """Balances from the store (a GM adjustment may have changed them between hands);
+        on a store several hosts share, less what each player brought to running hands
+        other than `table`'s (store/stakes.py)."""
+        balances = {player: ledger.coins(self.store, player) for player in players}
+        self.coins.update(stakes.free_coins(self.store, balances, table))
 
     def style_of(self, player: str) -> str:
         return self.styles.get(player, "cautious")

@@ -138,7 +138,7 @@ def reseat(table: HostedTable, need: int) -> None:
             table.unseat(name)
     assert table.config is not None
     for name in list(table.joining):
-        pool.refresh([name])
+        pool.refresh([name], table.id)
         bots = [seated for seated in table.seated if seated not in gateway.remote]
         if len(table.seated) >= table.config.table.seats:
             if not bots:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from gmtool.canonical import ZERO_HASH, canonical_json
 from gmtool.evidence import records
-from gmtool.store import dialect, ledger, log_append, table_leases
+from gmtool.store import dialect, ledger, log_append, stakes, table_leases
 from gmtool.store.db import Store
 from gmtool.store.table_leases import Lease, LeaseLost
 
@@ -168,6 +168,7 @@ def begin_hand(
     seq, head = log.seq, log.head
     try:
         with store.write():
+            stakes.cover(store, seats)  # a shared store: no coins at stake twice
             hand_id = dialect.insert_id(
                 store,
                 "INSERT INTO hands (table_id, number, config_id, tier, banker, ante, seats, "
