@@ -172,7 +172,8 @@ def _host_shared(db: str | None, home: Path, options, say: HostLines):
 
     with open_store(db, write=True, postgres=True) as store:
         store.at_home(_made(home))  # (made once the database was reached)
-        host = prepare_host(store, options, notify=say)
+        with store.one_at_a_time():  # hosts started together: their files made once
+            host = prepare_host(store, options, notify=say)
         return asyncio.run(host.run())
 
 

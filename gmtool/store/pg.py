@@ -38,6 +38,7 @@ from gmtool.store.url import redacted
 # pg_advisory_xact_lock key of every gmtool write and migration ("gmtool" in ASCII): one
 # writer at a time per database (advisory locks are per database).
 WRITE_LOCK = 0x676D746F6F6C
+START_LOCK = WRITE_LOCK + 1  # hosts of one store start one at a time (`one_at_a_time`)
 CONNECT_TIMEOUT_S = 10
 STREAM_BATCH = 5000  # rows a server-side cursor fetches at a time (`PgStore.stream`)
 
@@ -176,6 +177,17 @@ class PgStore:
                 yield self.conn
         except psycopg.Error as error:
             raise StoreError(f"{self.path}: the write failed: {_first_line(error)}") from None
+
+    @contextlib.contextmanager
+    def one_at_a_time(self) -> Iterator[None]:
+        """Hold the store's start lock (a session advisory lock: a host killed holding it
+        frees it with its connection): hosts starting together make the store's keys,
+        witness folder and registrations one after another, then play together."""
+        self.conn.raw.execute("SELECT pg_advisory_lock(%s)", (START_LOCK,))
+        try:
+            yield
+        finally:
+            self.conn.raw.execute("SELECT pg_advisory_unlock(%s)", (START_LOCK,))
 
     @contextlib.contextmanager
     def snapshot(self, strict: bool = False) -> Iterator[None]:
