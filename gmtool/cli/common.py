@@ -130,16 +130,44 @@ def writing(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any)
     """`with_store` for an action that writes (a GM command, an adjustment, a deployment):
     whatever it logged is covered by a signed checkpoint before it returns (ops/cover.py),
     signed by the host's key or the acting GM's (the `Gm` among `args`)."""
+    return _writing(db, False, action, *args, **kwargs)
+
+
+def writing_any(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`writing` for an action that runs on PostgreSQL too. There the store has no file
+    to keep its hosts' files beside: the console reads them in the hosts' home folder,
+    `$GMTOOL_HOME` (the checkpoint key that covers the write, else its .pub, which checks
+    the hosts' checkpoints while the acting GM's key covers it)."""
+    return _writing(db, True, action, *args, **kwargs)
+
+
+def _writing(
+    db: str | None, postgres: bool, action: Callable[..., T], *args: Any, **kwargs: Any
+) -> T:
     from gmtool.evidence.request import Gm
     from gmtool.ops.cover import covering
 
     actor = next((arg for arg in args if isinstance(arg, Gm)), None)
     change = getattr(action, "changes_witnesses", False)  # (ops/witnesses.py)
     with (
-        open_store(db, write=True) as store,
-        covering(store, actor, console.warning, witness_change=change),
+        open_store(db, write=True, postgres=postgres) as store,
+        covering(_at_home(store), actor, console.warning, witness_change=change),
     ):
         return action(store, *args, **kwargs)
+
+
+def _at_home(store: Any) -> Any:
+    """A PostgreSQL store given its hosts' home folder, `$GMTOOL_HOME` if set (a write the
+    store's witnesses must cover is refused without it: ops/cover.py), or a usage error."""
+    from gmtool.errors import UsageError
+
+    home = os.environ.get("GMTOOL_HOME", "").strip()
+    if not getattr(store, "is_postgres", False) or not home:
+        return store
+    if not Path(home).is_dir():
+        raise UsageError(f"$GMTOOL_HOME: {home} is not a folder (the hosts' home folder)")
+    store.at_home(Path(home).resolve())
+    return store
 
 
 def write_output(path: Path, text: str, flag: str, example: str) -> None:

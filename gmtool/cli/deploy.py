@@ -15,7 +15,7 @@ from gmtool.cli.common import (
     emit,
     with_any_store,
     with_store,
-    writing,
+    writing_any,
 )
 from gmtool.cli.console import console
 
@@ -76,7 +76,7 @@ def deploy(
         emit(plan, as_json, _render_planned)
         _stop_if_blocked(plan, "; no plan was written" if plan_out is not None else "")
         return
-    result = writing(db, deploy_profile, profile, rooms or None, acting_user(as_user))
+    result = writing_any(db, deploy_profile, profile, rooms or None, acting_user(as_user))
     emit(result, as_json, _render_deployment)
 
 
@@ -92,7 +92,7 @@ def apply(
     altered, is not an operator's, or the store moved since it was made."""
     from gmtool.ops.deploy_plan import apply_plan
 
-    emit(writing(db, apply_plan, plan_file), as_json, _render_deployment)
+    emit(writing_any(db, apply_plan, plan_file), as_json, _render_deployment)
 
 
 def _render_planned(plan: dict) -> None:
@@ -190,7 +190,7 @@ def rollback(
     """Retire the newest deployment of PROFILE; the one before it applies at the next hand."""
     from gmtool.ops.deploy import rollback_profile
 
-    result = writing(db, rollback_profile, profile, acting_user(as_user))
+    result = writing_any(db, rollback_profile, profile, acting_user(as_user))
     console.success(
         f"{profile}: rolled back {result['rolled_back'][:12]}; active again: "
         f"{result['active'][:12]} (tables switch at their next hand)"

@@ -13,7 +13,7 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_any_store,
-    writing,
+    writing_any,
 )
 from gmtool.cli.console import console
 from gmtool.cli.formats import moment
@@ -107,7 +107,7 @@ def users_add(
     signed with your key). The first operator is registered by `gmtool db init`."""
     from gmtool.ops.gm import add_user
 
-    changed = writing(db, add_user, acting_user(as_user), name, role, key)
+    changed = writing_any(db, add_user, acting_user(as_user), name, role, key)
     console.success(f"{name} is now {role}" + ("" if changed else " (unchanged)"))
 
 

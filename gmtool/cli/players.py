@@ -12,7 +12,7 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_any_store,
-    writing,
+    writing_any,
 )
 from gmtool.cli.console import console
 from gmtool.cli.formats import coins, moment, signed_coins
@@ -171,7 +171,7 @@ def adjust(
     from gmtool.ops.gm import adjust as adjust_coins
 
     delta = _amount(delta)
-    outcome = writing(db, adjust_coins, acting_user(as_user), name, delta, reason)
+    outcome = writing_any(db, adjust_coins, acting_user(as_user), name, delta, reason)
     console.success(
         f"{name}: {coins(outcome['coins_before'])} -> {coins(outcome['coins'])} coins "
         f"({signed_coins(delta)}, {reason})"
@@ -222,7 +222,7 @@ def token(
     made and registered (a logged GM action) when there is none."""
     from gmtool.ops.player_tokens import mint
 
-    out = writing(db, mint, acting_user(as_user), name, _ttl(ttl))
+    out = writing_any(db, mint, acting_user(as_user), name, _ttl(ttl))
     if as_json:
         console.json(out)
         return
@@ -243,6 +243,6 @@ def token_key(
     """Register a login service's key for player tokens (operators; a logged GM action)."""
     from gmtool.ops.player_tokens import register
 
-    out = writing(db, register, acting_user(as_user), key, reason)
+    out = writing_any(db, register, acting_user(as_user), key, reason)
     said = "registered" if out["new"] else "already registered"
     console.success(f"token key {out['kid']} {said}: tokens it signs open this store")

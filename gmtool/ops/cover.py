@@ -29,17 +29,16 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-from gmtool.errors import GmtoolError, Unavailable
+from gmtool.errors import GmtoolError, Unavailable, UsageError
 from gmtool.evidence import witness, witness_http
 from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.evidence.request import Gm
 from gmtool.house.lock import held
 from gmtool.house.notary import Notary
-from gmtool.store import log_append, log_reads, witnesses
+from gmtool.store import log_append, log_reads, table_leases, witnesses
 from gmtool.store.checkpoint_signers import gm_key_at, read_signed
-from gmtool.store.db import Store, StoreError, host_lock_path
+from gmtool.store.db import Store, StoreError, files_beside, files_of, host_lock_path
 
 NOT_YET = "no host has started on this store: its first start signs over what was written"
 HOST_WAIT_S = 5.0  # how long a write waits for a running host's checkpoint (it signs each 1 s)
@@ -60,15 +59,14 @@ def cover(
     covered, `by` (`"host"`, the GM's name, or `None` when one was there already) and the
     `files` written. Uncovered when none can be made (the write stays)."""
     size, _ = log_append.state(store)
-    if not isinstance(store.path, Path):  # PostgreSQL: no host signs there yet (issue 26)
+    beside = files_beside(store)  # (a PostgreSQL store: in its hosts' home, if given)
+    if not witnesses.recorded(store) and (beside is None or not witness.key_path(beside).exists()):
         return {"size": size, "by": None, "files": [], "unsigned": NOT_YET}
-    key = witness.key_path(store.path)
-    if not witnesses.recorded(store) and not key.exists():
-        return {"size": size, "by": None, "files": [], "unsigned": NOT_YET}
+    key = witness.key_path(files_of(store))
     notary = Notary(store, notify=notify)
     if _covered(store, notary, size):
         return {"size": size, "by": None, "files": []}
-    if held(host_lock_path(store.path)) and _host_signs(store, notary, size, wait):
+    if host_runs(store) and _host_signs(store, notary, size, wait):
         return {"size": size, "by": "host", "files": []}
     problems = []
     if key.exists() and os.access(key, os.R_OK):
@@ -110,6 +108,13 @@ def covering(
     first, nothing written: a store behind its witness, and (but for a change of the
     witnesses themselves, which must stay possible with one gone) a write whose served
     witnesses could not cosign it."""
+    if files_beside(store) is None and witnesses.recorded(store):
+        raise UsageError(
+            f"{store.path}: a GM write here is covered by a checkpoint of its witnesses, "
+            "signed with its hosts' checkpoint key (or checked with its .pub and signed with "
+            "your GM key): set $GMTOOL_HOME to the hosts' home folder (`house run --home`). "
+            "Nothing was written"
+        )
     if not witness_change:  # (a copy gives itself a witness of its own: the remedy)
         refuse_behind(store)
         refuse_unwitnessed(store)
@@ -127,8 +132,17 @@ def covering(
         cover(store, actor, notify, wait)
 
 
+def host_runs(store: Store) -> bool:
+    """Whether a host plays the store now: its lock is held (SQLite), or a table's lease
+    has not expired (PostgreSQL, several hosts: each renews its leases)."""
+    if getattr(store, "is_postgres", False):
+        now = store.clock.wall()
+        return any(lease.expires > now for lease in table_leases.leases(store))
+    return bool(held(host_lock_path(store.path)))
+
+
 def _host_verifier(store: Store) -> Verifier | None:
-    path = witness.public_key_path(store.path)
+    path = witness.public_key_path(files_of(store))
     try:
         return witness.load_verifier(path) if path.exists() else None
     except OSError:
@@ -166,9 +180,10 @@ def refuse_behind(store: Store) -> None:
     or another history than the store holds: an older copy restored, records deleted, or
     history rewritten. A checkpoint of the other history would seem to cover the write, and
     the write would fork the log (house run refuses such a store the same way)."""
-    if not isinstance(store.path, Path):
-        return
-    if not witnesses.recorded(store) and not witness.key_path(store.path).exists():
+    beside = files_beside(store)
+    if beside is None:
+        return  # (PostgreSQL without its hosts' home: refused by the CLI before this)
+    if not witnesses.recorded(store) and not witness.key_path(beside).exists():
         return
     try:
         checkpoint = _newest(store, Notary(store))
@@ -195,7 +210,8 @@ def refuse_unwitnessed(store: Store) -> None:
     Unavailable, nothing written, when fewer of the store's served witnesses answer than
     its quorum. The write would be covered by the witness folders alone, which whoever can
     write them can cut (outside probe a48)."""
-    key = witness.key_path(store.path) if isinstance(store.path, Path) else None
+    beside = files_beside(store)
+    key = witness.key_path(beside) if beside is not None else None
     served = witnesses.served(store) if key is not None else []
     if not served or key is None or not os.access(key, os.R_OK):
         return

@@ -19,7 +19,7 @@ from gmtool.evidence.request import Gm
 from gmtool.gateway import tokens
 from gmtool.ops.gm import authorize, signed_here, text
 from gmtool.store import gm, ledger, log_append
-from gmtool.store.db import Store
+from gmtool.store.db import Store, files_of
 
 
 def key_path(db_path: Path) -> Path:
@@ -55,7 +55,7 @@ def mint(store: Store, actor: Gm, player: str, ttl_s: int) -> dict:
     """A token for `player` on this store, signed with `<db>.token.key`; the key is made
     (mode 0600) and registered first where needed. {"token", "store", "kid", "expires",
     "made", "registered"}."""
-    path = key_path(store.path)
+    path = key_path(files_of(store))  # (a PostgreSQL store: in its hosts' home)
     made = False
     if path.exists():
         key = _load(path)
