@@ -24,12 +24,13 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from backends import pg_server_fixture  # noqa: F401
+from backends import any_store_fixture, pg_server_fixture  # noqa: F401
 from conftest import copy_db
 from postgres import Databases, url_of
 from typer.testing import CliRunner
 
 from gmtool.cli import app
+from gmtool.store import log_reads
 from gmtool.store.hands import event_hash
 
 runner = CliRunner()
@@ -240,6 +241,56 @@ def test_gm_witness_list_names_what_a_postgresql_store_cannot_place(untouched: S
     assert on_postgres == on_sqlite
     code, out, _ = run("gm", "witness", "list", "--db", untouched.url)
     assert code == 0 and "has no file; give --witness FOLDER" in out, out
+
+
+# ---- a hand's records, as SQLite's json_extract picks them --------------------------
+
+# (kind, tkey, nkey, body, of hand 5, of hand 1): hand 5 has events 10 to 12 at table t
+RECORDS = [
+    ("hand", None, 5, "{}", True, False),
+    ("hand_end", None, 5, "{}", True, False),
+    ("hand", None, 6, "{}", False, False),
+    ("ledger", None, 1, '{"hand":5}', True, False),
+    ("ledger", None, 2, '{"hand":5.0}', True, False),  # a real equal to the id
+    ("ledger", None, 3, '{"hand":4.9999999999999999}', True, False),  # (read as 5.0)
+    ("ledger", None, 4, '{"hand":"5"}', False, False),  # text never equals a number
+    ("ledger", None, 5, '{"hand":true}', False, True),  # true is 1
+    ("ledger", None, 6, '{"hand":{"id":5}}', False, False),
+    ("ledger", None, 7, '{"hand":null}', False, False),
+    ("ledger", None, 8, "[5]", False, False),
+    ("ledger", None, 9, '{"hand":5', False, False),  # not JSON
+    ("ledger", None, None, '{"hand":5}', False, False),  # no key
+    ("events", "t", 10, '{"last":12}', True, False),
+    ("events", "t", 5, '{"last":9}', False, False),
+    ("events", "t", 6, '{"last":11.5}', True, False),
+    ("events", "t", 7, '{"last":"x"}', True, False),  # text sorts above every number
+    ("events", "t", 8, '{"last":[1]}', True, False),  # (read as its JSON: text)
+    ("events", "t", 9, '{"last":true}', False, False),  # 1
+    ("events", "t", 4, '{"last":null}', False, False),
+    ("events", "t", 3, "not json", False, False),
+    ("events", "t", 13, '{"last":14}', False, False),  # after the hand's last event
+    ("events", "u", 10, '{"last":12}', False, False),  # another table
+]
+
+
+def test_a_hands_records_are_the_ones_sqlite_picks(any_store) -> None:
+    """Bodies only an edit makes, read by PostgreSQL's jsonb and then Python, picked as
+    SQLite's json_extract picks them (the same list on both backends)."""
+    with any_store.write() as conn:
+        for seq in (10, 11, 12):
+            conn.execute(
+                "INSERT INTO events (table_id, hand_id, seq, type, payload, created_at, "
+                "prev_hash, hash) VALUES ('t', 5, ?, 'x', '{}', 'now', 'p', 'h')",
+                (seq,),
+            )
+        for idx, (kind, tkey, nkey, body, *_) in enumerate(RECORDS):
+            conn.execute(
+                "INSERT INTO log (idx, kind, tkey, nkey, body, leaf) VALUES (?, ?, ?, ?, ?, ?)",
+                (idx, kind, tkey, nkey, body, bytes(32)),
+            )
+    for hand, column in ((5, 4), (1, 5)):
+        found = [r["index"] for r in log_reads.records_of_hand(any_store, hand, "t")]
+        assert found == [i for i, record in enumerate(RECORDS) if record[column]], hand
 
 
 # ---- the same edits on both backends ------------------------------------------------
