@@ -170,6 +170,20 @@ def test_without_the_key_a_postgresql_store_says_what_was_not_checked(untouched:
     assert code == 0 and any("pass --witness FOLDER" in note for note in notes), notes
 
 
+def test_support_reads_hands_with_the_role_db_grant_gives_it(untouched: Store, gm) -> None:
+    """Support may only read: the hand commands need nothing more (their JSON reads make
+    a function in the connection's own temporary schema only)."""
+    database = untouched.url.rsplit("/", 1)[1]
+    gm("db", "grant", "--db", untouched.url, "--support", f"{database}_sue")
+    support = url_of(database, user=f"{database}_sue")
+    hand = _settled_hand(untouched.db)["id"]
+    for name in ("show --json", "replay --json", "export json"):
+        command = _command(name, hand)
+        as_owner = run(*command, "--db", untouched.url, *untouched.files())
+        assert as_owner[0] == 0
+        assert run(*command, "--db", support, *untouched.files()) == as_owner, name
+
+
 def test_a_hand_after_the_newest_checkpoint_is_exported_without_a_proof(
     untouched: Store, tmp_path: Path
 ) -> None:
