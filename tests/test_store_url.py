@@ -106,11 +106,11 @@ def test_db_init_makes_the_file_a_sqlite_url_names(gm: Gmtool, tmp_path: Path) -
 @pytest.mark.parametrize(
     "command",
     [
-        ("tables", "watch"),
-        ("hands", "show", "1"),
-        ("tables", "close", "t-1"),
-        ("gm", "witness", "list"),
-        ("hands", "replay", "1"),
+        ("tables", "close", "t1"),
+        ("checkpoint", "export"),
+        ("tables", "kick", "t1", "bot-001"),
+        ("gm", "witness", "add", "elsewhere"),
+        ("tables", "open", "t1"),
     ],
 )
 def test_commands_not_yet_on_postgresql_say_so(gm: Gmtool, command: tuple[str, ...]) -> None:

@@ -36,7 +36,7 @@ from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.evidence.records import hand_body, hand_end_body, ledger_body
 from gmtool.findings import Finding
 from gmtool.store import hand_evidence, log_reads, scan, seed_keys
-from gmtool.store.db import Store
+from gmtool.store.db import Store, files_beside
 
 NO_CHECKPOINT = (
     "no signed checkpoint to check its records against (the store's host signs none, "
@@ -95,9 +95,15 @@ def check_hand(
         isinstance(r.get("id"), int) and r["id"] <= hand_id for r in seed_keys.registrations(store)
     )
     if seed_key is None and row["seed"] is not None and not registered:
+        beside = files_beside(store)
         evidence.notes.append(
             "the seed was checked against the commitment only: the host key "
-            f"({store.path.name}.key) is not beside the store"
+            + (
+                f"({beside.name}.key) is not beside the store"
+                if beside is not None
+                else "(<db>.key, of hands dealt before seed keys were registered) is not "
+                "looked for on a PostgreSQL store"
+            )
         )
     seen: set[str] = set()
     for problem in problems:  # the chain and the log may both name one edit

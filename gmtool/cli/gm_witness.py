@@ -13,7 +13,7 @@ from gmtool.cli.common import (
     JSON_OPTION,
     acting_user,
     emit,
-    with_store,
+    with_any_store,
     writing,
 )
 from gmtool.cli.console import console
@@ -126,14 +126,21 @@ def list_(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None:
     """The store's witnesses and every change to them: when, what, by whom."""
     from gmtool.ops.witnesses import listing
 
-    emit(with_store(db, listing), as_json, _render_list)
+    emit(with_any_store(db, listing), as_json, _render_list)
+
+
+def _unplaced(location: str) -> str:
+    return (
+        f"{location} (beside the SQLite file this PostgreSQL store was copied from: it has "
+        "no file; give --witness FOLDER where its checkpoints are kept)"
+    )
 
 
 def _render_list(found: dict) -> None:
     if found["witnesses"]:
         console.line("witnesses (checkpoints are signed into and audited against each):")
         console.lines(
-            f"  {w['type']} {w.get('folder') or w['url']}"
+            f"  {w['type']} {w.get('folder') or w.get('url') or _unplaced(w['location'])}"
             + (f" key {w['key']}" if w.get("key") else "")
             for w in found["witnesses"]
         )
@@ -142,6 +149,12 @@ def _render_list(found: dict) -> None:
                 f"quorum: {found['quorum']} served witness(es) must agree"
                 + ("" if found["quorum_set"] else " (all: none set)")
             )
+    elif found["unrecorded_default"] is None:  # PostgreSQL: no folder beside the store
+        console.line(
+            "this store records no witness yet: checkpoint commands use the folder --witness "
+            "DIR names; its next host start records the folder it signs into, or an operator "
+            "records one: `gmtool gm witness add DIR`"
+        )
     else:
         console.line(
             f"this store records no witness yet: checkpoint commands use "

@@ -17,10 +17,16 @@ from gmtool.cli.common import (
     WITNESS_OPTION,
     emit,
     open_store,
-    with_store,
+    with_any_store,
 )
 from gmtool.cli.console import Abort, console
 
+KEY_OPTION = typer.Option(
+    None,
+    "--key",
+    help="The host's checkpoint verifier key (default: <db>.checkpoint.pub beside a SQLite "
+    "store; a PostgreSQL store has none beside it: give it here).",
+)
 ExportFormat = Enum("ExportFormat", {"md": "md", "json": "json"}, type=str)
 
 app = typer.Typer(
@@ -130,6 +136,8 @@ def _render_hands(rows: list[dict], total: int) -> None:
 @app.command()
 def show(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id (see `hands list`)."),
+    key: Path | None = KEY_OPTION,
+    witness: str | None = WITNESS_OPTION,
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -138,7 +146,7 @@ def show(
     from gmtool.cli.render_hands import evidence_lines, render_report
     from gmtool.ops.hands import show as show_hand
 
-    report = with_store(db, show_hand, hand)
+    report = with_any_store(db, show_hand, hand, key, witness)
     emit(
         report,
         as_json,
@@ -152,6 +160,7 @@ def show(
 def export(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
     output_format: ExportFormat = typer.Option("md", "--format", help="md or json."),
+    key: Path | None = KEY_OPTION,
     witness: str | None = WITNESS_OPTION,
     db: str | None = DB_OPTION,
 ) -> None:
@@ -161,20 +170,30 @@ def export(
     from gmtool.cli.render_hands import markdown_report
 
     as_json = output_format.value == "json"
-    with open_store(db) as store:
-        report = _report_with_proof(store, hand, witness, as_json)
+    with open_store(db, postgres=True) as store:
+        report = _report_with_proof(store, hand, key, witness, as_json)
     emit(report, as_json, lambda report: console.raw(markdown_report(report)))
 
 
-def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> dict:
+def _report_with_proof(
+    store, hand: int, key: Path | None, witness: str | None, proven: bool
+) -> dict:
     from gmtool.audit.dispute import hand_report
+    from gmtool.ops.hands import exportable
+    from gmtool.store.db import files_beside
+
+    if files_beside(store) is None:  # PostgreSQL: nothing beside it, no notary here
+        exportable(store, hand, key, witness)
+        report = hand_report(store, hand, with_replay=True)
+        if proven and report["outcome"] != "running":
+            _given_proof(store, report, key, witness)
+        return report
     from gmtool.audit.proof import NotCovered, hand_proof
     from gmtool.evidence import witness as witness_files
     from gmtool.house.notary import Notary
-    from gmtool.ops.hands import exportable
 
     notary = Notary(store, witness, notify=console.warning)  # refuses a --witness not recorded
-    exportable(store, hand)
+    exportable(store, hand, key, witness)
     report = hand_report(store, hand, with_replay=True)
     if not proven or report["outcome"] == "running":
         return report
@@ -205,9 +224,46 @@ def _report_with_proof(store, hand: int, witness: str | None, proven: bool) -> d
     return report
 
 
+def _given_proof(store, report: dict, key: Path | None, witness: str | None) -> None:
+    """The proof of a PostgreSQL store's hand: in the newest checkpoint its host signed
+    in the witness, opened with `--key`. Nothing signs one here (the host's notary does):
+    a hand newer than the newest checkpoint is exported without a proof, saying so."""
+    from gmtool.audit.proof import NotCovered, hand_proof
+    from gmtool.ops.checkpoints import host_verifier
+    from gmtool.ops.hands import host_signed_checkpoint
+
+    verifier = host_verifier(store, key)
+    if verifier is None:
+        console.warning(
+            "a PostgreSQL store has no checkpoint key beside it: pass --key with the host's "
+            "verifier key (and --witness with the folder of its checkpoints) for the report "
+            "to carry its proof; this one carries none"
+        )
+        return
+    latest = host_signed_checkpoint(store, key, witness)
+    if latest is None:
+        console.warning(
+            "no checkpoint its host signed is in the witness (pass --witness with the "
+            "folder of its checkpoints): the report carries no proof"
+        )
+        return
+    path, checkpoint = latest
+    try:
+        report["proof"] = hand_proof(
+            store, report["hand"], path.read_text(encoding="utf-8"), checkpoint, verifier
+        )
+    except NotCovered:
+        console.warning(
+            f"no checkpoint in the witness covers this hand yet (the newest, {path.name}, "
+            "is older; its host signs the next one): the report carries no proof"
+        )
+
+
 @app.command()
 def replay(
     hand: int = typer.Argument(..., min=1, max=MAX_ID, help="Hand id."),
+    key: Path | None = KEY_OPTION,
+    witness: str | None = WITNESS_OPTION,
     db: str | None = DB_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -215,7 +271,7 @@ def replay(
     then check the rest of its evidence as the audit does (exit 1 if anything differs)."""
     from gmtool.ops.hands import replay as replay_hand
 
-    result = with_store(db, replay_hand, hand)
+    result = with_any_store(db, replay_hand, hand, key, witness)
     emit(result, as_json, _render_replay)
     if not result["ok"]:
         raise typer.Exit(1)

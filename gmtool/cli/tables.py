@@ -83,7 +83,7 @@ def watch(
     from gmtool.cli.render_tables import watch_tables
     from gmtool.store.tables import exists as table_exists
 
-    with open_store(db) as store:
+    with open_store(db, postgres=True) as store:
         if table is not None and not table_exists(store, table):
             raise Abort(f"no table {table!r} (see `gmtool tables list`)")
         watch_tables(store, table, interval, count, console)

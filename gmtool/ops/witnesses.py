@@ -24,17 +24,20 @@ from gmtool.house.notary import Notary
 from gmtool.ops.cover import Uncovered, cover
 from gmtool.ops.gm import authorize, log, text
 from gmtool.store import gm, log_append, witnesses
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, files_beside
 from gmtool.store.gm import failure
 
 
 def listing(store: Store) -> dict:
     """The store's witnesses now and every change to them, oldest first; for a store that
-    records none, the folder its checkpoint commands use until one is recorded."""
+    records none, the folder its checkpoint commands use until one is recorded. A
+    PostgreSQL store has no file: a folder it records relative to the SQLite file it was
+    copied from is no folder there (`folder` None), nor is there a default one."""
     current = witnesses.recorded(store)
+    beside = files_beside(store)
     return {
         "witnesses": [
-            {"type": w.type, "location": w.location, "folder": str(w.folder(store.path))}
+            {"type": w.type, "location": w.location, "folder": _folder_of(w, beside)}
             if not w.served
             else {"type": w.type, "location": w.location, "url": w.location, "key": w.key}
             for w in current
@@ -42,8 +45,18 @@ def listing(store: Store) -> dict:
         "quorum": witnesses.quorum(store),
         "quorum_set": witnesses.quorum_set(store),
         "changes": witnesses.changes(store),
-        "unrecorded_default": None if current else str(witness.witness_dir(store.path).resolve()),
+        "unrecorded_default": None
+        if current or beside is None
+        else str(witness.witness_dir(beside).resolve()),
     }
+
+
+def _folder_of(recorded: witness.Witness, beside: Path | None) -> str | None:
+    """The folder a recorded folder witness is (None: relative to a file there is not)."""
+    if beside is None and not Path(recorded.location).is_absolute():
+        recorded.folder(Path("/"))  # (a type this version cannot use: its error)
+        return None
+    return str(recorded.folder(beside or Path("/")))
 
 
 def is_url(target: str) -> bool:

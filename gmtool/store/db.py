@@ -52,11 +52,12 @@ def resolve_path(db: str | None) -> Path:
     if location.path is None:
         raise NotOnPostgres(
             f"{location.shown()}: this command does not run on PostgreSQL yet; so far only "
-            "`gmtool db init`, `db grant`, `db copy`, `house run`, `audit` and the reading "
-            "commands `players list|show`, `tables list|show`, `hands list`, `gm users list`, "
-            "`gm log` and `deploy "
-            'history` do (docs/architecture.md, "PostgreSQL: the state of this step"): '
-            "use a SQLite store (a file path) for the rest"
+            "`gmtool db init`, `db grant`, `db copy`, `house run`, `audit`, `deploy`, "
+            "`players adjust|token`, `gm users add` and the reading commands `players "
+            "list|show`, `tables list|show|watch`, `hands list|show|replay|export`, `gm users "
+            "list`, `gm log`, `gm witness list` and `deploy history` do (docs/architecture.md, "
+            '"PostgreSQL: the state of this step"): use a SQLite store (a file path) for the '
+            "rest"
         )
     return location.path
 

@@ -114,6 +114,33 @@ STATEMENTS: dict[str, dict[str, str]] = {
         POSTGRESQL: "SELECT config_id, profile_id, version, title, game, compiled FROM configs "
         "ORDER BY created_at, config_id",
     },
+    # log_reads.records_of_hand: the records of a hand (a start, an end, ledger records
+    # naming it) and the batches of its table's events that hold its events (parameters:
+    # SQLite hand, hand, table, last seq, first seq; PostgreSQL hand three times, table,
+    # last, first twice). SQLite reads the
+    # JSON as it decides; PostgreSQL's jsonb gives other values (1.0 = 1, true no 1), so
+    # its text only narrows the rows to a superset, each read once (OFFSET 0 keeps the
+    # parse to one a row), and Python decides as SQLite would (`log_reads`).
+    "log_reads.records_of_hand": {
+        SQLITE: "SELECT idx, kind, body, leaf FROM log WHERE (kind IN ('hand', 'hand_end', "
+        "'ledger') AND nkey IS NOT NULL AND ((kind != 'ledger' AND nkey = ?) OR (kind = "
+        "'ledger' AND json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = "
+        "?))) OR (kind = 'events' AND tkey = ? AND nkey <= ? AND "
+        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) "
+        "ORDER BY idx",
+        POSTGRESQL: "SELECT idx, kind, body, leaf FROM log WHERE kind IN ('hand', 'hand_end') "
+        "AND nkey = ? UNION ALL SELECT idx, kind, body, leaf FROM (SELECT idx, kind, "
+        "body, leaf, pg_temp.gmtool_json(body) AS j FROM log WHERE kind = 'ledger' AND nkey "
+        "IS NOT NULL OFFSET 0) l WHERE CASE WHEN jsonb_typeof(j) = 'object' THEN CASE "
+        "jsonb_typeof(j -> 'hand') WHEN 'number' THEN abs((j ->> 'hand')::numeric - "
+        "?) <= 1 + ? / 1e15 WHEN 'boolean' THEN true ELSE false END ELSE false "
+        "END UNION ALL SELECT idx, kind, body, leaf FROM (SELECT idx, kind, body, leaf, "
+        "pg_temp.gmtool_json(body) AS j FROM log WHERE kind = 'events' AND tkey = ? "
+        "AND nkey <= ? OFFSET 0) e WHERE CASE WHEN jsonb_typeof(j) = 'object' THEN "
+        "CASE jsonb_typeof(j -> 'last') WHEN 'number' THEN (j ->> 'last')::numeric >= "
+        "? - 1 - abs(?) / 1e15 WHEN 'null' THEN false ELSE true END ELSE "
+        "false END ORDER BY idx",
+    },
     # ledger: a balance about to be moved (the row held until the transaction ends)
     "ledger.coins_to_move": {
         SQLITE: "SELECT coins FROM players WHERE name = ?",

@@ -39,6 +39,7 @@ from gmtool.evidence.records import (
 )
 from gmtool.store.audit_dialect import json_values, statement, stream
 from gmtool.store.dialect import SQLITE
+from gmtool.store.dialect import statement as dialect_statement
 
 if TYPE_CHECKING:
     from gmtool.store.db import Store
@@ -372,17 +373,31 @@ def tree(store: Store) -> Tree:
 
 def records_of_hand(store: Store, hand_id: int, table_id: str) -> list[dict]:
     """The log records of one hand: its start, its end, its ledger rows and the batches of
-    its table's events that hold its events."""
-    seqs = store.one("SELECT MIN(seq), MAX(seq) FROM events WHERE hand_id = ?", (hand_id,))
-    rows = store.all(
-        "SELECT idx, body, leaf FROM log WHERE (kind IN ('hand', 'hand_end', 'ledger') AND "
-        "nkey IS NOT NULL AND ((kind != 'ledger' AND nkey = ?) OR (kind = 'ledger' AND "
-        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.hand') = ?))) OR "
-        "(kind = 'events' AND tkey = ? AND nkey <= ? AND "
-        "json_extract(CASE WHEN json_valid(body) THEN body END, '$.last') >= ?) ORDER BY idx",
-        (hand_id, hand_id, table_id, seqs[1] or 0, seqs[0] or 0),
-    )
+    its table's events that hold its events. On PostgreSQL its SQL finds a superset and
+    `_of_hand` keeps what SQLite's `json_extract` keeps (store/dialect.py)."""
+    first, last = store.one("SELECT MIN(seq), MAX(seq) FROM events WHERE hand_id = ?", (hand_id,))
+    first, last = first or 0, last or 0
+    sql = dialect_statement(store, "log_reads.records_of_hand")
+    if store.dialect == SQLITE:
+        rows = store.all(sql, (hand_id, hand_id, table_id, last, first))
+    else:
+        found = store.all(sql, (hand_id, hand_id, hand_id, table_id, last, first, first))
+        rows = [r for r in found if _of_hand(r["kind"], r["body"], hand_id, first)]
     return [{"index": r["idx"], "body": r["body"], "leaf": bytes(r["leaf"]).hex()} for r in rows]
+
+
+def _of_hand(kind: str, body: str, hand_id: int, first: int) -> bool:
+    """Whether SQLite's `records_of_hand` keeps a record PostgreSQL's found: a ledger
+    record whose `hand` is the hand's id (a number equal to it; true is 1, text never
+    equals a number), a batch whose `last` is at least the hand's first seq (a number,
+    or text: SQLite orders text above every number)."""
+    if kind == "ledger":
+        value = _json_at(body, "hand")
+        return isinstance(value, (int, float)) and value == hand_id
+    if kind == "events":
+        value = _json_at(body, "last")
+        return isinstance(value, str) or (isinstance(value, (int, float)) and value >= first)
+    return True
 
 
 # Each logged table, the body function of its rows, and how a row is named in findings.
