@@ -140,6 +140,7 @@ class Host(CommandDesk, TakeoverDesk):
             max(8, 5 * len(plan)) if self.options.bots is None else self.options.bots,
             max(100_000, 20 * need),
             lambda: self.notary.signer,
+            self.ownership.take_bot if self.ownership is not None else lambda name: True,
         )
 
     # -- services for tables (table.TableHost) -------------------------------------------
@@ -186,7 +187,7 @@ class Host(CommandDesk, TakeoverDesk):
         background as for the main loop's checkpoints; a failure is left to the main
         loop's next checkpoint, which stops the host with it."""
         now = self.clock.monotonic()
-        if now - self.signed < self.options.checkpoint_every:
+        if now - self.signed < self.options.checkpoint_every or not self.signs:
             return
         try:
             self.notary.sign(wait=False)
@@ -302,6 +303,7 @@ class Host(CommandDesk, TakeoverDesk):
         tasks = self.tasks
         tasks.update({n: asyncio.create_task(self._table_loop(t)) for n, t in self.tables.items()})
         poller = asyncio.create_task(self._poll_commands())
+        self.keep_tables()  # (the start may have taken long: leases renewed first)
         started = beat = kept = self.signed = self.clock.monotonic()
         stop_at = None
         while any(not t.done() for t in list(tasks.values())):
@@ -314,12 +316,13 @@ class Host(CommandDesk, TakeoverDesk):
                 table_store.heartbeat(
                     self.store, [t.id for t in self.tables.values() if not t.closed]
                 )
-            if now - kept >= min(HEARTBEAT_S, self.options.lease / 3):
+            if now - kept >= min(HEARTBEAT_S, self.options.lease / 4):
                 kept = now
                 self.keep_tables()  # a shared store: leases renewed, dead hosts' taken over
-            if now - self.signed >= self.options.checkpoint_every:  # appends of no commit
-                self.signed = now  # that signs (a hand's first events), and at rest
-                self.notary.sign(wait=False)  # served witnesses answer in the background
+            if now - self.signed >= self.options.checkpoint_every and self.signs:
+                self.signed = now  # appends of no commit that signs (a hand's first
+                self.notary.sign(wait=False)  # events), and at rest; served witnesses
+                # answer in the background
             if self.options.duration is not None and now - started >= self.options.duration:
                 self.request_stop()
             if self.stopping and stop_at is None:
@@ -333,8 +336,9 @@ class Host(CommandDesk, TakeoverDesk):
         if self.gateway is not None:
             await self.gateway.stop()
         self._void_open_hands()
+        if self.signs:  # (else the notary signs this host's last writes within its interval)
+            self.notary.sign()
         self.release_tables()
-        self.notary.sign()
         return self.report
 
     def _void_open_hands(self) -> None:
@@ -375,7 +379,8 @@ def prepare_host(
             f"host key: {seeds.key_path(files_of(store))} now holds the key --seed stands for; "
             "anyone who knows the seed text can work out every deck (demo and test stores only)"
         )
-    host.notary.sign()  # keys and witness files only once the start has succeeded
+    if host.ownership is None or host.ownership.lead():  # the store's notary signs
+        host.notary.sign()  # keys and witness files only once the start has succeeded
     if registered is not None:  # (said after the witness: the checkpoint covers it)
         notify(
             f"seed key: hands from id {registered['id']} on are dealt from "

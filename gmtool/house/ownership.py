@@ -11,6 +11,11 @@ expire, every live host looks for such tables at each heartbeat and takes them o
 (`orphans`), voiding the hand that was running, every stake returned, as crash recovery
 does at a restart.
 
+Each host seats bots of its own: it holds a lease for each bot it enrolled (`BOT` and
+the bot's name), so no bot is seated at two hosts' tables at once. One of the hosts is
+the store's notary, the one that signs checkpoints of its one log: it
+holds the lease named `NOTARY` (taken at a start if free, taken over like a table's).
+
 A SQLite store has one host (its lock file, house/lock.py): it takes no lease.
 """
 
@@ -26,6 +31,8 @@ from gmtool.store.db import Store
 from gmtool.store.table_leases import Lease
 
 LEASE_S = 10.0  # a table's lease: renewed every heartbeat, taken over once this has passed
+NOTARY = "~notary"  # the lease of the one host that signs checkpoints (no table id has "~")
+BOT = "~bot:"  # a bot's lease: the host that seats it (`take_bot`)
 
 
 def host_name() -> str:
@@ -60,6 +67,16 @@ class Ownership:
             self.held.pop(lease.table_id, None)
         return [lease.table_id for lease in lost]
 
+    def lead(self) -> bool:
+        """Whether this host is the store's notary: it holds the notary's lease, taken now
+        if free (at a start, or once a dead notary's lease expired)."""
+        return NOTARY in self.held or self.take(NOTARY) is not None
+
+    def take_bot(self, name: str) -> bool:
+        """Whether this host may seat bot `name`: it holds the bot's lease (one host's
+        bots are never another's, so a bot never sits at two hosts' tables)."""
+        return self.take(f"{BOT}{name}") is not None
+
     def orphans(self) -> list[str]:
         """Tables whose host stopped renewing (its lease expired, never released) and that
         a GM has not closed: the tables this host may take over."""
@@ -68,7 +85,10 @@ class Ownership:
         return [
             lease.table_id
             for lease in table_leases.leases(self.store)
-            if lease.host != self.name and lease.expires <= now and lease.table_id not in closed
+            if lease.host != self.name
+            and lease.expires <= now
+            and lease.table_id not in closed
+            and not lease.table_id.startswith("~")  # the notary's, a bot's
         ]
 
     def release(self, table_id: str) -> None:

@@ -25,17 +25,29 @@ class BotPool:
         self.idle: set[str] = set()
         self.benched: set[str] = set()
 
-    def enroll(self, count: int, opening: int, signer: Callable[[], Signer]) -> None:
-        """Bots bot-001 .. bot-<count>, each given `opening` coins when first created, an
+    def enroll(
+        self,
+        count: int,
+        opening: int,
+        signer: Callable[[], Signer],
+        claim: Callable[[str], bool] = lambda name: True,
+    ) -> None:
+        """`count` bots, bot-001 upwards, each given `opening` coins when first created, an
         opening balance signed with `signer()`, the host's key (asked for only then); in a
-        store from before signed openings, those it holds are signed first."""
+        store from before signed openings, those it holds are signed first. On a store
+        several hosts share, a bot another live host plays is passed over (`claim` takes
+        its lease, house/ownership.py): each host seats bots of its own."""
 
         def vouch(ledger_id: int, player: str, amount: int) -> str:
             return signed_opening.sign(signer(), ledger_id, player, amount)
 
         ledger.vouch_for_older_openings(self.store, vouch)
-        for index in range(1, count + 1):
+        index = 0
+        while len(self.styles) < count:
+            index += 1
             name = f"bot-{index:03d}"
+            if not claim(name):
+                continue
             if not ledger.exists(self.store, name):
                 ledger.open_account(self.store, name, opening, "bot", vouch)
             self.styles[name] = STYLE_NAMES[index % len(STYLE_NAMES)]

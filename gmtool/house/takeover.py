@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gmtool.house.ownership import Ownership
+from gmtool.house.ownership import NOTARY, Ownership
 from gmtool.house.recovery import void_unfinished
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store, StoreError
@@ -74,12 +74,21 @@ class TakeoverDesk:
         if self.ownership is not None:
             table.recorder.log.lease = self.ownership.held[table.id]
 
+    @property
+    def signs(self) -> bool:
+        """Whether this host signs checkpoints: the store's one host, or the notary of a
+        store several hosts share (whose lease it renews with its tables')."""
+        return self.ownership is None or NOTARY in self.ownership.held
+
     def keep_tables(self) -> None:
         """At a heartbeat: renew the leases, stop playing any table lost, take over the
-        tables of hosts that died."""
+        tables of hosts that died, and the notary's part if its host died."""
         if self.ownership is None:
             return
-        for table_id in self.ownership.renew():
+        lost = self.ownership.renew()
+        if not self.stopping and not self.signs and self.ownership.lead():
+            self.notify("signing this store's checkpoints now (its notary stopped renewing)")
+        for table_id in lost:
             table = self.tables.get(table_id)
             if table is not None and not table.closed:
                 table.closed = True
