@@ -108,7 +108,7 @@ def test_db_init_makes_the_file_a_sqlite_url_names(gm: Gmtool, tmp_path: Path) -
     [
         ("tables", "close", "t1"),
         ("checkpoint", "export"),
-        ("tables", "kick", "t1", "bot-001"),
+        ("tables", "kick", "t1", "bot-001", "--reason", "x"),
         ("gm", "witness", "add", "elsewhere"),
         ("tables", "open", "t1"),
     ],
