@@ -39,12 +39,8 @@ class TakeoverDesk:
     stopping: bool
     notify: Callable[[str], None]
     _numbers: dict[str, int]
-
-    def open_table(self, table_id: str, profile: str, tier: str, game: str) -> HostedTable:
-        raise NotImplementedError  # Host's
-
-    def play(self, table: HostedTable) -> None:
-        raise NotImplementedError  # Host's
+    open_table: Callable[[str, str, str, str], HostedTable]  # Host's: opened, fenced
+    play: Callable[[HostedTable], None]  # Host's: its loop started
 
     def take_table(self, table_id: str) -> bool:
         """Take the table's lease (always granted on a store with one host): its hand left
