@@ -20,6 +20,9 @@ from conftest import OPERATOR, PROFILES, RULES
 from helpers import clean_env, public_key
 from postgres import Databases, url_of
 
+from gmtool.store import copy as copying
+from gmtool.store.pg_roles import EXPECTED_TABLES
+
 
 @pytest.fixture
 def hosted(gm, pg_server: Databases, tmp_path: Path, start_host) -> tuple[str, Path]:
@@ -124,3 +127,30 @@ def test_a_gm_write_is_covered_with_the_gms_own_key_where_only_the_pub_is(
     )
     assert _newest_checkpoint(home, url) == _log_size(url)  # into the recorded witness
     assert _audit(gm, url, home)["problems"] == []
+
+
+def test_hosts_and_support_play_and_read_under_the_roles_db_grant_makes(
+    gm, pg_server: Databases, tmp_path: Path, start_host
+) -> None:
+    """The README's set-up: the store's owner makes it and grants the roles; a host plays
+    as the host role's member, support reads and audits as theirs."""
+    name = pg_server.new()
+    owner = url_of(name)
+    gm("db", "init", "--db", owner, "--as", OPERATOR)
+    gm("deploy", RULES / "qq-showhand.toml", "--db", owner, "--as", OPERATOR)
+    host, support = f"{name}_h1", f"{name}_s1"
+    gm("db", "grant", "--db", owner, "--host", host, "--support", support)
+    home = tmp_path / "home"
+    played = start_host(
+        url_of(name, host), "--home", home, "--tables", "2", "--hands", "4", "--speed", "100"
+    )
+    assert played.wait() == 0, played.output
+    assert "settled" in played.output
+    assert _one(owner, "SELECT COUNT(*) FROM table_leases WHERE host <> ''") == 0
+    tables = gm.json("tables", "list", "--closed", "--db", url_of(name, support), "--json")
+    assert len(tables) == 2
+    assert _audit(gm, url_of(name, support), home)["problems"] == []
+
+
+def test_every_table_of_the_schema_is_granted() -> None:
+    assert set(EXPECTED_TABLES) == set(copying.TABLES)

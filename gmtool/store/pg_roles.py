@@ -209,6 +209,7 @@ EXPECTED_TABLES = (
     "log_nodes",
     "log_state",
     "witnesses",
+    "table_leases",
 )
 
 
