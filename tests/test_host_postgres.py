@@ -11,6 +11,7 @@ later step). Waits are for what the hosts say, never for a time.
 from __future__ import annotations
 
 import json
+import random
 import re
 import signal
 from pathlib import Path
@@ -38,6 +39,15 @@ def shared(deployed_db: Path, gm, pg_server: Databases, tmp_path: Path) -> tuple
     url = url_of(pg_server.new())
     gm("db", "copy", "--from", deployed_db, "--to", url)
     return url, tmp_path / "home"
+
+
+def _rows(url: str, sql: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _running(url: str) -> set[int]:
+    return {row[0] for row in _rows(url, "SELECT id FROM hands WHERE outcome = 'running'")}
 
 
 def _one(url: str, sql: str):
@@ -177,3 +187,33 @@ def test_coins_at_stake_on_one_host_cannot_be_brought_to_another(shared) -> None
         assert free_coins(store, {"pat": 100}, "t-1") == {"pat": 70}  # t-1's own stake
         void_hand(store, TableLog(store, "t-1"), first, "test", None)
         assert free_coins(store, {"pat": 100}) == {"pat": 70}
+
+
+def test_hosts_killed_at_random_moments_lose_no_coin(shared, gm, start_host) -> None:
+    """The crash-recovery suite's run on PostgreSQL: hosts SIGKILLed right after their
+    k-th line, each replaced by a new one, then a last host that takes every table left
+    over and stops cleanly: every coin is where the ledger says, every hand ended, the
+    audit is clean."""
+    url, home = shared
+    moments = random.Random(26)
+    args = ("--home", home, "--tables", "3", "--speed", "50", "--lease", "1")
+    for _ in range(4):
+        host = start_host(url, *args)
+        after = moments.randint(2, 12)
+        until(lambda h=host, n=after: len(h.lines) >= n, f"the host's line {after}")
+        assert host.stop(signal.SIGKILL) == -signal.SIGKILL
+    left = _running(url)
+    assert left, "the kills should have left hands running"
+    last = start_host(url, *args)
+    _tables(last)  # it plays (its signal handlers are set)
+    until(
+        lambda: not left & _running(url),
+        "the last host voiding every hand the killed ones left running",
+    )
+    assert last.stop() == 0, last.output
+    _coins_conserved(url)
+    voided = _one(
+        url, "SELECT COUNT(*) FROM events WHERE type = 'hand_voided' AND payload LIKE '%crash%'"
+    )
+    assert voided >= 1
+    _audit_clean(gm, url, home)
