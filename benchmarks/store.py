@@ -20,7 +20,10 @@ The real ``Host`` runs in a child process per table count; ``HostedTable.sleep``
 timestamps. The first seconds (tables sitting down and starting their first hands
 together) are a warm-up and are not counted; the measured ``--duration`` starts at the
 first action after it (a busy machine may take longer to warm up: the window waits for
-it, up to ``GIVE_UP_S``, rather than measuring nothing).
+it, up to ``GIVE_UP_S``, rather than measuring nothing). The bots' percentile tables of
+every hosted room's ranking are built before the host runs (``warm_bots``): gmtool builds
+each at the ranking's first bot decision, blocking the host's event loop for 1-3 s once,
+which would otherwise land in the window at random.
 
 ``--speed`` runs the host faster than the real pace (the smoke test's tiny runs); the
 target is stated for speed 1.
@@ -287,33 +290,62 @@ class Timings:
 def run_host(
     folder: Path, tables: int, duration: float, warmup: float, seed: str, speed: float = 1.0
 ) -> dict:
-    from gmtool.house.host import HostOptions, prepare_host
+    from gmtool.house.host import HostOptions
 
     path = folder / f"host-{tables}.db"  # made and deployed by the parent
+    with connect(path) as store:
+        options = HostOptions(tables=tables, speed=speed, duration=None, seed=seed, grace=0.1)
+        measured = host_samples(store, options, duration, warmup)
+        hands = store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'settled'")[0]
+    return summary(tables, duration, measured["samples"], hands, measured["cpu"])
+
+
+def host_samples(store, options, duration: float, warmup: float, prepare=None, go=None) -> dict:
+    """Run a host on `store` (`prepare(store, options)`, by default `prepare_host`), then,
+    once `go()` returns, play until `duration` seconds after its first action past the
+    warm-up: the latencies (s, sorted) of the actions in that window, and the host's CPU
+    share. (benchmarks/hosts.py runs several of these over one PostgreSQL store.)"""
+    from gmtool.house.host import prepare_host
+
     timings = Timings()
     timings.install()
-    with connect(path) as store:
-        host = prepare_host(
-            store, HostOptions(tables=tables, speed=speed, duration=None, seed=seed, grace=0.1)
-        )
-        started = time.monotonic()
-        timings.counting_from = started + warmup
+    host = (prepare or prepare_host)(store, options)
+    warm_bots(host)
+    if go is not None:
+        go()
+    started = time.monotonic()
+    timings.counting_from = started + warmup
 
-        def window_over(running) -> None:  # the host's progress callback, every 0.1 s
-            now = time.monotonic()
-            first = timings.latencies[0][0] if timings.latencies else None
-            if (first is not None and now >= first + duration) or (
-                first is None and now >= timings.counting_from + GIVE_UP_S
-            ):
-                running.request_stop()
+    def window_over(running) -> None:  # the host's progress callback, every 0.1 s
+        now = time.monotonic()
+        first = timings.latencies[0][0] if timings.latencies else None
+        if (first is not None and now >= first + duration) or (
+            first is None and now >= timings.counting_from + GIVE_UP_S
+        ):
+            running.request_stop()
 
-        cpu = time.process_time()
-        asyncio.run(host.run(window_over, signals=False))
-        wall = time.monotonic() - started
-        cpu = time.process_time() - cpu
-        hands = store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'settled'")[0]
+    cpu = time.process_time()
+    asyncio.run(host.run(window_over, signals=False))
+    wall = time.monotonic() - started
+    cpu = time.process_time() - cpu
     window_end = timings.latencies[0][0] + duration if timings.latencies else 0.0
     samples = sorted(latency for when, latency in timings.latencies if when <= window_end)
+    return {"samples": samples, "cpu": cpu / wall, "wall": wall}
+
+
+def warm_bots(host) -> None:
+    """Build the bots' percentile tables of every hosted room's ranking now, as part of the
+    start. gmtool builds them at a ranking's first bot decision (`gmtool.bots.strength`),
+    on the host's event loop: one to three seconds during which every table waits, once
+    per ranking, which would otherwise fall into the measured window at random."""
+    from gmtool.bots.strength import percentiles
+
+    for table in host.tables.values():
+        percentiles(host.room(table.profile_id, table.tier).ranking)
+
+
+def summary(tables: int, duration: float, samples: list[float], hands: int, cpu: float) -> dict:
+    """The figures of one table count from its sorted latencies (s)."""
     if not samples:
         return {"tables": tables, "actions": 0}
 
@@ -328,7 +360,7 @@ def run_host(
         "p99": pct(99),
         "max": samples[-1] * 1000,
         "hands": hands,
-        "cpu": cpu / wall,
+        "cpu": cpu,
     }
 
 

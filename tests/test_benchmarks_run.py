@@ -161,6 +161,19 @@ SMOKE = {
             rf"^\| PostgreSQL \| 2 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|",
         ],
     ),
+    "hosts.py": (  # sqlite-1, pg-1, pg-3 (on the test server, as the PG tests)
+        ["--speed", "20", "--tables", "3", "--duration", "1", "--warmup", "1"],
+        [
+            rf"^  sqlite-1 +3 tables: +{NUMBER} actions .* \| evidence {NUMBER} appends/s \|",
+            rf"^  pg-1 +3 tables: +{NUMBER} actions .* \| write lock held \d+%, waited for",
+            rf"^  pg-3 +3 tables: +{NUMBER} actions .* \| write lock held \d+%, waited for",
+            rf"^  pg-3 audit --jobs 2: {NUMBER} hands in \d+\.\d\d s, {NUMBER} hands/s",
+            r"^\| configuration \| tables sustained \(p99 < 100 ms\) \|",
+            r"^\| sqlite-1 \| (\d+|none) \|",
+            r"^\| pg-1 \| (\d+|none) \|",
+            r"^\| pg-3 \| (\d+|none) \|",
+        ],
+    ),
     "gateway.py": (
         ["--players", "4", "--duration", "2", "--think", "0.2"],
         [
