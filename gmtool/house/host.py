@@ -14,6 +14,7 @@ import random
 import signal
 from collections.abc import Callable
 
+from gmtool.bots.strength import percentiles
 from gmtool.engine.config import engine_config
 from gmtool.engine.games import game_of, ranking_for
 from gmtool.evidence.hand_seeds import RSA
@@ -227,8 +228,11 @@ class Host(CommandDesk, TakeoverDesk):
         from gmtool.house.hand_table import HandTable
         from gmtool.house.owner_host import OwnerAnteTable
 
-        config = self.room(profile, tier).config
+        room = self.room(profile, tier)
+        config = room.config
         cls = OwnerAnteTable if game_of(config).owner_table(config) else HandTable
+        if self.options.bots != 0:  # the bots' tables of this ranking, built now: at a
+            percentiles(room.ranking)  # first decision they held every table up 1-3 s
         rng = table_rng(self.options.seed, table_id, self.rng)
         table_store.open_table(self.store, table_id, profile, tier, game, os.getpid())
         table = self.tables[table_id] = cls(self, table_id, profile, tier, game, rng)
