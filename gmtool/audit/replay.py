@@ -17,7 +17,7 @@ import orjson
 
 from gmtool.canonical import canonical_json
 from gmtool.engine.cards import Card
-from gmtool.engine.deck import commitment
+from gmtool.engine.deck import ALGORITHM, commitment
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import ENGINE_VERSION, INPUT_TYPES, Action, Event
 from gmtool.engine.games import ranking_for
@@ -216,7 +216,37 @@ def replay_loaded(
         result.events_checked = checked
     else:
         _compare(start(), events, result)  # again, event by event, to name the divergence
+    if checked is not None and not result.problems:  # (`hand` played every input)
+        _row_agrees(hand_row, hand, result)
     return result
+
+
+def _row_agrees(hand_row: Mapping, hand, result: ReplayResult) -> None:
+    """The hand row's own copies of what its events say (the list and the console read
+    them): its winners, ante and deck algorithm. A hand after the newest checkpoint has
+    only its events' chain to hold these to (outside probe r5: a tail hand's winners
+    rewritten, the log recomputed)."""
+    if "winners" in hand_row:
+        settled = hand.settlement.winners if hand.settlement is not None else None
+        stored = loads_or_none(hand_row["winners"]) if hand_row["winners"] is not None else None
+        if hand_row["outcome"] == "settled" and stored != list(settled or []):
+            result.fail(
+                "replay",
+                f"the hand's recorded winners {stored} are not its settlement's "
+                f"{list(settled or [])}",
+            )
+    started = hand.events[0][1] if hand.events and hand.events[0][0] == "hand_started" else {}
+    if isinstance(started, dict) and "ante" in started and started["ante"] != hand_row["ante"]:
+        result.fail(
+            "replay",
+            f"the hand's recorded ante {hand_row['ante']} is not its start's {started['ante']}",
+        )
+    if "algorithm" in hand_row and hand_row["algorithm"] != ALGORITHM:
+        result.fail(
+            "replay",
+            f"the hand's deck algorithm {hand_row['algorithm']!r} is not {ALGORITHM!r}, the "
+            "one its seed was dealt by",
+        )
 
 
 def _recorded_engine(events: list[StoredEvent], values: list | None) -> str | None:

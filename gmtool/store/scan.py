@@ -30,6 +30,8 @@ HAND_COLUMNS = (
     "commitment",
     "seed",
     "outcome",
+    "winners",
+    "algorithm",
 )
 
 
