@@ -28,6 +28,7 @@ FLOAT_OPTIONS = {
     ("house", "run", "--chaos"): ("house", "run", "--duration", "1"),
     ("house", "run", "--grace"): ("house", "run", "--duration", "1"),
     ("house", "run", "--checkpoint-every"): ("house", "run", "--duration", "1"),
+    ("house", "run", "--lease"): ("house", "run", "--duration", "1"),
     ("demo", "--duration"): ("demo",),
     ("demo", "--speed"): ("demo", "--duration", "1"),
     ("demo", "--chaos"): ("demo", "--duration", "1"),
