@@ -122,3 +122,15 @@ def until(predicate, what: str, within: float = 120.0):
         assert time.monotonic() < deadline, f"never saw {what}"
         time.sleep(0.02)
     return value
+
+
+def recorded_witness(db: Path) -> Path:
+    """The witness folder the store records, where it is beside the SQLite file."""
+    conn = sqlite3.connect(db)
+    try:
+        (location,) = conn.execute(
+            "SELECT location FROM witnesses WHERE type = 'folder' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+    finally:
+        conn.close()
+    return (db.resolve().parent / location).resolve()

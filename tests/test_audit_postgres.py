@@ -15,6 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from backends import pg_server_fixture  # noqa: F401
+from helpers import recorded_witness
 from postgres import Databases, url_of
 
 from gmtool.store import copy as copying
@@ -133,20 +134,8 @@ def test_copy_needs_sqlite_then_postgresql(host_copy: Path, gm, pg_server: Datab
 # needs to differ between the backends, and the tests compare the reports whole.
 
 
-def _witness(db: Path) -> Path:
-    """The witness folder the store records, where it is beside the SQLite file."""
-    conn = sqlite3.connect(db)
-    try:
-        (location,) = conn.execute(
-            "SELECT location FROM witnesses WHERE type = 'folder' ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-    finally:
-        conn.close()
-    return (db.resolve().parent / location).resolve()
-
-
 def _audit(gm, where: str | Path, db: Path, *args: str) -> tuple[int, dict]:
-    files = ("--key", str(db) + ".checkpoint.pub", "--witness", str(_witness(db)))
+    files = ("--key", str(db) + ".checkpoint.pub", "--witness", str(recorded_witness(db)))
     run = gm("audit", "--db", where, "--json", *files, *args, expect=None)
     assert "Traceback" not in run.stderr, run.stderr
     return run.returncode, json.loads(run.stdout)
@@ -162,7 +151,12 @@ def test_the_copy_audits_as_the_store_it_was_copied_from(
     assert _audit(gm, url, host_copy) == (0, on_sqlite)
     assert _audit(gm, url, host_copy, "--jobs", "2") == (0, on_sqlite)
     # the text report, line for line
-    files = ("--key", str(host_copy) + ".checkpoint.pub", "--witness", str(_witness(host_copy)))
+    files = (
+        "--key",
+        str(host_copy) + ".checkpoint.pub",
+        "--witness",
+        str(recorded_witness(host_copy)),
+    )
     text = [gm("audit", "--db", where, *files).stdout for where in (host_copy, url)]
     assert text[0] == text[1] and "ok" in text[0]
 
@@ -171,7 +165,7 @@ def test_the_copy_audits_from_a_checkpoint_as_the_store_does(
     host_copy: Path, gm, pg_server: Databases
 ) -> None:
     url = _copy(gm, host_copy, pg_server)
-    signed = sorted(_witness(host_copy).glob("*.checkpoint"))
+    signed = sorted(recorded_witness(host_copy).glob("*.checkpoint"))
     middle = signed[len(signed) // 2].name
     code, on_sqlite = _audit(gm, host_copy, host_copy, "--from-checkpoint", middle)
     assert code == 0 and on_sqlite["incremental"]["from"] == middle
@@ -194,7 +188,7 @@ def test_the_library_call_reports_what_the_command_prints(
         report = audit(
             store,
             key=Path(str(host_copy) + ".checkpoint.pub"),
-            witness=str(_witness(host_copy)),
+            witness=str(recorded_witness(host_copy)),
         )
     assert (0, report.as_json()) == _audit(gm, url, host_copy)
 

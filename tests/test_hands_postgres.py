@@ -26,6 +26,7 @@ import psycopg
 import pytest
 from backends import any_store_fixture, pg_server_fixture  # noqa: F401
 from conftest import copy_db
+from helpers import recorded_witness
 from postgres import Databases, url_of
 from typer.testing import CliRunner
 
@@ -43,22 +44,10 @@ class Store:
     def __init__(self, db: Path, url: str) -> None:
         self.db, self.url = db, url
         self.key = Path(str(db) + ".checkpoint.pub")
-        self.witness = _witness(db)
+        self.witness = recorded_witness(db)
 
     def files(self) -> tuple[str, ...]:
         return ("--key", str(self.key), "--witness", str(self.witness))
-
-
-def _witness(db: Path) -> Path:
-    """The witness folder the store records, where it is beside the SQLite file."""
-    conn = sqlite3.connect(db)
-    try:
-        (location,) = conn.execute(
-            "SELECT location FROM witnesses WHERE type = 'folder' ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-    finally:
-        conn.close()
-    return (db.resolve().parent / location).resolve()
 
 
 def _copied(gm, db: Path, server: Databases) -> Store:

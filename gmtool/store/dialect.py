@@ -35,7 +35,7 @@ class HasDialect(Protocol):
 
 
 # A seated player's entries in a hand's `seats` (a JSON array of {"player", "coins", ...}).
-_PG_SEATS = (
+PG_SEATS = (
     "jsonb_array_elements(CASE WHEN jsonb_typeof(pg_temp.gmtool_json({seats})) = 'array' "
     "THEN pg_temp.gmtool_json({seats}) ELSE '[]'::jsonb END)"
 )
@@ -60,7 +60,7 @@ STATEMENTS: dict[str, dict[str, str]] = {
         + _SQLITE_SEAT.format(s="s.", field="player")
         + " = ? ORDER BY h.id DESC LIMIT 1",
         POSTGRESQL: "SELECT h.id, s.value -> 'coins' FROM hands h, "
-        + _PG_SEATS.format(seats="h.seats")
+        + PG_SEATS.format(seats="h.seats")
         + " AS s (value) WHERE h.outcome = 'running' AND s.value ->> 'player' = ? "
         "ORDER BY h.id DESC LIMIT 1",
     },
@@ -72,7 +72,7 @@ STATEMENTS: dict[str, dict[str, str]] = {
         + _SQLITE_SEAT.format(s="", field="player")
         + " = ?)",
         POSTGRESQL: "EXISTS (SELECT 1 FROM "
-        + _PG_SEATS.format(seats="hands.seats")
+        + PG_SEATS.format(seats="hands.seats")
         + " AS s (value) WHERE s.value ->> 'player' = ?)",
     },
     # queries.player: a player's recent hands with what each moved for them
@@ -87,7 +87,7 @@ STATEMENTS: dict[str, dict[str, str]] = {
         POSTGRESQL: "SELECT h.id, h.table_id, h.started_at, h.outcome, "
         "COALESCE(SUM(l.delta), 0)::bigint AS delta FROM hands h LEFT JOIN ledger l ON "
         "l.hand_id = h.id AND l.player = ? WHERE EXISTS (SELECT 1 FROM "
-        + _PG_SEATS.format(seats="h.seats")
+        + PG_SEATS.format(seats="h.seats")
         + " AS s (value) WHERE s.value ->> 'player' = ?) "
         "GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
     },

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from gmtool.store.db import Store, StoreError
-from gmtool.store.dialect import _PG_SEATS
+from gmtool.store.dialect import PG_SEATS
 
 _BROUGHT = (
     "SELECT s.value ->> 'player', SUM(CASE WHEN jsonb_typeof(s.value -> 'coins') = 'number' "
     "THEN (s.value ->> 'coins')::numeric ELSE 0 END) FROM hands h, "
-    + _PG_SEATS.format(seats="h.seats")
+    + PG_SEATS.format(seats="h.seats")
     + " AS s (value) WHERE h.outcome = 'running' AND s.value ->> 'player' = ANY(?) "
     "AND h.table_id IS DISTINCT FROM ? GROUP BY 1"
 )
