@@ -58,10 +58,10 @@ def verify_seeds(
     check = _Check(store, key, host_key)
     yield from check.registrations()
     if key is not None or check.keys:
-        for hand_id, table_id, number, seed in scan.hand_seeds(store):
-            if not check.holds(hand_id, table_id, number, seed):  # (the usual case: it holds)
+        for hand_id, table_id, number, seed, host in scan.hand_seeds(store):
+            if not check.holds(hand_id, table_id, number, seed, host):  # (usually it holds)
                 row = {"id": hand_id, "table_id": table_id, "number": number, "seed": seed}
-                yield from check.hand(row)
+                yield from check.hand({**row, "host": host})
 
 
 def _derived(key: bytes, row, key_name: str) -> Iterator[Finding]:
@@ -134,6 +134,11 @@ class _Check:
     def __post_init__(self) -> None:
         self.keys = seed_keys.registrations(self.store)
         self.origin = origin_of(self.store)
+        # A shared store's hosts each deal with a key of their own (`host` in both the
+        # registration and the hand); the hands of a store's one host name none.
+        self.by_host: dict[object, list[dict]] = {}
+        for body in self.keys:
+            self.by_host.setdefault(body.get("host"), []).append(body)
 
     @property
     def complete(self) -> bool:
@@ -157,21 +162,24 @@ class _Check:
                     "record registered it, and every hand dealt from it is reported",
                 )
 
-    def in_force(self, hand_id: int) -> dict | None:
-        for body in reversed(self.keys):
+    def in_force(self, hand_id: int, host: object = None) -> dict | None:
+        """The key the hand's host registered last before it (no host: the store's)."""
+        for body in reversed(self.by_host.get(host, [])):
             first = body.get("id")
             if isinstance(first, int) and first <= hand_id:
                 return body
         return None
 
-    def holds(self, hand_id: int, table: object, number: object, seed: object) -> bool:
+    def holds(
+        self, hand_id: int, table: object, number: object, seed: object, host: object = None
+    ) -> bool:
         """Whether `hand` finds nothing in this hand's seed, by the same tests without its
         findings (a full audit asks it first of every hand: most hold)."""
         if seed is None or not isinstance(number, int) or not isinstance(table, str):
             return True
-        body = self.in_force(hand_id)
+        body = self.in_force(hand_id, host)
         if body is None:
-            return self.key is None
+            return self.key is None and host is None
         if body["idx"] in self._forged or (
             body.get("scheme") == hand_seeds.HMAC and self.key is not None
         ):
@@ -188,7 +196,16 @@ class _Check:
         seed, number, table, hand_id = row["seed"], row["number"], row["table_id"], row["id"]
         if seed is None or not isinstance(number, int) or not isinstance(table, str):
             return
-        body = self.in_force(hand_id)
+        host = row["host"]
+        body = self.in_force(hand_id, host)
+        if body is None and host is not None:
+            yield Finding(
+                "seed",
+                f"hand {hand_id} was dealt by host {host!r}, which registered no seed key "
+                "before it: nothing shows its deck was not chosen",
+                hand=hand_id,
+            )
+            return
         if body is None:
             if self.key is not None:
                 yield from _derived(self.key, row, _key_name(self.store))
@@ -197,7 +214,9 @@ class _Check:
             raw = bytes.fromhex(seed) if isinstance(seed, str) else b""
         except ValueError:
             raw = b""
-        where = f"the seed key registered from hand {body['id']}"
+        where = f"the seed key registered from hand {body['id']}" + (
+            f" by host {host!r}" if host is not None else ""
+        )
         if body.get("scheme") == hand_seeds.HMAC and self.key is not None:
             if self.key.hex() != body.get("key"):  # a demo store's `<db>.key` replaced
                 yield from _derived(self.key, row, _key_name(self.store))

@@ -170,26 +170,34 @@ def _hex32(text: str) -> bytes | None:
     return raw if len(raw) == 32 else None
 
 
-def key_message(origin: str, first_hand: int, scheme: str, key: str, at: str) -> bytes:
-    """What the host's checkpoint key signs to register a seed key from `first_hand` on."""
+def key_message(
+    origin: str, first_hand: int, scheme: str, key: str, at: str, host: str | None = None
+) -> bytes:
+    """What the host's checkpoint key signs to register a seed key from `first_hand` on
+    (for the hands of `host` alone, on a store several hosts share)."""
     grant = {"store": origin, "first_hand": first_hand, "scheme": scheme, "key": key, "at": at}
+    if host is not None:
+        grant["host"] = host
     return f"{KEY_CONTEXT}\n{canonical_json(grant)}\n".encode()
 
 
-def sign_key(signer: Signer, first_hand: int, scheme: str, key: str, at: str) -> str:
+def sign_key(
+    signer: Signer, first_hand: int, scheme: str, key: str, at: str, host: str | None = None
+) -> str:
     """The base64 Ed25519 signature of the registration by the host's checkpoint key."""
-    raw = signer.sign(key_message(signer.name, first_hand, scheme, key, at))
+    raw = signer.sign(key_message(signer.name, first_hand, scheme, key, at, host))
     return base64.b64encode(raw).decode()
 
 
 def key_signed(verifier: Verifier, body: Mapping[str, object]) -> bool:
     """Whether a `seed_key` record's signature is the host's (anything malformed is not)."""
-    fields = [body.get(name) for name in ("id", "scheme", "key", "at", "signature")]
-    first, scheme, key, at, signature = fields
+    fields = [body.get(name) for name in ("id", "scheme", "key", "at", "signature", "host")]
+    first, scheme, key, at, signature, host = fields
     if (
         not isinstance(first, int)
         or isinstance(first, bool)
         or not all(isinstance(value, str) for value in (scheme, key, at, signature))
+        or not (host is None or isinstance(host, str))
     ):
         return False
     try:
@@ -197,5 +205,5 @@ def key_signed(verifier: Verifier, body: Mapping[str, object]) -> bool:
     except (binascii.Error, ValueError):
         return False
     return len(raw) == 64 and verifier.verify(
-        key_message(verifier.name, first, str(scheme), str(key), str(at)), raw
+        key_message(verifier.name, first, str(scheme), str(key), str(at), host), raw
     )

@@ -31,7 +31,9 @@ from gmtool.canonical import canonical_json
 
 FORMAT = 1  # the record format: bodies as below since the evidence log began (issue 14)
 # The `witness` kind was added on 2026-12-02 (issue 23) within format 1: a new kind changes
-# no record a store already holds. So was `seed_key` on 2026-12-02 (issue 24).
+# no record a store already holds. So was `seed_key` on 2026-12-02 (issue 24), and on
+# 2026-12-04 (issue 26) the `host` of `hand` and `seed_key` records, for rows and
+# registrations that did not exist before: a row without a host has the record it had.
 
 Body = dict[str, Any]
 
@@ -42,10 +44,17 @@ def events_body(table_id: str, first: int, last: int, head: str) -> Body:
 
 
 def hand_body(row: Mapping) -> Body:
-    return {"kind": "hand", "id": row["id"], "table": row["table_id"], "number": row["number"],
-            "config": row["config_id"], "tier": row["tier"], "banker": row["banker"],
-            "ante": row["ante"], "seats": row["seats"], "commitment": row["commitment"],
-            "algorithm": row["algorithm"], "at": row["started_at"]}
+    """A hand as it starts; `host`, the host that dealt it, only where the row names one (a
+    store several hosts share, from 2026-12-04: hands before, and a one-host store's, have
+    none, and their records are as they were)."""
+    body: Body = {"kind": "hand", "id": row["id"], "table": row["table_id"],
+                  "number": row["number"], "config": row["config_id"], "tier": row["tier"],
+                  "banker": row["banker"], "ante": row["ante"], "seats": row["seats"],
+                  "commitment": row["commitment"], "algorithm": row["algorithm"],
+                  "at": row["started_at"]}
+    if row.get("host") is not None:
+        body["host"] = row["host"]
+    return body
 
 
 def hand_end_body(row: Mapping) -> Body:
@@ -130,12 +139,18 @@ def witness_body(row: Mapping) -> Body:
     return body
 
 
-def seed_key_body(first_hand: int, scheme: str, key: str, at: str, signature: str) -> Body:
+def seed_key_body(first_hand: int, scheme: str, key: str, at: str, signature: str,
+                  host: str | None = None) -> Body:
     """A seed key registered by the host (gmtool.evidence.hand_seeds): the seeds of hands
     from id `first_hand` on are those its `scheme` gives with `key` (an RSA public key, or
-    a demo store's published HMAC key), as the host's checkpoint key `signature` says."""
-    return {"kind": "seed_key", "id": first_hand, "scheme": scheme, "key": key, "at": at,
-            "signature": signature}
+    a demo store's published HMAC key), as the host's checkpoint key `signature` says. With
+    `host` (a store several hosts share, from 2026-12-04): only the hands that host dealt
+    (their rows name it), each host dealing with a key of its own."""
+    body: Body = {"kind": "seed_key", "id": first_hand, "scheme": scheme, "key": key,
+                  "at": at, "signature": signature}
+    if host is not None:
+        body["host"] = host
+    return body
 
 
 def index_key(body: Mapping) -> tuple[str | None, int | None]:

@@ -59,9 +59,6 @@ class Host(CommandDesk, TakeoverDesk):
         self.speed = max(options.speed, 0.001)
         self.chaos = options.chaos
         self.notify = notify
-        self.notary = Notary(store, options.witness, notify)
-        # prepared on first use (a refused start leaves no key file, no registration)
-        self.seeds = SeedSource(store, options.seed, lambda: self.notary.signer)
         self.rng = random.Random(options.seed)  # no seed: seeded from the OS's randomness
         self.report = HostReport()
         self.tables: dict[str, HostedTable] = {}
@@ -69,6 +66,15 @@ class Host(CommandDesk, TakeoverDesk):
         # several hosts may share a PostgreSQL store: each table is its host's by a lease
         shared = getattr(store, "is_postgres", False)
         self.ownership = Ownership(store, options.lease) if shared else None
+        self.notary = Notary(store, options.witness, notify)
+        # prepared on first use (a refused start leaves no key file, no registration); on
+        # a shared store each host deals with a key of its own, under its name
+        self.seeds = SeedSource(
+            store,
+            options.seed,
+            lambda: self.notary.signer,
+            self.ownership.name if self.ownership is not None else None,
+        )
         self.pool = BotPool(store)
         self.gateway = Gateway(self, options.listen) if options.listen else None
         self.stopping = False  # no new hands

@@ -40,7 +40,7 @@ def void_unfinished(
     voided = []
     for row in hand_store.unfinished_hands(store, table):
         table_id, number = row["table_id"], row["number"]
-        candidates = recovery_seeds(store, table_id, number)
+        candidates = recovery_seeds(store, table_id, number, row["host"])
         if demo_seed is not None:
             candidates.append(seeds.hand_seed(seeds.seed_key(demo_seed), table_id, number))
         revealed = next(

@@ -12,12 +12,20 @@ key, from the next hand on (store/seed_keys.py):
 
 A copy of the store hosted without the checkpoint key signs its registration with a new
 checkpoint key, which is not the store's: the audit reports it (audit/seeds.py).
+
+On a store several hosts share (PostgreSQL), each host deals with a key of its own: a new
+RSA seed key made at its start (`--seed`: the demo key), which it registers under its
+name, from the next hand on, for its own hands alone; every hand it begins names it
+(store/hands.py), and the audit checks the hand's seed against that host's key. The key
+is written in the hosts' home (`<db>.seed-<digest>.key`, house/seeds.py), so the host
+that takes a dead host's tables over reveals the seeds of the hands it voids.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 from gmtool.engine import deck
 from gmtool.evidence import hand_seeds
@@ -31,9 +39,14 @@ from gmtool.store.log_append import origin_of
 
 class SeedSource:
     def __init__(
-        self, store: Store, demo_seed: str | None, checkpoint_signer: Callable[[], Signer]
+        self,
+        store: Store,
+        demo_seed: str | None,
+        checkpoint_signer: Callable[[], Signer],
+        host: str | None = None,
     ) -> None:
         self.store = store
+        self.host = host  # a shared store's host: a key of its own, in memory
         self.demo_seed = demo_seed
         self.checkpoint_signer = checkpoint_signer
         self.origin = origin_of(store)
@@ -60,30 +73,44 @@ class SeedSource:
         return self._rsa is not None or self._hmac is not None
 
     def prepare(self) -> dict | None:
-        """Load the key this host deals with, registering it if the store's newest
-        registration is another; returns the new registration's body, if one was made."""
+        """Load the key this host deals with, registering it if the newest registration
+        for this host's hands is another; returns the new registration's body, if one was
+        made."""
         path = files_of(self.store)
-        found = seed_keys.registrations(self.store)
-        current = (found[-1].get("scheme"), found[-1].get("key")) if found else None
-        if self.demo_seed is not None:
-            self._hmac = seeds.load_key(path, self.demo_seed)
-        elif current is not None and current[0] == HMAC and seeds.existing_key(path) is not None:
-            demo = seeds.existing_key(path)
-            if demo is not None and demo.hex() == current[1]:
-                self._hmac = demo  # a demo store goes on with its published key
-        if self._hmac is not None:
-            wanted = (HMAC, self._hmac.hex())
-        else:
-            self._rsa = seeds.load_seed_signer(path)
+        mine = [b for b in seed_keys.registrations(self.store) if b.get("host") == self.host]
+        current = (mine[-1].get("scheme"), mine[-1].get("key")) if mine else None
+        self._load(path, current)
+        if self._rsa is not None:
             wanted = (RSA, self._rsa.public)
+        else:
+            assert self._hmac is not None
+            wanted = (HMAC, self._hmac.hex())
         if current == wanted:
             return None
         signer = self.checkpoint_signer()
         return seed_keys.register(
             self.store,
             *wanted,
-            lambda first, scheme, key, at: hand_seeds.sign_key(signer, first, scheme, key, at),
+            lambda first, scheme, key, at: hand_seeds.sign_key(
+                signer, first, scheme, key, at, self.host
+            ),
+            self.host,
         )
+
+    def _load(self, path: Path, current: tuple | None) -> None:
+        if self.demo_seed is not None:
+            self._hmac = seeds.load_key(path, self.demo_seed)
+        elif self.host is not None:
+            self._rsa = seeds.new_host_seed_signer(path)  # a new key at every start
+        elif (
+            current is not None
+            and current[0] == HMAC
+            and (demo := seeds.existing_key(path)) is not None
+            and demo.hex() == current[1]
+        ):
+            self._hmac = demo  # a demo store goes on with its published key
+        else:
+            self._rsa = seeds.load_seed_signer(path)
 
     def hand_seed(self, table_id: str, number: int) -> bytes:
         if not self.ready:
@@ -103,10 +130,22 @@ class SeedSource:
         return deck.hand_seed(self._hmac, table_id, 0)
 
 
-def recovery_seeds(store: Store, table_id: str, number: int) -> list[bytes]:
+def recovery_seeds(
+    store: Store, table_id: str, number: int, host: str | None = None
+) -> list[bytes]:
     """Every seed a key beside the store gives a slot: crash recovery reveals the one the
-    hand's commitment names (its seed key's signature, else an HMAC of `<db>.key`)."""
+    hand's commitment names (its seed key's signature, else an HMAC of `<db>.key`). A hand
+    of one host of a shared store: the keys that host registered, where their files are."""
     found = []
+    if host is not None:
+        for body in seed_keys.registrations(store):
+            if body.get("host") == host and body.get("scheme") == RSA:
+                path = seeds.host_seed_key_path(files_of(store), str(body.get("key")))
+                try:
+                    signer = seeds.read_seed_signer(path)
+                except StoreError:  # gone or damaged: the seed stays secret (audit: missing)
+                    continue
+                found.append(signer.seed(origin_of(store), table_id, number))
     signer = seeds.existing_seed_signer(files_of(store))
     if signer is not None:
         found.append(signer.seed(origin_of(store), table_id, number))

@@ -39,6 +39,21 @@ def seed_key_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".seed.key")
 
 
+def host_seed_key_path(db_path: Path, public: str) -> Path:
+    """The seed key file of one host of a shared store, named by its public key's digest
+    (`<db>.seed-<16 hex>.key`): each host start makes one, in the hosts' home."""
+    digest = hashlib.sha256(public.encode("utf-8")).hexdigest()[:16]
+    return db_path.with_name(f"{db_path.name}.seed-{digest}.key")
+
+
+def new_host_seed_signer(db_path: Path) -> SeedSigner:
+    """A new seed key for one host of a shared store, written (0600) where a host that takes
+    its tables over finds it, to reveal the seeds of the hands it voids."""
+    signer = SeedSigner.generate()
+    _create_file(host_seed_key_path(db_path, signer.public), signer.pem())
+    return signer
+
+
 def load_seed_signer(db_path: Path) -> SeedSigner:
     """The store's RSA seed key, made on first use (written whole, then linked into place:
     a crash never leaves half a key; a second host starting at once keeps the first's)."""

@@ -164,7 +164,8 @@ def begin_hand(
     algorithm: str,
     events: list[Mapping],
 ) -> int:
-    """Record a new hand (commitment stored, seed still secret) and its first events."""
+    """Record a new hand (commitment stored, seed still secret) and its first events; on a
+    shared store, with the host that deals it (its table's lease holder: its seed key)."""
     seq, head = log.seq, log.head
     try:
         with store.write():
@@ -172,8 +173,8 @@ def begin_hand(
             hand_id = dialect.insert_id(
                 store,
                 "INSERT INTO hands (table_id, number, config_id, tier, banker, ante, seats, "
-                "commitment, algorithm, started_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " ?, 'running')",
+                "commitment, algorithm, started_at, host, outcome) VALUES (?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, 'running')",
                 (
                     log.table_id,
                     number,
@@ -185,6 +186,7 @@ def begin_hand(
                     commitment,
                     algorithm,
                     store.now(),
+                    log.lease.host if log.lease is not None else None,  # who deals it
                 ),
             )
             log_append.append_row(store, records.hand_body, "hands", "id", hand_id)
@@ -262,13 +264,13 @@ def void_hand(
 
 
 def unfinished_hands(store: Store, table_id: str | None = None) -> list[dict]:
-    """Hands a crash left running (of one table, if given): id, table, number and the deck
-    commitment."""
+    """Hands a crash left running (of one table, if given): id, table, number, the deck
+    commitment and the host that dealt it."""
     where, params = ("AND table_id = ? ", (table_id,)) if table_id is not None else ("", ())
     return [
         dict(r)
         for r in store.all(
-            "SELECT id, table_id, number, commitment FROM hands "
+            "SELECT id, table_id, number, commitment, host FROM hands "
             f"WHERE outcome = 'running' {where}ORDER BY id",
             params,
         )

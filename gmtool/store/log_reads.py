@@ -424,13 +424,16 @@ NAMED_KINDS = ("config", "gm_user", "player")  # keyed by name (tkey), the other
 # `r`: the text `gmtool.evidence.records` makes (keys sorted; tests/test_record_format.py
 # holds the two equal on the golden rows).
 STREAMED = {
-    "hand": (
+    "hand": (  # (`host` only where the row names one, as `hand_body`)
         "SELECT * FROM hands",
         "id",
-        "json_object('algorithm', r.algorithm, 'ante', r.ante, 'at', r.started_at, "
-        "'banker', r.banker, 'commitment', r.commitment, 'config', r.config_id, 'id', "
-        "r.id, 'kind', 'hand', 'number', r.number, 'seats', r.seats, 'table', "
-        "r.table_id, 'tier', r.tier)",
+        "CASE WHEN r.host IS NULL THEN json_object('algorithm', r.algorithm, 'ante', "
+        "r.ante, 'at', r.started_at, 'banker', r.banker, 'commitment', r.commitment, "
+        "'config', r.config_id, 'id', r.id, 'kind', 'hand', 'number', r.number, 'seats', "
+        "r.seats, 'table', r.table_id, 'tier', r.tier) ELSE json_object('algorithm', "
+        "r.algorithm, 'ante', r.ante, 'at', r.started_at, 'banker', r.banker, 'commitment', "
+        "r.commitment, 'config', r.config_id, 'host', r.host, 'id', r.id, 'kind', 'hand', "
+        "'number', r.number, 'seats', r.seats, 'table', r.table_id, 'tier', r.tier) END",
     ),
     "hand_end": (
         "SELECT * FROM hands WHERE outcome != 'running'",

@@ -162,6 +162,10 @@ def m006_table_leases(conn: PgConnection) -> None:
     )
 
 
+def m007_hand_hosts(conn: PgConnection) -> None:
+    conn.execute(f"ALTER TABLE hands ADD COLUMN host {T}")
+
+
 MIGRATIONS = (
     m001_initial,
     m002_chain_heads,
@@ -169,6 +173,7 @@ MIGRATIONS = (
     m004_gm_keys,
     m005_witnesses,
     m006_table_leases,
+    m007_hand_hosts,
 )
 KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN (a test)
 

@@ -321,8 +321,9 @@ def adjustments_without_row(
 
 
 def hand_seeds(store: Store) -> sqlite3.Cursor:
-    """Every hand's (id, table, number, revealed seed: NULL while it runs), as tuples."""
-    return _tuples(store, "SELECT id, table_id, number, seed FROM hands ORDER BY id")
+    """Every hand's (id, table, number, revealed seed: NULL while it runs, the host that
+    dealt it: NULL but on a shared store), as tuples."""
+    return _tuples(store, "SELECT id, table_id, number, seed, host FROM hands ORDER BY id")
 
 
 def shared_slots(store: Store) -> Iterator[sqlite3.Row]:
@@ -344,12 +345,12 @@ def shared_seeds(store: Store) -> Iterator[sqlite3.Row]:
 def hand_seeds_around(
     store: Store, from_id: int, ids: list[int], by_seed: bool = True
 ) -> list[sqlite3.Row]:
-    """id, table, number and seed of the hands from `from_id` on and of `ids`, and of every
-    other hand that shares a (table, number) with one of them (through its index) or, with
-    `by_seed`, a seed (one pass over the hands before `from_id`), in id order."""
+    """id, table, number, seed and host of the hands from `from_id` on and of `ids`, and of
+    every other hand that shares a (table, number) with one of them (through its index)
+    or, with `by_seed`, a seed (one pass over the hands before `from_id`), in id order."""
     rows = store.all(
-        "SELECT id, table_id, number, seed FROM hands WHERE id >= ? UNION ALL "
-        "SELECT id, table_id, number, seed FROM hands WHERE id IN "
+        "SELECT id, table_id, number, seed, host FROM hands WHERE id >= ? UNION ALL "
+        "SELECT id, table_id, number, seed, host FROM hands WHERE id IN "
         f"({json_values(store, 'bigint')}) AND id < ?",
         (from_id, json.dumps(sorted(set(ids))), from_id),
     )
@@ -357,14 +358,14 @@ def hand_seeds_around(
     if rows and by_seed:
         seeds = json.dumps([r["seed"] for r in rows if isinstance(r["seed"], str)])
         for row in store.all(
-            "SELECT id, table_id, number, seed FROM hands WHERE id < ? AND "
+            "SELECT id, table_id, number, seed, host FROM hands WHERE id < ? AND "
             f"seed IN ({json_values(store)})",
             (from_id, seeds),
         ):
             found.setdefault(row["id"], row)
     for row in rows:
         for other in store.all(
-            "SELECT id, table_id, number, seed FROM hands WHERE table_id = "
+            "SELECT id, table_id, number, seed, host FROM hands WHERE table_id = "
             "? AND number = ? AND id != ?",
             (row["table_id"], row["number"], row["id"]),
         ):

@@ -328,6 +328,13 @@ def m006_table_leases(db: Database) -> None:
     )
 
 
+@migrations()
+def m007_hand_hosts(db: Database) -> None:
+    """Which host dealt each hand (a store several hosts share: each has a seed key of its
+    own, gmtool/evidence/hand_seeds.py). NULL for the hands of a store's one host."""
+    db.execute("ALTER TABLE hands ADD COLUMN host TEXT")
+
+
 KNOWN = (
     m001_initial.__name__,
     m002_chain_heads.__name__,
@@ -335,6 +342,7 @@ KNOWN = (
     m004_gm_keys.__name__,
     m005_witnesses.__name__,
     m006_table_leases.__name__,
+    m007_hand_hosts.__name__,
 )  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 

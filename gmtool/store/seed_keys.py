@@ -37,11 +37,13 @@ def next_hand_id(store: Store) -> int:
     return store.one("SELECT COALESCE(MAX(id), 0) + 1 FROM hands")[0]
 
 
-def register(store: Store, scheme: str, key: str, sign) -> dict[str, Any]:
-    """Register a seed key from the next hand on, signed by `sign(first_hand, scheme, key,
-    at)` (the host's checkpoint key); returns the record's body."""
+def register(store: Store, scheme: str, key: str, sign, host: str | None = None) -> dict[str, Any]:
+    """Register a seed key from the next hand on (of `host`'s hands alone, where several
+    hosts share the store), signed by `sign(first_hand, scheme, key, at)` (the host's
+    checkpoint key, over the host too); returns the record's body."""
     with store.write(durable=True):
         first, at = next_hand_id(store), store.now()
-        body = records.seed_key_body(first, scheme, key, at, sign(first, scheme, key, at))
+        signature = sign(first, scheme, key, at)
+        body = records.seed_key_body(first, scheme, key, at, signature, host)
         log_append.append(store, body)
     return body
