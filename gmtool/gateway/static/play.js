@@ -448,11 +448,21 @@
     continue: "press start for the next hand, or leave",
   };
 
+  let setupShown = ""; // the setup the buttons were made for: made again only when it changes
+
   function renderSetup() {
     const setup = table && table.setup;
     const open = Boolean(setup) && setup.phase !== "playing" && setup.seated.includes(me);
     show("setup", open);
-    if (!open) return;
+    if (!open) {
+      setupShown = "";
+      return;
+    }
+    // Every frame renders the page; the buttons stay the same nodes until the setup
+    // changes, so a press (a person's, or a test's click) never lands on a replaced one.
+    const shown = JSON.stringify([table.id, me, setup]);
+    if (shown === setupShown) return;
+    setupShown = shown;
     const owner = setup.owner === me ? "you" : setup.owner || "nobody";
     $("setup-state").textContent =
       `Owner: ${owner} · ante ${coinText(setup.ante)} · ${PHASES[setup.phase] || setup.phase}`;
