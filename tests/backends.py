@@ -57,3 +57,33 @@ def any_store_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterato
     where = location(request.param, tmp_path, request)
     with open_location(where, create=True, clock=StepClock(), postgres=True) as store:
         yield store
+
+
+class Audited:
+    """Where a test audits a store it made or edited as a SQLite file: the file itself, or
+    (postgresql) a copy of its rows, as they are, in a new database of the test server
+    (`gmtool db copy`), audited with the files that lie beside the SQLite file (the
+    host's checkpoint verifier key and the recorded witness folder). Tampered rows are
+    copied as tampered, so both backends' audits must find the same edits."""
+
+    def __init__(self, backend: str, request: pytest.FixtureRequest) -> None:
+        self.backend, self.request = backend, request
+
+    def args(self, gm, db: Path) -> list[str]:
+        """The `--db ...` arguments of an audit of `db` on this backend."""
+        if self.backend == "sqlite":
+            return ["--db", str(db)]
+        from helpers import recorded_witness
+
+        server: Databases = self.request.getfixturevalue("pg_server")
+        url = url_of(server.new())
+        gm("db", "copy", "--from", db, "--to", url)
+        key = f"{db}.checkpoint.pub"
+        return ["--db", url, "--key", key, "--witness", str(recorded_witness(db))]
+
+
+@pytest.fixture(params=BACKENDS, name="audited")
+def audited_fixture(request: pytest.FixtureRequest) -> Audited:
+    """The backend a test's audit runs on (each test once per backend): `audited.args(gm,
+    db)` after the test has made or edited the SQLite store `db`."""
+    return Audited(request.param, request)
