@@ -279,7 +279,7 @@ def test_a_hand_begins_settles_and_its_events_chain(any_store) -> None:
     store = any_store
     log, hand_id, compiled = _running_hand(store)
     assert hand_store.unfinished_hands(store) == [
-        {"id": hand_id, "table_id": "qq-1", "number": 1, "commitment": "c" * 64}
+        {"id": hand_id, "table_id": "qq-1", "number": 1, "commitment": "c" * 64, "host": None}
     ]
     assert hand_store.at_stake(store, "bob") == (hand_id, 1_000)
     assert hand_store.at_stake(store, "zed") is None

@@ -52,7 +52,7 @@ def hand_body(row: Mapping) -> Body:
                   "banker": row["banker"], "ante": row["ante"], "seats": row["seats"],
                   "commitment": row["commitment"], "algorithm": row["algorithm"],
                   "at": row["started_at"]}
-    if row.get("host") is not None:
+    if "host" in row.keys() and row["host"] is not None:  # (a row of any Mapping, or sqlite3)
         body["host"] = row["host"]
     return body
 
