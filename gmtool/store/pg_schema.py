@@ -162,6 +162,13 @@ def m006_table_leases(conn: PgConnection) -> None:
     )
 
 
+def m008_console_words(conn: PgConnection) -> None:
+    conn.execute(
+        f"CREATE TABLE console_words (digest {T} PRIMARY KEY, note {T} NOT NULL, written_at "
+        "DOUBLE PRECISION NOT NULL)"
+    )
+
+
 MIGRATIONS = (
     m001_initial,
     m002_chain_heads,
@@ -169,6 +176,7 @@ MIGRATIONS = (
     m004_gm_keys,
     m005_witnesses,
     m006_table_leases,
+    m008_console_words,
 )
 KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN (a test)
 
