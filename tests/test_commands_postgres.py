@@ -99,6 +99,11 @@ def test_kick_close_and_open_reach_the_host_that_holds_the_table(shared, gm, sta
     theirs = _tables(second)
     assert not set(mine) & set(theirs), (mine, theirs)
     env = clean_env(GMTOOL_HOME=str(home))
+    listening = (
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND query = 'LISTEN gmtool_commands'"
+    )
+    until(lambda: _one(url, listening) == 2, "both hosts listening for announced commands")
 
     # a kick at the second host's table: the second host carries it out, the first never
     table = theirs[0]
