@@ -264,3 +264,24 @@ def test_a_consoles_word_and_lock_under_the_roles_db_grant_makes(gm, pg_server: 
             assert console_words.word(hosting, digest) is None
         finally:
             listener.close()
+
+
+def test_an_interrupted_console_withdraws_its_command_and_its_word(shared, gm, start_host) -> None:
+    url, home = shared
+    host = start_host(
+        url, "--home", home, "--system", "qq-showhand", "--tables", "1", "--hands", "2",
+        "--speed", "100",
+    )  # fmt: skip
+    (table,) = _tables(host)
+    assert host.wait() == 0, host.output  # no live host holds the table now
+    before = _last_command(url)
+    console = _console(url, home, "close", table, "--wait", "--timeout", "600")
+    command = until(lambda: max(_last_command(url) - before, 0), "queued") + before
+    until(lambda: _word(url, command), "the console's word in the database")
+    console.send_signal(signal.SIGINT)
+    _, err = console.communicate(timeout=WAIT_S)
+    assert console.returncode == 130, err
+    assert f"command {command} was withdrawn" in err, err
+    assert _status(url, command) == "withdrawn"
+    assert _one(url, "SELECT COUNT(*) FROM console_words") == 0
+    assert _one(url, "SELECT status FROM tables WHERE id = %s", (table,)) != "closed"
