@@ -106,11 +106,8 @@ def test_db_init_makes_the_file_a_sqlite_url_names(gm: Gmtool, tmp_path: Path) -
 @pytest.mark.parametrize(
     "command",
     [
-        ("tables", "close", "t1"),
         ("checkpoint", "export"),
-        ("tables", "kick", "t1", "bot-001", "--reason", "x"),
-        ("gm", "witness", "add", "elsewhere"),
-        ("tables", "open", "t1"),
+        ("checkpoint", "verify", "some.checkpoint"),
     ],
 )
 def test_commands_not_yet_on_postgresql_say_so(gm: Gmtool, command: tuple[str, ...]) -> None:

@@ -14,7 +14,7 @@ from gmtool.cli.common import (
     acting_user,
     emit,
     with_any_store,
-    writing,
+    writing_any,
 )
 from gmtool.cli.console import console
 
@@ -49,7 +49,7 @@ def add(
     from gmtool.ops.witnesses import add as add_witness
 
     emit(
-        writing(db, add_witness, acting_user(as_user), folder, key),
+        writing_any(db, add_witness, acting_user(as_user), folder, key),
         as_json,
         _render("now a witness"),
     )
@@ -76,7 +76,7 @@ def quorum(
         )
         _signed(done)
 
-    emit(writing(db, set_quorum, acting_user(as_user), count), as_json, render)
+    emit(writing_any(db, set_quorum, acting_user(as_user), count), as_json, render)
 
 
 @app.command("remove")
@@ -91,7 +91,7 @@ def remove(
     from gmtool.ops.witnesses import remove as remove_witness
 
     emit(
-        writing(db, remove_witness, acting_user(as_user), folder),
+        writing_any(db, remove_witness, acting_user(as_user), folder),
         as_json,
         _render("no longer a witness", "; its files stay"),
     )

@@ -19,7 +19,7 @@ from gmtool.cli.common import (
     number_option,
     open_store,
     with_any_store,
-    writing,
+    writing_any,
 )
 from gmtool.cli.console import Abort, console
 
@@ -107,7 +107,7 @@ def kick(
 
     console.lines(
         command_lines(
-            writing(
+            writing_any(
                 db,
                 send_command,
                 acting_user(as_user),
@@ -138,7 +138,7 @@ def close(
     from gmtool.cli.render_tables import command_lines
     from gmtool.ops.tables import send_command
 
-    outcome = writing(
+    outcome = writing_any(
         db, send_command, acting_user(as_user), "close", table, None, reason or None, timeout, wait
     )
     if since := outcome.get("already_closed"):
@@ -161,7 +161,7 @@ def open_(
     """Reopen a table a GM closed (operators): the next `house run` start hosts it again."""
     from gmtool.ops.tables import reopen
 
-    outcome = writing(db, reopen, acting_user(as_user), table, reason or None)
+    outcome = writing_any(db, reopen, acting_user(as_user), table, reason or None)
     if outcome.get("opened"):
         console.line(
             f"reopened {table}: the next `gmtool house run` start hosts it again "

@@ -3,7 +3,9 @@
 A kick or close goes to the host that runs the table (it voids a running hand, or makes a
 kick an escape): the console queues it with the GM's signed request, holds its lease
 while it waits (house/lease.py: a host carries out nothing nobody waits for) and reports
-its fate. A closed table has no host and no hand, so `gmtool tables open` needs none: the
+its fate. On a store several hosts share (PostgreSQL) the host that holds the table's
+lease carries it out; the console announces the command (NOTIFY) so that host looks at
+once. A closed table has no host and no hand, so `gmtool tables open` needs none: the
 operator's signed request, the table made hostable again (the next host start hosts it)
 and the GM action that logs it are one transaction, checked by `gmtool audit` like every
 signed GM action.
@@ -19,9 +21,9 @@ from gmtool.evidence.request import Gm
 from gmtool.house.lease import ConsoleLease
 from gmtool.house.lock import STALE_S, host_running, seconds_since
 from gmtool.ops.gm import authorize, log, plain_name, signed_here, text
-from gmtool.store import gm
+from gmtool.store import console_words, gm, table_leases
 from gmtool.store import tables as table_store
-from gmtool.store.db import Store
+from gmtool.store.db import Store, StoreError
 from gmtool.store.gm import failure
 
 
@@ -184,7 +186,7 @@ def _queue(
             f"{table_id} is closed (a GM closed it): nobody sits there and no host hosts it; "
             f"`gmtool tables open {table_id}` reopens it for the next host start"
         )
-    elif not wait and (idle := _not_hosted(store, state)):
+    elif not wait and (idle := _not_hosted(store, state, table_id)):
         error = Unavailable(
             f"no host runs {table_id} ({idle}): nothing was sent. Start `gmtool house run` "
             f"on this store and send it again, or add --wait to let a host that starts "
@@ -195,20 +197,31 @@ def _queue(
         raise error
     if request is None or actor.signer is None:  # kick and close are privileged: signed
         raise Refused(f"{kind} needs a GM's signed request")
-    lease = ConsoleLease(store.path, request, actor.signer).acquire()
+    lease = ConsoleLease(store, request, actor.signer).acquire()
     try:
-        return gm.enqueue(store, kind, table_id, player, reason, actor.name, request), lease
+        command_id = gm.enqueue(store, kind, table_id, player, reason, actor.name, request)
     except BaseException:
         lease.release()
         raise
+    if getattr(store, "is_postgres", False):
+        try:
+            console_words.announce(store, table_id)
+        except StoreError:
+            pass  # the hosts' poll finds it
+    return command_id, lease
 
 
-def _not_hosted(store: Store, state: dict) -> str | None:
+def _not_hosted(store: Store, state: dict, table_id: str) -> str | None:
     """Why no host runs a table in `state` now (None when one may): the table is not
-    hosted, the store's host lock is free, or its host stopped saying it is alive."""
+    hosted, the store's host lock is free (on PostgreSQL: no live host holds the table's
+    lease), or its host stopped saying it is alive."""
     if state["status"] != "open":
         return f"it is {state['status']}"
-    if host_running(Path(store.path)) is False:
+    if getattr(store, "is_postgres", False):
+        lease = table_leases.holder(store, table_id)
+        if lease is None or lease.expires <= store.clock.wall():
+            return "no live `gmtool house run` holds its lease"
+    elif host_running(Path(store.path)) is False:
         return "no `gmtool house run` holds this store"
     age = seconds_since(state.get("updated_at"), store.clock.wall())
     if age is not None and age > STALE_S:  # no heartbeat yet: a host is just starting

@@ -9,7 +9,8 @@ verifier key, both signed in the request. Once the change is recorded, a checkpo
 signed into every witness the store now has (and sent to every served one), where the
 host's checkpoint key is at hand, else with the acting GM's own key (ops/cover.py).
 Removing a witness deletes none of its files; the last folder cannot be removed, nor a
-served witness the quorum needs.
+served witness the quorum needs. On PostgreSQL the store's files are in the hosts' home
+(`$GMTOOL_HOME`), and a folder is recorded by its full path, as a host records its first.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from gmtool.house.notary import Notary
 from gmtool.ops.cover import Uncovered, cover
 from gmtool.ops.gm import authorize, log, text
 from gmtool.store import gm, log_append, witnesses
-from gmtool.store.db import Store, StoreError, files_beside
+from gmtool.store.db import Store, StoreError, files_beside, files_of
 from gmtool.store.gm import failure
 
 
@@ -135,7 +136,7 @@ def remove(store: Store, actor: Gm, target: str) -> dict:
     problem: GmtoolError | None = None
     name = path or place.location
     if place not in recorded:
-        listed = [w.location if w.served else str(w.folder(store.path)) for w in recorded]
+        listed = [w.location if w.served else str(w.folder(files_of(store))) for w in recorded]
         problem = NotFound(
             f"{name} is not a witness of this store (it records {', '.join(listed) or 'none'})"
         )
@@ -197,8 +198,9 @@ def _served_place(store: Store, target: str, key: str | None) -> witness.Witness
 def _place(store: Store, folder: str) -> tuple[Path, witness.Witness]:
     """The folder named (relative to the working directory) and its record."""
     name = text(folder, "the witness folder")
-    place = witness.folder_witness(store.path, str(name))
-    return place.folder(store.path), place
+    at = files_of(store)  # on PostgreSQL, in the hosts' home: recorded by its full path
+    place = witness.folder_witness(at, str(name), not getattr(store, "is_postgres", False))
+    return place.folder(at), place
 
 
 def _args(place: witness.Witness) -> dict:
@@ -263,11 +265,12 @@ def _change(
         if made and make is not None:
             make.rmdir()
         raise
-    name = place.location if place.served or change == "quorum" else str(place.folder(store.path))
+    at = files_of(store)
+    name = place.location if place.served or change == "quorum" else str(place.folder(at))
     done = {"changed": True, "gm_action": action, "folder": name}
     notes: list[str] = []
     try:
-        if witness.key_path(store.path).exists():
+        if witness.key_path(at).exists():
             signed = [str(path) for path in Notary(store, notify=notes.append).sign()]
         else:  # no host has signed yet: the acting GM's own key signs (ops/cover.py)
             signed = cover(store, actor, notes.append)["files"]

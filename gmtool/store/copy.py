@@ -4,9 +4,10 @@ store (issue 26): how an operator moves from the embedded store to PostgreSQL.
 Every row keeps its values, its id included: the evidence log (its records, tree nodes
 and state, the store's identity in `meta`, so its signed checkpoints still name this
 log), the events and chain heads, hands, the ledger, the GM log, users, commands,
-configs, deployments, witnesses, players, tables, their leases and seats. What lies
-beside the SQLite file (the host's keys, the witness folders) is not in the store and
-is not copied. `TABLES` names every table of the schema (a test holds it to that).
+configs, deployments, witnesses, players, tables, their leases and seats, the words of
+consoles waiting for a command. What lies beside the SQLite file (the host's keys, the
+witness folders) is not in the store and is not copied. `TABLES` names every table of
+the schema (a test holds it to that).
 
 The destination is an empty database, or one holding gmtool's schema and no rows but
 those its migrations wrote (`db copy` makes the schema itself): anything else is
@@ -51,6 +52,7 @@ TABLES = (
     "log_nodes",
     "log_state",
     "witnesses",
+    "console_words",
 )
 # Tables whose ids PostgreSQL hands out (identity columns): their sequences go past the
 # greatest id copied.

@@ -4,11 +4,13 @@ hosts, the operators' consoles and support, and what each may do to each table.
 - support reads, and nothing else;
 - operators read, and append GM requests (`gm_commands`), GM actions, GM users and
   their keys, configs, deployments and witnesses, with their evidence records; they may
-  settle a command's fate (expired, withdrawn), reopen a table and retire a deployment;
-  they write no event, hand, ledger row or player;
+  settle a command's fate (expired, withdrawn), reopen a table and retire a deployment,
+  and write their console's word while they wait for a command (`console_words`, not
+  evidence); they write no event, hand, ledger row or player;
 - hosts read, and write what playing does: tables, seats, players' balances and tallies,
   hands (a hand's end, never its commitment), events, ledger rows, the fates of GM
-  commands and the evidence records of all of it;
+  commands and the evidence records of all of it; of a console's words they only delete
+  the one a killed console left, once its command is withdrawn;
 - nobody updates or deletes evidence: no role is granted UPDATE, DELETE or TRUNCATE on
   an append-only table, and the tables' triggers refuse them even to their owner
   (`store/pg_schema.py`);
@@ -78,6 +80,7 @@ WRITES: dict[str, dict[str, str]] = {
         "deployments": "INSERT, UPDATE (active)",
         "witnesses": "INSERT",
         "tables": "UPDATE (status, closed_at, updated_at)",
+        "console_words": "INSERT, UPDATE (note, written_at), DELETE",
     },
     "host": {
         **LOG_WRITE,
@@ -91,6 +94,7 @@ WRITES: dict[str, dict[str, str]] = {
         "seats": "INSERT, DELETE",
         "witnesses": "INSERT",
         "table_leases": "INSERT, UPDATE (host, token, expires)",
+        "console_words": "DELETE",
     },
 }
 
@@ -210,6 +214,7 @@ EXPECTED_TABLES = (
     "log_state",
     "witnesses",
     "table_leases",
+    "console_words",
 )
 
 

@@ -166,6 +166,13 @@ def m007_hand_hosts(conn: PgConnection) -> None:
     conn.execute(f"ALTER TABLE hands ADD COLUMN host {T}")
 
 
+def m008_console_words(conn: PgConnection) -> None:
+    conn.execute(
+        f"CREATE TABLE console_words (digest {T} PRIMARY KEY, note {T} NOT NULL, written_at "
+        "DOUBLE PRECISION NOT NULL)"
+    )
+
+
 MIGRATIONS = (
     m001_initial,
     m002_chain_heads,
@@ -174,6 +181,7 @@ MIGRATIONS = (
     m005_witnesses,
     m006_table_leases,
     m007_hand_hosts,
+    m008_console_words,
 )
 KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN (a test)
 

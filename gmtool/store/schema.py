@@ -335,6 +335,17 @@ def m007_hand_hosts(db: Database) -> None:
     db.execute("ALTER TABLE hands ADD COLUMN host TEXT")
 
 
+@migrations()
+def m008_console_words(db: Database) -> None:
+    """A waiting console's word on a PostgreSQL store (store/console_words.py): one row a
+    pending GM command, by its request's digest. A SQLite store keeps the word in a lease
+    file beside it (house/lease.py), so this table stays empty there. Not evidence."""
+    db.execute(
+        "CREATE TABLE console_words (digest TEXT PRIMARY KEY, note TEXT NOT NULL, "
+        "written_at REAL NOT NULL)"
+    )
+
+
 KNOWN = (
     m001_initial.__name__,
     m002_chain_heads.__name__,
@@ -343,6 +354,7 @@ KNOWN = (
     m005_witnesses.__name__,
     m006_table_leases.__name__,
     m007_hand_hosts.__name__,
+    m008_console_words.__name__,
 )  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 
