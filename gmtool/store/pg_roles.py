@@ -91,6 +91,7 @@ WRITES: dict[str, dict[str, str]] = {
         "seats": "INSERT, DELETE",
         "witnesses": "INSERT",
         "table_leases": "INSERT, UPDATE (host, token, expires)",
+        "host_addresses": "INSERT, UPDATE (address, expires), DELETE",
     },
 }
 
@@ -210,6 +211,7 @@ EXPECTED_TABLES = (
     "log_state",
     "witnesses",
     "table_leases",
+    "host_addresses",
 )
 
 

@@ -162,6 +162,13 @@ def m006_table_leases(conn: PgConnection) -> None:
     )
 
 
+def m009_host_addresses(conn: PgConnection) -> None:
+    conn.execute(
+        f"CREATE TABLE host_addresses (host {T} PRIMARY KEY, address {T} NOT NULL, "
+        "expires DOUBLE PRECISION NOT NULL)"
+    )
+
+
 MIGRATIONS = (
     m001_initial,
     m002_chain_heads,
@@ -169,6 +176,7 @@ MIGRATIONS = (
     m004_gm_keys,
     m005_witnesses,
     m006_table_leases,
+    m009_host_addresses,
 )
 KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN (a test)
 

@@ -328,6 +328,16 @@ def m006_table_leases(db: Database) -> None:
     )
 
 
+@migrations()
+def m009_host_addresses(db: Database) -> None:
+    """Where players reach each live host's gateway (store/host_addresses.py): one row a
+    host, renewed with its leases. Not evidence: it says where to connect."""
+    db.execute(
+        "CREATE TABLE host_addresses (host TEXT PRIMARY KEY, address TEXT NOT NULL, "
+        "expires REAL NOT NULL)"
+    )
+
+
 KNOWN = (
     m001_initial.__name__,
     m002_chain_heads.__name__,
@@ -335,6 +345,7 @@ KNOWN = (
     m004_gm_keys.__name__,
     m005_witnesses.__name__,
     m006_table_leases.__name__,
+    m009_host_addresses.__name__,
 )  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 
