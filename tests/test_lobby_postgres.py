@@ -19,10 +19,15 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from backends import pg_server_fixture  # noqa: F401
+from backends import BACKENDS, location, pg_server_fixture  # noqa: F401
 from gateway_clients import Client, open_client
 from helpers import until
 from postgres import Databases, url_of
+
+from gmtool.store import host_addresses, ledger, table_leases
+from gmtool.store import tables as table_store
+from gmtool.store.db import open_location
+from gmtool.store.host_addresses import ServedTable
 
 LEASE_S = 6
 HOST = ("--tables", "3", "--speed", "20", "--lease", str(LEASE_S), "--listen", "127.0.0.1:0")
@@ -238,3 +243,60 @@ def test_a_network_bot_sits_in_a_room_this_host_serves() -> None:
     assert sits(room("old", None), room("new", True)) == {"old", "new"}
     with pytest.raises(BotRefused):
         sits(room("away", False))
+
+
+class SetClock:
+    """A wall clock the test sets."""
+
+    def __init__(self, at: float = 1_800_000_000.0) -> None:
+        self.at = at
+
+    def monotonic(self) -> float:
+        return self.at
+
+    def wall(self) -> float:
+        return self.at
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_store_serves_the_tables_of_live_hosts_with_their_address(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """store/host_addresses.py on both backends: a table is listed while a live host holds
+    its lease (not closed, not the notary's or a bot's), with its host's address (None
+    when that host published none); rows of hosts whose expiry passed go at the next
+    publish, a host's own stays; a clean stop removes it."""
+    clock = SetClock()
+    where = location(backend, tmp_path, request)
+    with open_location(where, create=True, clock=clock, postgres=True) as store:
+        for table in ("t1", "t2", "t3", "t4"):
+            table_store.open_table(store, table, "qq", "junior", "stud5", 1)
+        with store.write():
+            for player in ("ann", "bea"):
+                ledger.ensure_player(store, player, "human")
+        table_store.publish(store, "t1", {}, ["ann", "bea"])
+        table_leases.take(store, "t1", "a", 10.0)
+        table_leases.take(store, "t2", "b", 10.0)
+        table_leases.take(store, "t3", "nobody-listens", 10.0)
+        t4 = table_leases.take(store, "t4", "a", 10.0)
+        table_leases.take(store, "~notary", "a", 10.0)
+        table_leases.take(store, "~bot:bot-001", "b", 10.0)
+        table_store.close_table(store, "t3")
+        assert t4 is not None and table_leases.release(store, t4)
+        host_addresses.publish(store, "a", "ws://a:1", 10.0)
+        host_addresses.publish(store, "b", "wss://b.example/x", 5.0)
+        assert host_addresses.served(store) == [
+            ServedTable("t1", "qq", "junior", "stud5", "a", "ws://a:1", 2),
+            ServedTable("t2", "qq", "junior", "stud5", "b", "wss://b.example/x", 0),
+        ]
+        clock.at += 6.0  # b's address expired; its lease, not yet
+        host_addresses.publish(store, "a", "ws://a:2", 10.0)
+        assert host_addresses.addresses(store) == {"a": "ws://a:2"}
+        assert [(t.table_id, t.address) for t in host_addresses.served(store)] == [
+            ("t1", "ws://a:2"),
+            ("t2", None),
+        ]
+        clock.at += 4.0  # every lease expired: no live host serves a table
+        assert host_addresses.served(store) == []
+        host_addresses.remove(store, "a")
+        assert host_addresses.addresses(store) == {}
