@@ -73,6 +73,12 @@ def run(
         "--listen",
         help="HOST:PORT: serve players over WebSocket (docs/protocol.md); port 0 picks one.",
     ),
+    public_address: str | None = typer.Option(
+        None,
+        "--public-address",
+        help="With --listen: the address every host's lobby gives players for this host "
+        "(ws:// or wss://, e.g. a TLS proxy's); default: the address it is bound to.",
+    ),
     bots: int | None = typer.Option(
         None,
         "--bots",
@@ -117,6 +123,7 @@ def run(
         witness=witness,
         checkpoint_every=checkpoint_every,
         listen=_address(listen),
+        public_address=_public(public_address, listen),
         bots=bots,
         lease=lease,
     )
@@ -233,6 +240,39 @@ def _address(text: str | None) -> str | None:
         raise typer.BadParameter(
             f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:8765; port 0: any free port)",
             param_hint="--listen",
+        )
+    return text
+
+
+def _public(text: str | None, listen: str | None) -> str | None:
+    """--public-address as given (a ws:// or wss:// URL), or BadParameter."""
+    from urllib.parse import urlsplit
+
+    if text is None:
+        return None
+    if listen is None:
+        raise typer.BadParameter(
+            "it is the gateway's address: give --listen too", param_hint="--public-address"
+        )
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - a port that is not a number raises ValueError
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("ws", "wss")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or len(text) > 255
+        or not text.isascii()
+        or not text.isprintable()
+        or " " in text
+    ):
+        raise typer.BadParameter(
+            f"{text[:80]!r} is not a ws:// or wss:// address (e.g. wss://room.example.com/)",
+            param_hint="--public-address",
         )
     return text
 

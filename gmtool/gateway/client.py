@@ -288,7 +288,14 @@ class NetworkBot:
     def _sit(self, rooms: list[dict[str, Any]]) -> dict[str, Any]:
         if self.room is not None:
             return {"type": "sit", "profile": self.room[0], "tier": self.room[1]}
-        open_rooms = list(rooms)  # (an owner-ante room: `null` to sit, the owner's ante decides)
+        # a room with a table this host serves (a lobby lists every host's tables; a host
+        # from before says nothing of `here`: all its own). (An owner-ante room: `null`
+        # to sit, the owner's ante decides.)
+        open_rooms = [
+            room
+            for room in rooms
+            if any(table.get("here", True) for table in room.get("tables", []))
+        ]
         if not open_rooms:
             raise BotRefused(self.name, "the lobby lists no room a player may sit in")
         room = open_rooms[int(self.rng.random() * len(open_rooms))]

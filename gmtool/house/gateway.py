@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.errors import IllegalAction
 from gmtool.engine.events import Action
 from gmtool.engine.seating import coins_to_sit
 from gmtool.gateway import pages
@@ -23,9 +23,10 @@ from gmtool.gateway.limits import RATE_PER_S, TokenIds
 from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
 from gmtool.gateway.protocol import read_client as read
 from gmtool.gateway.tokens import LEEWAY_S, TokenError, keys_of, verify
-from gmtool.house import owner_people, remote
+from gmtool.house import lobby, owner_people, remote
 from gmtool.house.connection import CLOSE, Connection
 from gmtool.house.feeds import Feed
+from gmtool.house.ownership import host_name
 from gmtool.store import gm, ledger, log_append
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class Gateway:
         self.setups: dict[str, dict] = {}  # owner-ante table: the setup its watchers have
         self.server: Any = None
         self.url = ""
+        # this host as the lobby names it: its leases' name on a shared store
+        self.name = host.ownership.name if host.ownership is not None else host_name()
         self._open = 0
 
     # -- the server ---------------------------------------------------------------------
@@ -85,7 +88,15 @@ class Gateway:
         )
         bound = self.server.sockets[0].getsockname()
         self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
+        if self.host.ownership is not None:  # the lobbies of the store's other hosts
+            self.host.ownership.publish(self.public_url)
         return self.url
+
+    @property
+    def public_url(self) -> str:
+        """Where the lobbies send players for this host: `--public-address`, else the
+        address the gateway is bound to."""
+        return self.host.options.public_address or self.url
 
     async def stop(self) -> None:
         for connection in list(self.connections.values()):
@@ -258,27 +269,10 @@ class Gateway:
         return table
 
     def _lobby(self, connection: Connection, message: ClientMessage) -> None:
-        rooms: dict[tuple[str, str], dict] = {}
-        for table in self.host.tables.values():
-            if table.closed:
-                continue
-            room = rooms.get((table.profile_id, table.tier))
-            if room is None:
-                config = self.host.room(table.profile_id, table.tier).config
-                try:
-                    need: int | None = coins_to_sit(config, table.tier)
-                except SetupError:
-                    need = None  # an owner-ante table: the owner's ante decides (L7)
-                room = rooms[(table.profile_id, table.tier)] = {
-                    "profile": table.profile_id,
-                    "tier": table.tier,
-                    "game": table.game,
-                    "coins_to_sit": need,
-                    "seats": config.table.seats,
-                    "tables": [],
-                }
-            room["tables"].append({"table": table.id, "seated": len(table.seated)})
-        frame: dict[str, Any] = {"type": "lobby", "rooms": list(rooms.values())}
+        frame: dict[str, Any] = {
+            "type": "lobby",
+            "rooms": lobby.rooms(self.host, self.name, self.public_url),
+        }
         connection.send({**frame, **({"id": message.id} if message.id else {})})
 
     def _sit(self, connection: Connection, message: ClientMessage) -> None:

@@ -21,6 +21,7 @@ class HostOptions:
     checkpoint_every: float = 1.0  # the most seconds an append waits for a checkpoint
     tick: float = 0.1  # seconds between the main loop's rounds (heartbeat, stop, checkpoint)
     listen: str | None = None  # HOST:PORT of the player gateway (port 0: any free one)
+    public_address: str | None = None  # what lobbies give players for it (default: bound)
     lease: float = 10.0  # a shared store's table leases (house/ownership.py): seconds
 
 

@@ -16,7 +16,12 @@ the bot's name), so no bot is seated at two hosts' tables at once. One of the ho
 the store's notary, the one that signs checkpoints of its one log: it
 holds the lease named `NOTARY` (taken at a start if free, taken over like a table's).
 
-A SQLite store has one host (its lock file, house/lock.py): it takes no lease.
+A host with a player gateway publishes the address players reach it at
+(store/host_addresses.py), renewed with its leases and removed with them when it stops,
+so the lobby of every host tells which host serves each table and where (`publish`).
+
+A SQLite store has one host (its lock file, house/lock.py): it takes no lease and
+publishes no address.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import os
 import secrets
 import socket
 
-from gmtool.store import table_leases
+from gmtool.store import host_addresses, table_leases
 from gmtool.store import tables as table_store
 from gmtool.store.db import Store
 from gmtool.store.table_leases import Lease
@@ -49,6 +54,7 @@ class Ownership:
         self.ttl = ttl
         self.name = name or host_name()
         self.held: dict[str, Lease] = {}
+        self.address: str | None = None  # where players reach this host (`publish`)
 
     def take(self, table_id: str) -> Lease | None:
         """The table's lease for this host (None: another live host holds it)."""
@@ -61,11 +67,19 @@ class Ownership:
         """Renew every lease held: the tables whose lease was lost (taken over by another
         host while this one was held up), which this host must stop playing at once."""
         renewed, lost = table_leases.renew(self.store, list(self.held.values()), self.ttl)
+        if self.address is not None:
+            host_addresses.publish(self.store, self.name, self.address, self.ttl)
         for lease in renewed:
             self.held[lease.table_id] = lease
         for lease in lost:
             self.held.pop(lease.table_id, None)
         return [lease.table_id for lease in lost]
+
+    def publish(self, address: str) -> None:
+        """Players reach this host's gateway at `address`: published now, renewed with
+        the leases (`renew`), removed when the host stops (`release_all`)."""
+        self.address = address
+        host_addresses.publish(self.store, self.name, address, self.ttl)
 
     def lead(self) -> bool:
         """Whether this host is the store's notary: it holds the notary's lease, taken now
@@ -99,3 +113,6 @@ class Ownership:
     def release_all(self) -> None:
         for table_id in list(self.held):
             self.release(table_id)
+        if self.address is not None:
+            host_addresses.remove(self.store, self.name)
+            self.address = None

@@ -40,6 +40,7 @@ TABLES = (
     "deployments",
     "tables",
     "table_leases",
+    "host_addresses",
     "seats",
     "hands",
     "events",

@@ -95,6 +95,7 @@ WRITES: dict[str, dict[str, str]] = {
         "witnesses": "INSERT",
         "table_leases": "INSERT, UPDATE (host, token, expires)",
         "console_words": "DELETE",
+        "host_addresses": "INSERT, UPDATE (address, expires), DELETE",
     },
 }
 
@@ -215,6 +216,7 @@ EXPECTED_TABLES = (
     "witnesses",
     "table_leases",
     "console_words",
+    "host_addresses",
 )
 
 

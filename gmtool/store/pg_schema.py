@@ -173,6 +173,13 @@ def m008_console_words(conn: PgConnection) -> None:
     )
 
 
+def m009_host_addresses(conn: PgConnection) -> None:
+    conn.execute(
+        f"CREATE TABLE host_addresses (host {T} PRIMARY KEY, address {T} NOT NULL, "
+        "expires DOUBLE PRECISION NOT NULL)"
+    )
+
+
 MIGRATIONS = (
     m001_initial,
     m002_chain_heads,
@@ -182,6 +189,7 @@ MIGRATIONS = (
     m006_table_leases,
     m007_hand_hosts,
     m008_console_words,
+    m009_host_addresses,
 )
 KNOWN = tuple(migration.__name__ for migration in MIGRATIONS)  # == schema.KNOWN (a test)
 

@@ -346,6 +346,16 @@ def m008_console_words(db: Database) -> None:
     )
 
 
+@migrations()
+def m009_host_addresses(db: Database) -> None:
+    """Where players reach each live host's gateway (store/host_addresses.py): one row a
+    host, renewed with its leases. Not evidence: it says where to connect."""
+    db.execute(
+        "CREATE TABLE host_addresses (host TEXT PRIMARY KEY, address TEXT NOT NULL, "
+        "expires REAL NOT NULL)"
+    )
+
+
 KNOWN = (
     m001_initial.__name__,
     m002_chain_heads.__name__,
@@ -355,6 +365,7 @@ KNOWN = (
     m006_table_leases.__name__,
     m007_hand_hosts.__name__,
     m008_console_words.__name__,
+    m009_host_addresses.__name__,
 )  # every migration above, in order
 SCHEMA_VERSION = len(KNOWN)
 

@@ -509,16 +509,25 @@
       const short = typeof room.coins_to_sit === "number" && coins < room.coins_to_sit;
       row.append(el("td", need, short ? "short" : ""), el("td", room.seats));
       const tables = el("td");
-      for (const item of room.tables || []) tables.append(el("span", `${item.table} (${item.seated}/${room.seats})`, "tag"));
+      // every host's tables are listed: `here: false` is another host's, reached at its address
+      const away = (item) => item.here === false;
+      for (const item of room.tables || []) {
+        const where = away(item) ? ` · served by another host: ${item.address || "no address"}` : "";
+        tables.append(el("span", `${item.table} (${item.seated}/${room.seats})${where}`, "tag"));
+      }
       row.append(tables);
-      const sit = el("button", "sit");
-      sit.type = "button";
-      sit.addEventListener("click", () => {
-        notice("");
-        request({ type: "sit", profile: room.profile, tier: room.tier });
-      });
       const cell = el("td");
-      cell.append(sit);
+      if ((room.tables || []).every(away)) {
+        cell.append(el("span", "on another host"));
+      } else {
+        const sit = el("button", "sit");
+        sit.type = "button";
+        sit.addEventListener("click", () => {
+          notice("");
+          request({ type: "sit", profile: room.profile, tier: room.tier });
+        });
+        cell.append(sit);
+      }
       row.append(cell);
       body.append(row);
     }
