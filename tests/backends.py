@@ -69,21 +69,29 @@ class Audited:
     def __init__(self, backend: str, request: pytest.FixtureRequest) -> None:
         self.backend, self.request = backend, request
 
-    def args(self, gm, db: Path) -> list[str]:
+    def args(self, db: Path) -> list[str]:
         """The `--db ...` arguments of an audit of `db` on this backend."""
         if self.backend == "sqlite":
             return ["--db", str(db)]
         from helpers import recorded_witness
 
+        from gmtool.store.copy import copy_store
+
         server: Databases = self.request.getfixturevalue("pg_server")
         url = url_of(server.new())
-        gm("db", "copy", "--from", db, "--to", url)
+        # `gmtool db copy`'s own work, in this process (the many copies of the tamper
+        # suites: no interpreter started for each)
+        with (
+            open_location(str(db)) as source,
+            open_location(url, create=True, postgres=True) as dest,
+        ):
+            copy_store(source, dest)  # type: ignore[arg-type]
         key = f"{db}.checkpoint.pub"
         return ["--db", url, "--key", key, "--witness", str(recorded_witness(db))]
 
 
 @pytest.fixture(params=BACKENDS, name="audited")
 def audited_fixture(request: pytest.FixtureRequest) -> Audited:
-    """The backend a test's audit runs on (each test once per backend): `audited.args(gm,
-    db)` after the test has made or edited the SQLite store `db`."""
+    """The backend a test's audit runs on (each test once per backend): `audited.args(db)`
+    after the test has made or edited the SQLite store `db`."""
     return Audited(request.param, request)

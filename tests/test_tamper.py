@@ -458,7 +458,7 @@ def test_audit_names_the_tampered_hand_player_or_gm_action(
         assert REFUSED_BY_POSTGRESQL[kind] in copy.stderr, copy.stderr
         assert "wrote nothing" in copy.stderr
         return
-    where = audited.args(gm, host_copy)
+    where = audited.args(host_copy)
     run = gm("audit", *where, "--json", expect=None)
     problems = json.loads(run.stdout)["problems"]
     assert run.returncode == 1, f"audit did not notice {kind}: exit {run.returncode}, {problems}"
@@ -472,6 +472,8 @@ def test_audit_names_the_tampered_hand_player_or_gm_action(
     assert not stray, f"problems naming something untouched: {stray}"
     for problem in problems:
         assert {"kind", "detail"} <= problem.keys() and problem["detail"]
+    if audited.backend == "postgresql":
+        return  # (the text is made from the same report on both backends)
     # the text report names the same things
     text = gm("audit", *where, expect=1).stdout
     for wanted in expect.required:
