@@ -11,6 +11,7 @@ depends on their seeds, never on the machine's speed; a few end-to-end tests sta
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -27,6 +28,12 @@ from hosting import VIRTUAL_EPOCH, VirtualHost
 
 from gmtool.errors import GmtoolError, Refused
 from gmtool.house.host import HostOptions
+
+# pytest-xdist's workers are given COLUMNS=80 and LINES=24 (execnet); a command's width
+# is what its environment says (in a pipe: $COLUMNS, else wide enough for any table), so
+# the suite runs as it does in one process: a test that wants a width sets it itself.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from backends import Audited, audited_fixture, pg_server_fixture  # noqa: F401
 
 
 def _drop_triggers(conn: sqlite3.Connection) -> None:
@@ -73,7 +74,10 @@ EDITS: dict[str, Callable[[sqlite3.Connection], str]] = {
 
 
 @pytest.mark.parametrize("name", list(EDITS))
-def test_audit_reports_the_edit_and_goes_on(host_copy: Path, gm, name: str) -> None:
+def test_audit_reports_the_edit_and_goes_on(
+    host_copy: Path, gm, name: str, audited: Audited
+) -> None:
+    """On both backends (the PostgreSQL store: a copy of the edited rows)."""
     conn = sqlite3.connect(host_copy)
     try:
         with conn:
@@ -81,7 +85,9 @@ def test_audit_reports_the_edit_and_goes_on(host_copy: Path, gm, name: str) -> N
             kind = EDITS[name](conn)
     finally:
         conn.close()
-    run = gm("audit", "--db", host_copy, "--json", expect=1)
+    where = audited.args(host_copy)
+    assert where is not None
+    run = gm("audit", *where, "--json", expect=1)
     report = json.loads(run.stdout)
     assert kind in {p["kind"] for p in report["problems"]}, report["problems"]
     assert report["hands_checked"] > 0  # the audit went on past it

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from backends import Audited, audited_fixture, pg_server_fixture  # noqa: F401
 from test_tamper import _rechain
 
 from gmtool.canonical import ZERO_HASH, chain_hash
@@ -274,11 +275,19 @@ def _tamper(db: Path, how: Callable[[sqlite3.Connection], dict]) -> dict:
 
 @pytest.mark.parametrize("kind", list(TAMPERS))
 def test_audit_finds_a_consistent_rewrite_through_the_evidence_log(
-    host_copy: Path, gm, kind: str
+    host_copy: Path, gm, kind: str, audited: Audited
 ) -> None:
+    """On both backends (the PostgreSQL store: a copy of the rewritten rows)."""
     wanted = _tamper(host_copy, TAMPERS[kind])
-    run = gm("audit", "--db", host_copy, "--json", expect=None)
+    where = audited.args(host_copy)
+    assert where is not None
+    run = gm("audit", *where, "--json", expect=None)
     problems = json.loads(run.stdout)["problems"]
+    if audited.backend == "postgresql" and kind == "drop_the_triggers_only":
+        # only rows are copied: the PostgreSQL store has its own guards in place (their
+        # removal there: tests/test_audit_postgres.py)
+        assert run.returncode == 0 and problems == [], problems
+        return
     assert run.returncode == 1, f"audit did not notice {kind}: {problems}"
     assert any(all(p.get(k) == v for k, v in wanted.items()) for p in problems), (wanted, problems)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from backends import Audited, audited_fixture, pg_server_fixture  # noqa: F401
 from helpers import gm_identity, public_key
 
 from gmtool.evidence import records
@@ -194,11 +195,16 @@ FORGERIES: dict[str, Callable[[Store], str]] = {
 
 
 @pytest.mark.parametrize("name", list(FORGERIES))
-def test_audit_finds_a_forged_gm_action_the_log_recorded(host_copy: Path, gm, name: str) -> None:
+def test_audit_finds_a_forged_gm_action_the_log_recorded(
+    host_copy: Path, gm, name: str, audited: Audited
+) -> None:
+    """On both backends (the PostgreSQL store: a copy of the forged rows)."""
     gm("audit", "--db", host_copy)  # clean before
     with connect(host_copy) as store, store.write():
         kind = FORGERIES[name](store)
-    run = gm("audit", "--db", host_copy, "--json", expect=None)
+    where = audited.args(host_copy)
+    assert where is not None
+    run = gm("audit", *where, "--json", expect=None)
     problems = json.loads(run.stdout)["problems"]
     assert run.returncode == 1, f"audit did not notice {name}"
     assert kind in {p["kind"] for p in problems}, problems

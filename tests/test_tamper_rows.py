@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from backends import Audited, audited_fixture, pg_server_fixture  # noqa: F401
 from test_audit_incremental import _sql
 
 from gmtool.evidence import opening, records
@@ -323,12 +324,25 @@ CASES = [  # (edit of the store at a path, the problem kind audit must report)
 ]
 
 
+SKIPPING_IDS = ("last_event_id_raised",)  # what an id that skips looks like (below)
+
+
 @pytest.mark.parametrize(("edit", "kind"), CASES)
-def test_audit_reports_the_edited_row(host_copy: Path, gm, edit, kind: str) -> None:
+def test_audit_reports_the_edited_row(
+    host_copy: Path, gm, edit, kind: str, audited: Audited, request: pytest.FixtureRequest
+) -> None:
+    """On both backends (the PostgreSQL store: a copy of the edited rows)."""
     gm("audit", "--db", host_copy, "--json")  # clean before the edit
     edit(host_copy)
-    run = gm("audit", "--db", host_copy, "--json", expect=None)
+    where = audited.args(host_copy)
+    assert where is not None
+    run = gm("audit", *where, "--json", expect=None)
     problems = json.loads(run.stdout)["problems"]
+    if audited.backend == "postgresql" and request.node.callspec.id.endswith(SKIPPING_IDS):
+        # PostgreSQL hands out ids that may skip (a rolled-back insert spends one): a
+        # raised last id is such a skip there, and nothing else about the row changed
+        assert run.returncode == 0 and kind not in {p["kind"] for p in problems}, problems
+        return
     assert run.returncode == 1, f"audit did not notice the edit (exit {run.returncode})"
     assert kind in {p["kind"] for p in problems}, problems
 
