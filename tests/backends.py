@@ -37,6 +37,19 @@ class StepClock:
         return self.at
 
 
+class SetClock:
+    """A wall clock the test sets."""
+
+    def __init__(self, at: float = 1_800_000_000.0) -> None:
+        self.at = at
+
+    def monotonic(self) -> float:
+        return self.at
+
+    def wall(self) -> float:
+        return self.at
+
+
 @pytest.fixture(scope="module", name="pg_server")
 def pg_server_fixture() -> Iterator[Databases]:
     yield from databases("backends")

@@ -54,6 +54,18 @@ def _seated(url: str, table: str) -> list[str]:
     return [r[0] for r in _rows(url, "SELECT player FROM seats WHERE table_id = %s", (table,))]
 
 
+def _table_no_host_holds(url: str, home: Path, start_host) -> str:
+    """A table a host played two hands at and gave back at its clean stop (its lease
+    released): no live host holds it now."""
+    host = start_host(
+        url, "--home", home, "--system", "qq-showhand", "--tables", "1", "--hands", "2",
+        "--speed", "100",
+    )  # fmt: skip
+    (table,) = _tables(host)
+    assert host.wait() == 0, host.output
+    return table
+
+
 def _last_command(url: str) -> int:
     return _one(url, "SELECT COALESCE(MAX(id), 0) FROM gm_commands")
 
@@ -150,12 +162,7 @@ def test_kick_close_and_open_reach_the_host_that_holds_the_table(shared, gm, sta
 
 def test_a_table_no_live_host_holds_is_refused_at_once(shared, gm, start_host) -> None:
     url, home = shared
-    host = start_host(
-        url, "--home", home, "--system", "qq-showhand", "--tables", "1", "--hands", "2",
-        "--speed", "100",
-    )  # fmt: skip
-    (table,) = _tables(host)
-    assert host.wait() == 0, host.output  # stopped: its lease given back
+    table = _table_no_host_holds(url, home, start_host)
     before = _last_command(url)
     run = gm(
         "tables", "close", table, "--timeout", "60", "--db", url, "--as", OPERATOR,
@@ -268,12 +275,7 @@ def test_a_consoles_word_and_lock_under_the_roles_db_grant_makes(gm, pg_server: 
 
 def test_an_interrupted_console_withdraws_its_command_and_its_word(shared, gm, start_host) -> None:
     url, home = shared
-    host = start_host(
-        url, "--home", home, "--system", "qq-showhand", "--tables", "1", "--hands", "2",
-        "--speed", "100",
-    )  # fmt: skip
-    (table,) = _tables(host)
-    assert host.wait() == 0, host.output  # no live host holds the table now
+    table = _table_no_host_holds(url, home, start_host)
     before = _last_command(url)
     console = _console(url, home, "close", table, "--wait", "--timeout", "600")
     command = until(lambda: max(_last_command(url) - before, 0), "queued") + before

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from backends import BACKENDS, location, pg_server_fixture  # noqa: F401
+from backends import BACKENDS, SetClock, location, pg_server_fixture  # noqa: F401
 from gateway_clients import Client, open_client
 from helpers import until
 from postgres import Databases, url_of
@@ -243,19 +243,6 @@ def test_a_network_bot_sits_in_a_room_this_host_serves() -> None:
     assert sits(room("old", None), room("new", True)) == {"old", "new"}
     with pytest.raises(BotRefused):
         sits(room("away", False))
-
-
-class SetClock:
-    """A wall clock the test sets."""
-
-    def __init__(self, at: float = 1_800_000_000.0) -> None:
-        self.at = at
-
-    def monotonic(self) -> float:
-        return self.at
-
-    def wall(self) -> float:
-        return self.at
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from backends import BACKENDS, location, pg_server_fixture  # noqa: F401
+from backends import BACKENDS, SetClock, location, pg_server_fixture  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,19 +20,6 @@ from gmtool.store.db import open_location
 from gmtool.store.table_leases import Lease
 
 TTL = 10.0
-
-
-class SetClock:
-    """A wall clock the test sets."""
-
-    def __init__(self, at: float = 1_800_000_000.0) -> None:
-        self.at = at
-
-    def monotonic(self) -> float:
-        return self.at
-
-    def wall(self) -> float:
-        return self.at
 
 
 @pytest.fixture(params=BACKENDS)
