@@ -11,7 +11,10 @@ the module's tests end; an unreachable server fails the tests, never skips them.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,90 @@ def audited_fixture(request: pytest.FixtureRequest) -> Audited:
     """The backend a test's audit runs on (each test once per backend): `audited.args(db)`
     after the test has made or edited the SQLite store `db`."""
     return Audited(request.param, request)
+
+
+# The files a SQLite store keeps beside it that a host of its PostgreSQL copy keeps in
+# its home, named after the database (`home/<database><suffix>`): its keys.
+KEY_FILES = (".key", ".seed.key", ".checkpoint.key", ".checkpoint.pub")
+
+
+@dataclass
+class Located:
+    """A store a suite runs its commands, hosts and reads on: `db` is what `--db` takes (a
+    SQLite file, or a PostgreSQL URL whose hosts keep their files in `home`)."""
+
+    backend: str
+    db: str
+    home: Path
+
+    @property
+    def postgres(self) -> bool:
+        return self.backend == "postgresql"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """A command's environment: `$GMTOOL_HOME` is the hosts' home (PostgreSQL: where
+        the console finds the hosts' checkpoint key, as an operator sets it)."""
+        from helpers import clean_env
+
+        return clean_env(GMTOOL_HOME=str(self.home), **extra)
+
+    def host_args(self) -> list[str]:
+        """What `gmtool house run` needs besides `--db` here (PostgreSQL: `--home`)."""
+        return ["--home", str(self.home)] if self.postgres else []
+
+    def host_options(self) -> dict:
+        """What the `virtual_host` fixture needs besides `db` here (its `home`)."""
+        return {"home": self.home} if self.postgres else {}
+
+    @contextmanager
+    def open(self, write: bool = False, clock=None) -> Iterator:
+        """The store, opened as the commands open it (`store.all`, `store.one`: `?`
+        placeholders on both backends)."""
+        extra = {} if clock is None else {"clock": clock}
+        with open_location(self.db, write=write, postgres=True, **extra) as store:
+            if self.postgres:
+                store.at_home(self.home)
+            yield store
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with self.open() as store:
+            return [tuple(row) for row in store.all(sql, params)]
+
+    def one(self, sql: str, params: tuple = ()):
+        """The first column of the first row of `sql`."""
+        return self.rows(sql, params)[0][0]
+
+
+def carry(backend: str, db: Path, request: pytest.FixtureRequest, tmp_path: Path) -> Located:
+    """The SQLite store `db` as it is, on `backend`: the file itself, or a copy of its rows
+    in a new database of the test server (`gmtool db copy`'s own code) with its key files
+    and witness folder in a home of its own (`home/<database>.checkpoint.key`, ...), where
+    a host of the copy keeps them."""
+    if backend == "sqlite":
+        return Located(backend, str(db), db.parent)
+    from gmtool.store.copy import copy_store
+
+    server: Databases = request.getfixturevalue("pg_server")
+    name = server.new()
+    url = url_of(name)
+    with open_location(str(db)) as source, open_location(url, create=True, postgres=True) as dest:
+        copy_store(source, dest)  # type: ignore[arg-type]
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    for suffix in KEY_FILES:
+        made = db.with_name(db.name + suffix)
+        if made.exists():
+            shutil.copy2(made, home / f"{name}{suffix}")
+    witness = db.with_name(db.name + ".witness")
+    if witness.is_dir():
+        shutil.copytree(witness, home / f"{name}.witness")
+    return Located(backend, url, home)
+
+
+@pytest.fixture(params=BACKENDS, name="deployed_store")
+def deployed_store_fixture(
+    request: pytest.FixtureRequest, deployed_db: Path, tmp_path: Path
+) -> Located:
+    """`deployed_db` (the five profiles deployed, `boss` operator and `sue` support) on
+    each backend: a test that takes it runs once per backend."""
+    return carry(request.param, deployed_db, request, tmp_path)

@@ -373,13 +373,19 @@ def deployed_db(deployed_template: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def virtual_host():
-    """`virtual_host(db, plan=None, wall_start=VIRTUAL_EPOCH, **options)`: a VirtualHost
-    (tests/hosting.py) on `db` with `HostOptions(**options)`, its clock starting at
-    `wall_start`; stopped and closed after the test."""
+    """`virtual_host(db, plan=None, wall_start=VIRTUAL_EPOCH, home=None, **options)`: a
+    VirtualHost (tests/hosting.py) on `db` (a SQLite file, or a PostgreSQL URL with the
+    host's `home`) with `HostOptions(**options)`, its clock starting at `wall_start`;
+    stopped and closed after the test."""
     hosts: list[VirtualHost] = []
 
-    def start(db: Path, plan=None, wall_start: float = VIRTUAL_EPOCH, **options) -> VirtualHost:
-        hosts.append(VirtualHost(db, HostOptions(**options), plan=plan, wall_start=wall_start))
+    def start(
+        db: Path | str, plan=None, wall_start: float = VIRTUAL_EPOCH, home: Path | None = None,
+        **options,
+    ) -> VirtualHost:  # fmt: skip
+        hosts.append(
+            VirtualHost(db, HostOptions(**options), plan=plan, wall_start=wall_start, home=home)
+        )
         return hosts[-1]
 
     yield start

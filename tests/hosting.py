@@ -23,7 +23,8 @@ from gmtool.house.lock import HostLock
 from gmtool.house.virtual_time import Stepper
 from gmtool.ops.tables import send_command_async
 from gmtool.store import tables as table_store
-from gmtool.store.db import Store, connect
+from gmtool.store.db import Store, connect, open_location
+from gmtool.store.url import locate
 
 # Start the virtual clock at a fixed moment, so runs with the same seed store the same rows.
 # It lies far ahead of any real date, so a console reading the store on the real clock sees
@@ -32,22 +33,40 @@ from gmtool.store.db import Store, connect
 VIRTUAL_EPOCH = 4_102_444_800.0  # 2100-01-01
 
 
+class _NoLock:
+    """A PostgreSQL store's host holds no file lock (its tables are leased)."""
+
+    def release(self) -> None:
+        pass
+
+
 class VirtualHost:
     """`gmtool house run` in-process on virtual time (see the module's docstring)."""
 
     def __init__(
         self,
-        db: Path,
+        db: Path | str,
         options: HostOptions,
         plan: list[tuple[str, str, str]] | None = None,
         wall_start: float = VIRTUAL_EPOCH,
+        home: Path | None = None,
     ) -> None:
-        self.lock = HostLock(db).acquire()  # as `house run` holds it while it hosts
+        """`db`: a SQLite file (the host holds `<db>.host.lock`, as `house run` does), or
+        a PostgreSQL URL with the host's `home` folder (its tables leased, no file lock)."""
+        shared = locate(str(db)).is_postgres
+        self.lock = _NoLock() if shared else HostLock(Path(db)).acquire()
         try:
             self.stepper = Stepper(wall_start)
             self.clock = self.stepper.clock
-            self.store: Store = connect(db, clock=self.clock)
             self.messages: list[str] = []
+            if shared:
+                assert home is not None, "a host of a PostgreSQL store needs its home"
+                self.store: Store = open_location(
+                    str(db), write=True, clock=self.clock, postgres=True
+                )
+                self.store.at_home(home)  # type: ignore[attr-defined]
+            else:
+                self.store = connect(Path(db), clock=self.clock)
             self.host = prepare_host(
                 self.store, options, notify=self.messages.append, plan=plan, clock=self.clock
             )
