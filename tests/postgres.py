@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from helpers import until
 from psycopg import sql
 
 ADMIN_URL = os.environ.get("GMTOOL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -81,3 +84,44 @@ def databases(tag: str) -> Iterator[Databases]:
         yield made
     finally:
         made.drop_all()
+
+
+def _local_ports(pid: int) -> list[int]:
+    """The local TCP ports of process `pid`'s open sockets (its connections to the
+    database server): socket inodes from /proc/PID/fd, ports from /proc/PID/net/tcp*."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = os.readlink(fd) if fd.is_symlink() else ""
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _state(task: Path) -> str:
+    """A thread's state letter in /proc (T: stopped by a signal)."""
+    return (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def stopped_outside_a_transaction(url: str, pid: int) -> bool:
+    """Stop process `pid` with SIGSTOP, and keep it stopped only if none of its database
+    sessions is inside a transaction: a host frozen inside one holds the writers' lock
+    (store/pg.py), and every other writer, the console included, waits for it."""
+    os.kill(pid, signal.SIGSTOP)
+    until(lambda: all(_state(task) == "T" for task in Path(f"/proc/{pid}/task").iterdir()), "stop")
+    ports = _local_ports(pid)
+    assert ports, f"process {pid} has no TCP connection to the database"
+    with psycopg.connect(url) as conn:
+        (busy,) = conn.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE client_port = ANY(%s) "
+            "AND xact_start IS NOT NULL",
+            (ports,),
+        ).fetchone()
+    if busy:
+        os.kill(pid, signal.SIGCONT)
+    return not busy

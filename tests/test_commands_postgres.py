@@ -23,7 +23,7 @@ import pytest
 from backends import pg_server_fixture  # noqa: F401
 from conftest import OPERATOR, RULES
 from helpers import clean_env, gmtool_command, until
-from postgres import Databases, url_of
+from postgres import Databases, stopped_outside_a_transaction, url_of
 
 HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
 WAIT_S = 120  # the most any awaited event may take on a busy machine
@@ -64,47 +64,6 @@ def _table_no_host_holds(url: str, home: Path, start_host) -> str:
     (table,) = _tables(host)
     assert host.wait() == 0, host.output
     return table
-
-
-def _local_ports(pid: int) -> list[int]:
-    """The local TCP ports of process `pid`'s open sockets (its connections to the
-    database server): socket inodes from /proc/PID/fd, ports from /proc/PID/net/tcp*."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        target = os.readlink(fd) if fd.is_symlink() else ""
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:[") : -1])
-    ports = []
-    for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[9] in inodes:
-                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
-def _state(task: Path) -> str:
-    """A thread's state letter in /proc (T: stopped by a signal)."""
-    return (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
-
-
-def _stopped_outside_a_transaction(url: str, pid: int) -> bool:
-    """Stop process `pid` with SIGSTOP, and keep it stopped only if none of its database
-    sessions is inside a transaction: a host frozen inside one holds the writers' lock
-    (store/pg.py), and every other writer, the console included, waits for it."""
-    os.kill(pid, signal.SIGSTOP)
-    until(lambda: all(_state(task) == "T" for task in Path(f"/proc/{pid}/task").iterdir()), "stop")
-    ports = _local_ports(pid)
-    assert ports, f"process {pid} has no TCP connection to the database"
-    busy = _one(
-        url,
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE client_port = ANY(%s) "
-        "AND xact_start IS NOT NULL",
-        (ports,),
-    )
-    if busy:
-        os.kill(pid, signal.SIGCONT)
-    return not busy
 
 
 def _last_command(url: str) -> int:
@@ -226,7 +185,7 @@ def test_a_killed_consoles_command_is_withdrawn_and_never_carried_out(
     other = start_host(url, *args)
     (elsewhere,) = _tables(other)
     player = until(lambda: (_seated(url, table) or [None])[0], "a player seated there")
-    until(lambda: _stopped_outside_a_transaction(url, host.proc.pid), "the host stopped idle")
+    until(lambda: stopped_outside_a_transaction(url, host.proc.pid), "the host stopped idle")
     try:
         killed = []
         for command in (

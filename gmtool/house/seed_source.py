@@ -46,12 +46,13 @@ class SeedSource:
         host: str | None = None,
     ) -> None:
         self.store = store
-        self.host = host  # a shared store's host: a key of its own, in memory
+        self.host = host  # a shared store's host: a key of its own at every start
         self.demo_seed = demo_seed
         self.checkpoint_signer = checkpoint_signer
         self.origin = origin_of(store)
         self._rsa: SeedSigner | None = None
         self._hmac: bytes | None = None
+        self.key_file: Path | None = None  # the RSA key this host deals from, once loaded
 
     def check(self) -> None:
         """Refuse, before anything changes, a `--seed` on a store that deals from its own
@@ -102,6 +103,7 @@ class SeedSource:
             self._hmac = seeds.load_key(path, self.demo_seed)
         elif self.host is not None:
             self._rsa = seeds.new_host_seed_signer(path)  # a new key at every start
+            self.key_file = seeds.host_seed_key_path(path, self._rsa.public)
         elif (
             current is not None
             and current[0] == HMAC
@@ -111,6 +113,7 @@ class SeedSource:
             self._hmac = demo  # a demo store goes on with its published key
         else:
             self._rsa = seeds.load_seed_signer(path)
+            self.key_file = seeds.seed_key_path(path)
 
     def hand_seed(self, table_id: str, number: int) -> bytes:
         if not self.ready:
