@@ -86,7 +86,7 @@ def databases(tag: str) -> Iterator[Databases]:
         made.drop_all()
 
 
-def _local_ports(pid: int) -> list[int]:
+def local_ports(pid: int) -> list[int]:
     """The local TCP ports of process `pid`'s open sockets (its connections to the
     database server): socket inodes from /proc/PID/fd, ports from /proc/PID/net/tcp*."""
     inodes = set()
@@ -108,13 +108,9 @@ def _state(task: Path) -> str:
     return (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
-def stopped_outside_a_transaction(url: str, pid: int) -> bool:
-    """Stop process `pid` with SIGSTOP, and keep it stopped only if none of its database
-    sessions is inside a transaction: a host frozen inside one holds the writers' lock
-    (store/pg.py), and every other writer, the console included, waits for it."""
-    os.kill(pid, signal.SIGSTOP)
-    until(lambda: all(_state(task) == "T" for task in Path(f"/proc/{pid}/task").iterdir()), "stop")
-    ports = _local_ports(pid)
+def _in_a_transaction(url: str, pid: int) -> bool:
+    """Whether one of process `pid`'s database sessions is inside a transaction."""
+    ports = local_ports(pid)
     assert ports, f"process {pid} has no TCP connection to the database"
     with psycopg.connect(url) as conn:
         (busy,) = conn.execute(
@@ -122,6 +118,31 @@ def stopped_outside_a_transaction(url: str, pid: int) -> bool:
             "AND xact_start IS NOT NULL",
             (ports,),
         ).fetchone()
-    if busy:
+    return busy > 0
+
+
+def _stop(pid: int) -> None:
+    """SIGSTOP, once every thread of the process has stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    until(lambda: all(_state(task) == "T" for task in Path(f"/proc/{pid}/task").iterdir()), "stop")
+
+
+def stopped_outside_a_transaction(url: str, pid: int) -> bool:
+    """Stop process `pid` with SIGSTOP, and keep it stopped only if none of its database
+    sessions is inside a transaction: a host frozen inside one holds the writers' lock
+    (store/pg.py), and every other writer, the console included, waits for it."""
+    _stop(pid)
+    if _in_a_transaction(url, pid):
         os.kill(pid, signal.SIGCONT)
-    return not busy
+        return False
+    return True
+
+
+def stopped_inside_a_transaction(url: str, pid: int) -> bool:
+    """Stop process `pid` with SIGSTOP, and keep it stopped only if one of its database
+    sessions is inside a transaction (it holds the writers' lock while it is stopped)."""
+    _stop(pid)
+    if not _in_a_transaction(url, pid):
+        os.kill(pid, signal.SIGCONT)
+        return False
+    return True

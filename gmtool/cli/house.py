@@ -22,6 +22,10 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+# The longest a host of a PostgreSQL store may sit inside a transaction (its lease, if
+# longer): a host frozen mid-write (a stopped process, a paused machine) loses its session.
+FROZEN_HOLD_S = 5.0
+
 
 @app.command()
 def run(
@@ -179,6 +183,9 @@ def _host_shared(db: str | None, home: Path, options, say: HostLines):
 
     with open_store(db, write=True, postgres=True) as store:
         store.at_home(_made(home))  # (made once the database was reached)
+        # a host frozen inside a transaction holds every writer up: the server ends its
+        # session after this long (it then stops when it runs again: house/host.py)
+        store.hold_transactions_at_most(max(options.lease, FROZEN_HOLD_S))
         with store.one_at_a_time():  # hosts started together: their files made once
             host = prepare_host(store, options, notify=say)
         return asyncio.run(host.run())

@@ -27,7 +27,7 @@ from gmtool.errors import Refused, Unavailable
 from gmtool.house.lease import wall, withdrawal, word_since
 from gmtool.store import gm
 from gmtool.store.console_words import Listener
-from gmtool.store.db import Store, StoreError
+from gmtool.store.db import Store, StoreError, StoreGone
 from gmtool.store.gm import failure
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ class CommandDesk:
     ownership: Ownership | None
     notify: Callable[[str], None]
     checkpoint_due: Callable[[], None]
+    lose_store: Callable[[StoreGone], None]
 
     def sighted(self, command_id: int, now: float | None = None) -> float:
         """When this host first saw the pending command (`now`, else read now), on the
@@ -127,7 +128,11 @@ class CommandDesk:
         try:
             while not self.stopping_now:
                 wake.clear()  # (an announcement from here on wakes the next round)
-                waiting = self._command_round()
+                try:
+                    waiting = self._command_round()
+                except StoreGone as error:
+                    self.lose_store(error)  # the host stops at once
+                    return
                 pause = WORD_POLL_S if waiting else COMMAND_POLL_S
                 if stop_listening is None:
                     await asyncio.sleep(pause)

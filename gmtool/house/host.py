@@ -32,10 +32,17 @@ from gmtool.store import configs
 from gmtool.store import hands as hand_store
 from gmtool.store import tables as table_store
 from gmtool.store.clock import Clock
-from gmtool.store.db import Store, StoreError, files_of
+from gmtool.store.db import Store, StoreError, StoreGone, files_of
 from gmtool.store.table_leases import LeaseLost
 
 HEARTBEAT_S = 2.0  # how often the host says its tables are alive (tables.updated_at)
+
+
+AFTER_LOSS = (
+    "this host stopped at once, writing nothing more: its tables go to the host that takes "
+    "them over once their leases expire (or to this host's next start), which voids their "
+    "running hands and returns every stake"
+)
 
 
 class Host(CommandDesk, TakeoverDesk):
@@ -79,6 +86,7 @@ class Host(CommandDesk, TakeoverDesk):
         self.gateway = Gateway(self, options.listen) if options.listen else None
         self.stopping = False  # no new hands
         self.stopping_now = False  # running hands are abandoned (then voided)
+        self.gone: StoreGone | None = None  # the store's connection, lost: stopping at once
         self._numbers: dict[str, int] = {}  # the next hand number of each table
         self._configs: dict[str, dict] = {}
         self._rankings: dict[str, object] = {}
@@ -258,6 +266,9 @@ class Host(CommandDesk, TakeoverDesk):
                 await table.run_once()
         except Closed:
             return
+        except StoreGone as error:
+            table.closed = True
+            self.lose_store(error)
         except LeaseLost:  # taken over: its new host voids the hand that was running
             table.closed = True
             if self.ownership is not None:
@@ -266,14 +277,25 @@ class Host(CommandDesk, TakeoverDesk):
         except Exception as error:  # noqa: BLE001 - one table's bug must not stop the others
             table.closed = True
             try:
-                voided = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
+                hand = table.recorder.void("host_error", f"{type(error).__name__}: {error}")
+                fate = f"its running hand {hand} was voided, stakes returned" if hand else ""
             except Exception as void_error:  # noqa: BLE001 - the store itself failed
-                voided = f"(not voided: {void_error}; the next start recovers it)"
+                fate = f"its running hand is not voided ({void_error}): the next start does it"
             self.report.failed_tables.append(table.id)
             self.notify(
                 f"table {table.id} stopped by an internal error ({type(error).__name__}:"
-                f" {error}); its running hand {voided} was voided, stakes returned"
+                f" {error}){'; ' + fate if fate else ''}"
             )
+
+    def lose_store(self, error: StoreGone) -> None:
+        """The store's connection is lost: nothing more can be written, so every table
+        stops at once; `run` then fails with what happened."""
+        if self.gone is None:
+            self.gone = error
+            self.notify(f"stopping at once: {error}")
+        self.stopping = self.stopping_now = True
+        for table in self.tables.values():
+            table.wake.set()
 
     def interrupt(self) -> None:
         """Ctrl-C (SIGINT): the clean stop, remembered so `house run` can exit 130."""
@@ -313,11 +335,35 @@ class Host(CommandDesk, TakeoverDesk):
         tasks = self.tasks
         tasks.update({n: asyncio.create_task(self._table_loop(t)) for n, t in self.tables.items()})
         poller = asyncio.create_task(self._poll_commands())
+        try:
+            await self._host(tasks, progress)
+        except StoreGone as error:
+            self.lose_store(error)
+        if self.gone is not None:
+            await self._abandon(poller)
+            raise StoreGone(f"{self.gone}; {AFTER_LOSS}") from None
+        self.stopping_now = True
+        await poller
+        if self.gateway is not None:
+            await self.gateway.stop()
+        self._void_open_hands()
+        if self.signs:  # (else the notary signs this host's last writes within its interval)
+            self.notary.sign()
+        self.release_tables()
+        return self.report
+
+    async def _host(
+        self, tasks: dict[str, asyncio.Task], progress: Callable[[Host], None] | None
+    ) -> None:
+        """The host's own beat while its tables play: heartbeats, leases, checkpoints, the
+        stop (requested, by duration, or after the grace)."""
         self.keep_tables()  # (the start may have taken long: leases renewed first)
         started = beat = kept = self.signed = self.clock.monotonic()
         stop_at = None
         while any(not t.done() for t in list(tasks.values())):
             await asyncio.sleep(self.options.tick)
+            if self.gone is not None:
+                return
             if progress:
                 progress(self)
             now = self.clock.monotonic()
@@ -341,15 +387,19 @@ class Host(CommandDesk, TakeoverDesk):
                 self.stopping_now = True
                 for table in self.tables.values():
                     table.wake.set()  # a table may be waiting out a long reconnect window
-        self.stopping_now = True
-        await poller
+
+    async def _abandon(self, poller: asyncio.Task) -> None:
+        """After the store's connection is lost: the command loop and the gateway end
+        without a word to the store (nothing can be written)."""
+        poller.cancel()
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(poller, *self.tasks.values(), return_exceptions=True)
         if self.gateway is not None:
-            await self.gateway.stop()
-        self._void_open_hands()
-        if self.signs:  # (else the notary signs this host's last writes within its interval)
-            self.notary.sign()
-        self.release_tables()
-        return self.report
+            try:
+                await self.gateway.stop()
+            except StoreError:
+                pass  # its players' goodbyes could not be written either
 
     def _void_open_hands(self) -> None:
         for table in self.tables.values():

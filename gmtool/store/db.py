@@ -27,7 +27,11 @@ import sqlite_utils
 
 from gmtool.errors import UsageError
 from gmtool.store.clock import SYSTEM, Clock, now
-from gmtool.store.errors import NoSuchRecord, StoreError  # noqa: F401 (callers import them here)
+from gmtool.store.errors import (  # noqa: F401 (callers import them here)
+    NoSuchRecord,
+    StoreError,
+    StoreGone,
+)
 from gmtool.store.schema import migrate, schema_state
 from gmtool.store.url import DEFAULT_DB, locate  # noqa: F401 (callers import DEFAULT_DB here)
 

@@ -11,3 +11,8 @@ class StoreError(Unavailable):
 
 class NoSuchRecord(StoreError, NotFound):
     """A hand, player, config, room or table the store does not hold (exit 2)."""
+
+
+class StoreGone(StoreError):
+    """The connection to the database server is lost (the server restarted or ended the
+    session, the network failed): nothing more can be read or written through it."""

@@ -32,7 +32,7 @@ from psycopg import pq
 from psycopg.rows import tuple_row
 
 from gmtool.store.clock import SYSTEM, Clock, now
-from gmtool.store.errors import StoreError
+from gmtool.store.errors import StoreError, StoreGone
 from gmtool.store.url import redacted
 
 # pg_advisory_xact_lock key of every gmtool write and migration ("gmtool" in ASCII): one
@@ -167,6 +167,7 @@ class PgStore:
         """One atomic write transaction, writers taking turns (the module's docstring)."""
         if self.read_only:
             raise StoreError(f"{self.path} was opened for reading; this would write to it")
+        self._check_connected()
         if self.conn.in_transaction:
             raise StoreError("nested write transaction")  # a bug: keep transactions flat
         try:
@@ -176,7 +177,23 @@ class PgStore:
                     self.conn.raw.execute("SET LOCAL synchronous_commit TO OFF")
                 yield self.conn
         except psycopg.Error as error:
+            self._check_connected(error)
             raise StoreError(f"{self.path}: the write failed: {_first_line(error)}") from None
+
+    def _check_connected(self, error: BaseException | None = None) -> None:
+        """Raise StoreGone if the connection is lost (after `error`, the one that said so)."""
+        if self.conn.raw.broken or self.conn.raw.closed:
+            why = f" ({_first_line(error)})" if error is not None else ""
+            raise StoreGone(f"{self.path}: lost the connection to the database{why}") from None
+
+    def hold_transactions_at_most(self, seconds: float) -> None:
+        """Have the server end this session if it ever sits inside a transaction for
+        `seconds` (a host frozen mid-write, its process stopped or its machine paused,
+        would otherwise hold every writer's lock for as long as it is frozen): it then
+        finds its connection lost when it runs again (StoreGone)."""
+        self.conn.raw.execute(
+            f"SET idle_in_transaction_session_timeout = {max(1, round(seconds * 1000))}"
+        )
 
     @contextlib.contextmanager
     def one_at_a_time(self) -> Iterator[None]:
@@ -200,7 +217,11 @@ class PgStore:
             yield
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        return self.conn.execute(sql, params).fetchone()  # type: ignore[no-any-return]
+        try:
+            return self.conn.execute(sql, params).fetchone()  # type: ignore[no-any-return]
+        except psycopg.OperationalError as error:
+            self._check_connected(error)
+            raise
 
     def stream(self, sql: str, params: Sequence[Any] = (), tuples: bool = False) -> Any:
         """The rows of a query (plain tuples with `tuples`, else `Row`s) through a
@@ -218,7 +239,11 @@ class PgStore:
         return cursor
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return self.conn.execute(sql, params).fetchall()
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except psycopg.OperationalError as error:
+            self._check_connected(error)
+            raise
 
 
 def _first_line(error: BaseException) -> str:
