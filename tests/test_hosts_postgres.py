@@ -23,6 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from backends import pg_server_fixture  # noqa: F401
+from conftest import PROFILES
 from helpers import clean_env, gmtool_command, until
 from postgres import Databases, url_of
 
@@ -52,9 +53,17 @@ def _rows(url: str, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-def _network(address: str, token: Path) -> subprocess.Popen:
+def _one(url: str, sql: str, params: tuple):
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def _network(address: str, token: Path, room: str) -> subprocess.Popen:
+    """A player over the gateway at `address`, sitting in `room` (a room of bots at every
+    host: a room chosen at random may be an owner-ante room where nobody joins a person)."""
     return subprocess.Popen(
-        [*gmtool_command(), "bots", "--connect", address, "--token-file", str(token)],
+        [*gmtool_command(), "bots", "--connect", address, "--token-file", str(token)]
+        + ["--room", room],
         env=clean_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -75,19 +84,20 @@ def test_three_hosts_one_killed_under_load(store, gm, start_host) -> None:
     assert not (held[0] & held[1] or held[0] & held[2] or held[1] & held[2]), held
     games = {row[0] for row in _rows(url, "SELECT DISTINCT game FROM tables")}
     assert games >= {"stud5", "three-card"}, games  # every engine, on every host's share
+    systems = {row[0] for row in _rows(url, "SELECT DISTINCT profile_id FROM tables")}
+    assert systems == set(PROFILES), systems  # tables of every system (five profiles)
     addresses = [hosts[i].wait_for_line(ADDRESS).group(1) for i in range(2)]
     people = [
-        _network(addresses[0], folder / "ann.token"),
-        _network(addresses[1], folder / "ann.token"),  # ann, seated through two hosts
-        _network(addresses[1], folder / "bea.token"),
+        _network(addresses[0], folder / "ann.token", "qq-showhand:training"),
+        _network(addresses[1], folder / "ann.token", "qq-showhand:training"),  # two hosts
+        _network(addresses[1], folder / "bea.token", "video-showhand:training"),
     ]
     try:
-        until(
-            lambda: (
-                _rows(url, "SELECT COUNT(*) FROM hands WHERE seats LIKE '%\"ann\"%'")[0][0] >= 2
-            ),
-            "ann playing hands",
-        )
+        # every client playing (so each has its Ctrl-C handler: a client interrupted
+        # while it still starts exits 130), ann's two at the tables of two hosts at once
+        hosts_of = "SELECT COUNT(DISTINCT host) FROM hands WHERE seats LIKE %s"
+        until(lambda: _one(url, hosts_of, ('%"ann"%',)) >= 2, "ann playing through two hosts")
+        until(lambda: _one(url, hosts_of, ('%"bea"%',)) >= 1, "bea playing")
         victim = hosts[2]
         until(lambda: victim.output.count("started:") >= 5, "hands running at the third host")
         assert victim.stop(signal.SIGKILL) == -signal.SIGKILL
