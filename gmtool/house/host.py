@@ -395,7 +395,7 @@ def prepare_host(
         notify(
             f"seed key: hands from id {registered['id']} on are dealt from "
             + (
-                f"{seeds.seed_key_path(files_of(store))}, registered in the evidence log (anyone "
+                f"{host.seeds.key_file()}, registered in the evidence log (anyone "
                 "with the log and the checkpoint key's .pub checks every seed)"
                 if registered["scheme"] == RSA
                 else "the key --seed stands for, published in the evidence log"

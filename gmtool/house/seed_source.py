@@ -61,6 +61,9 @@ class SeedSource:
         found = seed_keys.registrations(self.store)
         path = seeds.seed_key_path(files_of(self.store))
         if path.exists() or (found and found[-1].get("scheme") == RSA):
+            if self.host is not None and found and found[-1].get("scheme") == RSA:
+                # a shared store: the key its newest host registered, in the hosts' home
+                path = seeds.host_seed_key_path(files_of(self.store), str(found[-1].get("key")))
             raise StoreError(
                 f"--seed {self.demo_seed!r} stands for another host key than this store's "
                 f"({path.name}, registered in its evidence log), and a published one: anyone "
@@ -111,6 +114,13 @@ class SeedSource:
             self._hmac = demo  # a demo store goes on with its published key
         else:
             self._rsa = seeds.load_seed_signer(path)
+
+    def key_file(self) -> Path:
+        """The file of the RSA seed key this host deals with: the store's `<db>.seed.key`,
+        or (a shared store's host) its own `<db>.seed-<digest>.key` in the hosts' home."""
+        if self.host is not None and self._rsa is not None:
+            return seeds.host_seed_key_path(files_of(self.store), self._rsa.public)
+        return seeds.seed_key_path(files_of(self.store))
 
     def hand_seed(self, table_id: str, number: int) -> bytes:
         if not self.ready:
