@@ -171,7 +171,6 @@ def test_a_seed_on_a_store_without_a_key_becomes_its_key_so_the_audit_agrees(
     )
     written = key_path(files(located)).read_text(encoding="ascii").strip()
     assert written == hashlib.sha256(b"X").hexdigest()
-    qq_host(gm, located, "--seed", "X")  # the seed of the store's key: accepted
     plain = qq_host(gm, located)  # no --seed
     assert "host key" not in plain.stdout
     if located.postgres:
@@ -185,7 +184,7 @@ def test_a_seed_on_a_store_without_a_key_becomes_its_key_so_the_audit_agrees(
         assert refused.startswith("error: --seed 'X' stands for another host key"), refused
     else:  # the store's one key goes on (a demo store), with --seed or without
         assert "seed key" not in plain.stdout
-        qq_host(gm, located, "--seed", "X")
+        qq_host(gm, located, "--seed", "X")  # the seed of the store's key: accepted
     audit_clean(gm, located)  # every hand, seeded or not, derives from its host's key
 
 
