@@ -7,9 +7,12 @@
   explained in plain words.
 - A start that is refused changes nothing in the store: no closed table opened, no table
   left "open" for the console to show as gone, no crashed hand voided.
-- A store on a read-only mount is refused in one plain message (exit 2).
+- A store on a read-only mount is refused in one plain message (exit 2); so is a
+  PostgreSQL database whose transactions are read-only, where reading commands work too.
 
-Every command is the real console script in a subprocess, on real SQLite files.
+Every command is the real console script in a subprocess, on real stores: each test
+that involves one runs on both backends (`deployed_store`, tests/backends.py), where a
+PostgreSQL store's host keeps its key files in its home (`home/<database>.key`, ...).
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CLI_TIMEOUT_S, Gmtool
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from conftest import CLI_TIMEOUT_S, OPERATOR, Gmtool
 from helpers import clean_env, gmtool_command
-from test_closed_tables import JUNIOR, close_junior, host_run, statuses
+from postgres import Databases
+from psycopg import sql
+from test_closed_tables import JUNIOR, SEED, close_junior, host_run, statuses
 
-from gmtool.house.seeds import key_path, seed_key_path
+from gmtool.house.seeds import key_path
 
 
 def sql_dump(db: Path) -> list[str]:
@@ -38,6 +44,44 @@ def sql_dump(db: Path) -> list[str]:
         conn.close()
 
 
+def contents(located: Located) -> list:
+    """Everything the store holds: a SQLite file's SQL dump; every table of a PostgreSQL
+    store's schema with its rows (in an order of their own)."""
+    if not located.postgres:
+        return sql_dump(Path(located.db))
+    tables = located.rows(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+        "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name"
+    )
+    return [
+        (name, sorted(map(repr, located.rows(f'SELECT * FROM "{name}"')))) for (name,) in tables
+    ]
+
+
+def files(located: Located) -> Path:
+    """Where the store's host keeps its files, named after it (`<where>.key`, ...)."""
+    if not located.postgres:
+        return Path(located.db)
+    return located.home.resolve() / located.db.rsplit("/", 1)[1]
+
+
+def key_files(located: Located) -> dict[str, bytes]:
+    """The host's key files (the host key, seed keys, the checkpoint key), by name."""
+    where = files(located)
+    return {
+        path.name: path.read_bytes()
+        for path in where.parent.glob(f"{where.name}.*")
+        if path.suffix in (".key", ".pub") and path.is_file()
+    }
+
+
+def audit_clean(gm: Gmtool, located: Located) -> None:
+    """`gmtool audit` finds nothing (PostgreSQL: with the hosts' checkpoint key)."""
+    key = [] if not located.postgres else ["--key", f"{files(located)}.checkpoint.pub"]
+    report = gm.json("audit", "--db", located.db, *key, "--json", env=located.env())
+    assert report["problems"] == [], report["problems"]
+
+
 def one_error(run: subprocess.CompletedProcess) -> str:
     """The one `error: ...` line of a refused command: no traceback, no OS error number."""
     assert run.stdout == "" or "error" not in run.stdout, run.stdout
@@ -47,12 +91,15 @@ def one_error(run: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-def qq_host(gm: Gmtool, db: Path, *extra: str, expect: int = 0) -> subprocess.CompletedProcess:
+def qq_host(
+    gm: Gmtool, located: Located, *extra: str, expect: int = 0
+) -> subprocess.CompletedProcess:
     return gm(
         "house",
         "run",
         "--db",
-        db,
+        located.db,
+        *located.host_args(),
         "--system",
         "qq-showhand",
         "--tables",
@@ -72,37 +119,77 @@ def closed_db(deployed_db: Path, virtual_host) -> Path:
     return close_junior(deployed_db, virtual_host)
 
 
+@pytest.fixture
+def closed_store(deployed_store: Located, virtual_host) -> Located:
+    """`closed_db` on each backend: its host played two qq tables until an operator closed
+    JUNIOR during a hand, and then stopped (test_closed_tables.py's `close_junior`)."""
+    host = virtual_host(
+        deployed_store.db,
+        **deployed_store.host_options(),
+        systems=["qq-showhand"],
+        tables=2,
+        seed=SEED,
+        grace=1.0,
+    )
+    host.run_until(
+        lambda: [t for t, _ in host.running_players() if t == JUNIOR], what="a hand at JUNIOR"
+    )
+    outcome = host.command(OPERATOR, "close", JUNIOR, None, "test: closed")
+    assert outcome["closed"] == JUNIOR and outcome["voided_hand"]
+    host.close()
+    return deployed_store
+
+
 # -- item 1: --seed and the store's host key -------------------------------------------------
 
 
 def test_a_seed_for_another_key_than_the_stores_is_refused_before_anything_changes(
-    deployed_db: Path, gm: Gmtool
+    deployed_store: Located, gm: Gmtool
 ) -> None:
-    qq_host(gm, deployed_db)  # a real store's host: it makes the store's own seed key
-    key, dump = seed_key_path(deployed_db).read_bytes(), sql_dump(deployed_db)
-    message = one_error(qq_host(gm, deployed_db, "--seed", "X", expect=2))
+    located = deployed_store
+    qq_host(gm, located)  # a real store's host: it makes (and registers) its own seed key
+    keys, dump = key_files(located), contents(located)
+    assert any(".seed" in name for name in keys), keys
+    message = one_error(qq_host(gm, located, "--seed", "X", expect=2))
     assert message.startswith("error: --seed 'X' stands for another host key than this store's")
     assert "anyone could work out every deck" in message, message  # it would be published
-    assert seed_key_path(deployed_db).read_bytes() == key and sql_dump(deployed_db) == dump
-    assert not key_path(deployed_db).exists()
-    gm("audit", "--db", deployed_db)
+    named = message.split("than this store's (", 1)[1].split(",", 1)[0]
+    assert named in keys, (named, keys)  # the key file it names is the one dealt from
+    assert key_files(located) == keys and contents(located) == dump
+    assert not key_path(files(located)).exists()
+    audit_clean(gm, located)
 
 
 def test_a_seed_on_a_store_without_a_key_becomes_its_key_so_the_audit_agrees(
-    deployed_db: Path, gm: Gmtool
+    deployed_store: Located, gm: Gmtool
 ) -> None:
-    first = qq_host(gm, deployed_db, "--seed", "X")
+    located = deployed_store
+    first = qq_host(gm, located, "--seed", "X")
     assert first.stdout.splitlines()[0] == (
-        f"host key: {key_path(deployed_db)} now holds the key --seed stands for; anyone who "
-        "knows the seed text can work out every deck (demo and test stores only)"
+        f"host key: {key_path(files(located))} now holds the key --seed stands for; anyone "
+        "who knows the seed text can work out every deck (demo and test stores only)"
     )
-    written = key_path(deployed_db).read_text(encoding="ascii").strip()
+    written = key_path(files(located)).read_text(encoding="ascii").strip()
     assert written == hashlib.sha256(b"X").hexdigest()
-    assert "host key" not in qq_host(gm, deployed_db).stdout  # no --seed: the same key
-    qq_host(gm, deployed_db, "--seed", "X")  # the seed of the store's key: accepted
-    gm("audit", "--db", deployed_db)  # every hand, seeded or not, derives from the key
+    plain = qq_host(gm, located)  # no --seed
+    assert "host key" not in plain.stdout
+    if located.postgres:
+        # Each host of a shared store deals with a new secret key of its own (registered,
+        # house/seed_source.py); from then on the store deals from secret keys, so a
+        # published --seed is refused as on a SQLite store with its own seed key.
+        (said,) = [line for line in plain.stdout.splitlines() if line.startswith("seed key:")]
+        (made,) = files(located).parent.glob(f"{files(located).name}.seed-*.key")
+        assert str(made) in said, said
+        refused = one_error(qq_host(gm, located, "--seed", "X", expect=2))
+        assert refused.startswith("error: --seed 'X' stands for another host key"), refused
+    else:  # the store's one key goes on (a demo store), with --seed or without
+        assert "seed key" not in plain.stdout
+        qq_host(gm, located, "--seed", "X")  # the seed of the store's key: accepted
+    audit_clean(gm, located)  # every hand, seeded or not, derives from its host's key
 
 
+# SQLite only: the audit reads a host key file beside a SQLite store; a PostgreSQL store's
+# audit checks each hand against the key its host registered (no `<db>.key` is read).
 def test_a_seed_the_key_does_not_derive_is_explained_in_plain_words(
     host_copy: Path, gm: Gmtool
 ) -> None:
@@ -126,36 +213,42 @@ def test_a_seed_the_key_does_not_derive_is_explained_in_plain_words(
 
 
 def test_a_refused_host_start_changes_nothing_in_the_store(
-    closed_db: Path, gm: Gmtool, tmp_path: Path
+    closed_store: Located, gm: Gmtool, tmp_path: Path
 ) -> None:
     """`--witness` naming a file: before, the start failed only at its first checkpoint,
     after opening every planned table (the closed one too) for the console to show as
     gone."""
+    located = closed_store
     not_a_folder = tmp_path / "notadir"
     not_a_folder.write_text("")
-    before, dump = statuses(gm, closed_db), sql_dump(closed_db)
-    message = one_error(host_run(gm, closed_db, "--witness", str(not_a_folder), expect=2))
+    before, dump = statuses(gm, located.db), contents(located)
+    message = one_error(
+        host_run(gm, located.db, *located.host_args(), "--witness", str(not_a_folder), expect=2)
+    )
     # The store records the witness its first host signed into (issue 23 item 4): another
     # one is refused before anything else is looked at.
     assert message.startswith(f"error: --witness {not_a_folder} is not this store's witness")
-    assert sql_dump(closed_db) == dump
-    assert statuses(gm, closed_db) == before
+    assert contents(located) == dump
+    assert statuses(gm, located.db) == before
     assert before[JUNIOR][0] == "closed" and all(host != "gone" for _, host in before.values())
 
 
 def test_a_first_host_start_refused_for_its_witness_changes_nothing(
-    deployed_db: Path, gm: Gmtool, tmp_path: Path
+    deployed_store: Located, gm: Gmtool, tmp_path: Path
 ) -> None:
     """A store no host has started on records no witness yet: a `--witness` naming a file
     is refused before the store is touched (no witness recorded, no table opened)."""
+    located = deployed_store
     not_a_folder = tmp_path / "notadir"
     not_a_folder.write_text("")
-    dump = sql_dump(deployed_db)
-    message = one_error(host_run(gm, deployed_db, "--witness", str(not_a_folder), expect=2))
+    dump = contents(located)
+    message = one_error(
+        host_run(gm, located.db, *located.host_args(), "--witness", str(not_a_folder), expect=2)
+    )
     assert message == (
         f"error: {not_a_folder} is not a folder: it cannot hold this store's signed checkpoints"
     )
-    assert sql_dump(deployed_db) == dump
+    assert contents(located) == dump
 
 
 # -- item 9: a store on a read-only mount ---------------------------------------------------
@@ -178,6 +271,7 @@ def read_only(folder: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+# SQLite only: a mount holds a store's file; PostgreSQL's read-only store is the next test's.
 def test_house_run_on_a_read_only_mount_says_so_in_plain_words(closed_db: Path) -> None:
     dump = sql_dump(closed_db)
     run = read_only(closed_db.parent, "house", "run", "--db", str(closed_db), "--hands", "1")
@@ -192,11 +286,42 @@ def test_house_run_on_a_read_only_mount_says_so_in_plain_words(closed_db: Path) 
     assert reading.returncode == 0 and JUNIOR in reading.stdout, reading.stderr
 
 
-def test_no_bots_and_no_listen_is_a_usage_error_before_anything_changes(gm, tmp_path) -> None:
+@pytest.mark.parametrize("deployed_store", ["postgresql"], indirect=True)
+def test_house_run_on_a_read_only_database_says_so_in_plain_words(
+    closed_store: Located, gm: Gmtool, pg_server: Databases
+) -> None:
+    """A PostgreSQL store the host cannot write: its database's transactions read-only by
+    default (as a replica's are). The start is refused in one plain message, nothing in the
+    store or the hosts' home changes, and reading commands work where it is."""
+    located = closed_store
+    dump, keys = contents(located), key_files(located)
+    name = located.db.rsplit("/", 1)[1]
+    pg_server.conn.execute(
+        sql.SQL("ALTER DATABASE {} SET default_transaction_read_only = on").format(
+            sql.Identifier(name)
+        )
+    )
+    run = gm("house", "run", "--db", located.db, *located.host_args(), "--hands", "1", expect=2)
+    assert one_error(run) == (
+        f"error: {located.db}: the database is read-only (its transactions are read-only by "
+        "default): this command writes to it (a host writes every hand into it). Run it on a "
+        "database it may write; reading commands work where it is"
+    )
+    assert contents(located) == dump and key_files(located) == keys
+    reading = gm("tables", "list", "--closed", "--db", located.db)
+    assert JUNIOR in reading.stdout, reading.stderr
+    gm("audit", "--db", located.db, "--key", f"{files(located)}.checkpoint.pub")
+
+
+def test_no_bots_and_no_listen_is_a_usage_error_before_anything_changes(
+    deployed_store: Located, gm: Gmtool
+) -> None:
     """`--bots 0` leaves every seat to people: without `--listen` no one could sit."""
-    db = tmp_path / "people.db"
-    gm("db", "init", "--db", db)
-    before = db.read_bytes()
-    run = gm("house", "run", "--bots", "0", "--hands", "1", "--db", db, expect=2)
+    located = deployed_store
+    before, keys = contents(located), key_files(located)
+    run = gm(
+        "house", "run", "--bots", "0", "--hands", "1", "--db", located.db, *located.host_args(),
+        expect=2,
+    )  # fmt: skip
     assert "give --listen too" in run.stderr and "Traceback" not in run.stderr
-    assert db.read_bytes() == before
+    assert contents(located) == before and key_files(located) == keys

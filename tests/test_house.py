@@ -11,6 +11,9 @@ Two kinds of test stay end to end: `gmtool house run` in a real subprocess, with
 process reading the store while it plays, and SIGINT/SIGTERM stopping it cleanly. They
 wait for what the host says (`LiveHost`), never for a fixed time, and assert nothing
 about how long anything took.
+
+Every test runs once per store backend (`deployed_store`, tests/backends.py): a SQLite
+file, and a PostgreSQL database whose host keeps its files in a home folder.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from helpers import clean_env, gm_identity, query
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from helpers import clean_env, gm_identity
 from hosting import VirtualHost, hand_events
 
 from gmtool.audit.chain import verify_event_chains
@@ -35,16 +39,17 @@ from gmtool.errors import NotFound, Unavailable
 from gmtool.house.commands import COMMAND_POLL_S, WORD_POLL_S
 from gmtool.house.lease import REFRESH_S
 from gmtool.ops.deploy import deploy_profile
-from gmtool.ops.gm import bootstrap
 from gmtool.ops.tables import CommandFailed
 from gmtool.rules.edit import set_in_file
 from gmtool.store import gm as gm_store
+from gmtool.store import table_leases
 from gmtool.store import tables as table_store
-from gmtool.store.db import Store, connect
+from gmtool.store.db import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
 SHIPPED = ("lequ-showhand", "qq-showhand", "straight-flush", "suihua-three-card", "video-showhand")
+TWO = ["qq-showhand", "suihua-three-card"]  # the systems of the stop tests
 OPERATOR = "boss"
 # A command is queued at some virtual moment; the host's poller sees it at its next poll
 # (at most COMMAND_POLL_S later), its console writes its word again at most REFRESH_S
@@ -59,24 +64,12 @@ LIVE_TIMEOUT_S = 120  # the end-to-end tests: generous, only a hung host reaches
 # -- stores ---------------------------------------------------------------------------------
 
 
-def new_store(tmp_path: Path, profiles=SHIPPED, operator: bool = True) -> Path:
-    """A new store with `profiles` deployed and (by default) an operator, `boss`."""
-    db = tmp_path / "house.db"
-    with connect(db, create=True) as store:
-        for profile in profiles:
-            deploy_profile(store, RULES / f"{profile}.toml", None, gm_identity("deployer"))
-        if operator:
-            bootstrap(store, gm_identity(OPERATOR))
-    return db
-
-
-def cli_store(gm_cli, tmp_path: Path, profiles=SHIPPED) -> Path:
-    """A new store set up as an operator does, with the console (for the live host)."""
-    db = tmp_path / "house.db"
-    gm_cli("db", "init", "--db", db)
-    for profile in profiles:
-        gm_cli("deploy", RULES / f"{profile}.toml", "--db", db)
-    return db
+def json_at(where, column: str, field: str) -> str:
+    """SQL that reads `field` of the JSON text in `column`, in the dialect of `where` (a
+    store, or a `Located`)."""
+    if getattr(where, "dialect", None) == "postgresql" or getattr(where, "postgres", False):
+        return f"({column}::jsonb ->> '{field}')"
+    return f"json_extract({column}, '$.{field}')"
 
 
 def rows(store: Store, sql: str, params: tuple = ()) -> list[dict]:
@@ -104,8 +97,8 @@ def running_hands(store: Store) -> dict[str, int]:
     }
 
 
-def assert_store_consistent(db: Path) -> None:
-    with connect(db) as store:
+def assert_store_consistent(located: Located) -> None:
+    with located.open() as store:
         assert list(verify_event_chains(store)) == []
         assert list(verify_balances(store)) == []
         assert store.one("SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0] == 0
@@ -146,7 +139,7 @@ def kick_during_a_hand(
 def hand_of_kick(store: Store, table_id: str, player: str) -> int:
     found = store.all(
         "SELECT hand_id FROM events WHERE table_id = ? AND type = 'kick' AND "
-        "json_extract(payload, '$.player') = ? ORDER BY seq",
+        f"{json_at(store, 'payload', 'player')} = ? ORDER BY seq",
         (table_id, player),
     )
     assert len(found) == 1 and found[0]["hand_id"] is not None, (table_id, player)
@@ -164,12 +157,21 @@ def assert_never_seated_again(store: Store, player: str, after_hand: int) -> Non
     )
 
 
-def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual_host) -> None:
+def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(
+    deployed_store: Located, virtual_host
+) -> None:
     """G2: a GM kick during a running hand is an escape under the profile's policy (S19);
     qq-showhand's policy forfeit_to_banker: the escapee pays the pot, the banker wins it,
     and the hand ends at once."""
-    db = new_store(tmp_path, ["qq-showhand"])
-    host = virtual_host(db, systems=["qq-showhand"], tables=3, seed="kick-qq", grace=1.0)
+    located = deployed_store
+    host = virtual_host(
+        located.db,
+        **located.host_options(),
+        systems=["qq-showhand"],
+        tables=3,
+        seed="kick-qq",
+        grace=1.0,
+    )
     store = host.store
     outcome, table_id, player, hand_id = kick_during_a_hand(host, "qq-showhand")
     assert outcome["ok"] and outcome["kicked"] == player
@@ -210,16 +212,23 @@ def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(tmp_path: Path, virtual
     report = host.stop()
     assert_host_healthy(host)
     assert report.commands >= 1
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
 def test_s17_the_first_speakers_clock_starts_when_the_hand_does(
-    tmp_path: Path, virtual_host
+    deployed_store: Located, virtual_host
 ) -> None:
     """S17: a new hand's first snapshot gives the first speaker the whole `action_s`
     (counted from the deal, not from the end of the hand before)."""
-    db = new_store(tmp_path, ["qq-showhand"])
-    host = virtual_host(db, systems=["qq-showhand"], tables=1, seed="first-clock", speed=2.0)
+    located = deployed_store
+    host = virtual_host(
+        located.db,
+        **located.host_options(),
+        systems=["qq-showhand"],
+        tables=1,
+        seed="first-clock",
+        speed=2.0,
+    )
     store = host.store
     ((table_id, table),) = host.host.tables.items()
     seen: set[int] = set()
@@ -239,13 +248,19 @@ def test_s17_the_first_speakers_clock_starts_when_the_hand_does(
 
 
 def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(
-    tmp_path: Path, virtual_host
+    deployed_store: Located, virtual_host
 ) -> None:
     """G2: kicking the player to act while they are away ends their turn at once; the table
     does not sit out the rest of their reconnect window before it plays on."""
-    db = new_store(tmp_path, ["qq-showhand"])
+    located = deployed_store
     host = virtual_host(
-        db, systems=["qq-showhand"], tables=4, seed="kick-away", chaos=0.6, grace=1.0
+        located.db,
+        **located.host_options(),
+        systems=["qq-showhand"],
+        tables=4,
+        seed="kick-away",
+        chaos=0.6,
+        grace=1.0,
     )
     store = host.store
 
@@ -276,12 +291,19 @@ def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(
     assert_host_healthy(host)
 
 
-def test_g2_kick_during_a_hand_folds_the_player_lequ(tmp_path: Path, virtual_host) -> None:
+def test_g2_kick_during_a_hand_folds_the_player_lequ(deployed_store: Located, virtual_host) -> None:
     """G2 with lequ-showhand's policy fold (S19/L13): the kicked player is folded, forfeits
     what they put in the pot, the hand goes on without them, and their seat is freed when
     it ends."""
-    db = new_store(tmp_path, ["lequ-showhand"])
-    host = virtual_host(db, systems=["lequ-showhand"], tables=2, seed="kick-lequ", grace=1.0)
+    located = deployed_store
+    host = virtual_host(
+        located.db,
+        **located.host_options(),
+        systems=["lequ-showhand"],
+        tables=2,
+        seed="kick-lequ",
+        grace=1.0,
+    )
     store = host.store
     outcome, table_id, player, hand_id = kick_during_a_hand(host, "lequ-showhand")
     assert outcome["ok"] and outcome["kicked"] == player
@@ -313,7 +335,7 @@ def test_g2_kick_during_a_hand_folds_the_player_lequ(tmp_path: Path, virtual_hos
     freed = rows(
         store,
         "SELECT type, payload FROM events WHERE table_id = ? AND hand_id IS "
-        "NULL AND type = 'removed' AND json_extract(payload, '$.player') = ?",
+        f"NULL AND type = 'removed' AND {json_at(store, 'payload', 'player')} = ?",
         (table_id, player),
     )
     assert [json.loads(r["payload"])["reason"] for r in freed] == ["kicked"]
@@ -324,21 +346,24 @@ def test_g2_kick_during_a_hand_folds_the_player_lequ(tmp_path: Path, virtual_hos
     assert_never_seated_again(store, player, hand_id)
     host.stop()
     assert_host_healthy(host)
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
 def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(
-    tmp_path: Path, virtual_host
+    deployed_store: Located, virtual_host
 ) -> None:
     """The host answers a command for a table it does not host with a failure, within one
-    poll of the queue; the console refuses a table the store does not know at all."""
-    db = new_store(tmp_path, ["qq-showhand"])
-    host = virtual_host(db, systems=["qq-showhand"], tables=2, seed="elsewhere")
+    poll of the queue (PostgreSQL: it leaves it to the table's host; the console refuses a
+    table no live host holds); the console refuses a table the store does not know at all."""
+    located = deployed_store
+    host = virtual_host(
+        located.db, **located.host_options(), systems=["qq-showhand"], tables=2, seed="elsewhere"
+    )
     store = host.store
     host.run_until(lambda: running_hands(store), what="a running hand")
     # queued straight into the store by another writer (the old console path), on the
     # host's virtual clock so that its timestamps compare
-    with connect(db, clock=host.clock) as other:
+    with located.open(write=True, clock=host.clock) as other:
         command_id = gm_store.enqueue(
             other, "kick", "no-such-table", "bot-001", "test kick", "tester", None
         )
@@ -347,17 +372,38 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(
         command = gm_store.command(store, command_id)
         return command if command["status"] != "pending" else None
 
-    failed = host.run_until(answered, within=5, what="the acknowledgement")
-    assert failed["status"] == "failed" and not failed["outcome"]["ok"]
-    assert "not hosted here" in failed["outcome"]["error"], failed
-    assert seconds_between(failed["issued_at"], failed["acked_at"]) <= ACK_WITHIN_S
-    # a table in the store that another host runs: queued, then failed by this host
-    table_store.open_table(store, "qq-showhand-junior-9", "qq-showhand", "junior", "stud5", 999_999)
-    with pytest.raises(CommandFailed, match="not hosted here"):
-        host.command(OPERATOR, "kick", "qq-showhand-junior-9", "bot-001", "test kick")
-    command = rows(store, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
-    assert command["table_id"] == "qq-showhand-junior-9" and command["status"] == "failed"
-    assert seconds_between(command["issued_at"], command["acked_at"]) <= ACK_WITHIN_S
+    if located.postgres:
+        # A store several hosts share: a host takes only the commands of the tables it
+        # holds and leaves the others to their hosts (house/commands.py): still pending.
+        host.advance(4 * ACK_WITHIN_S)
+        assert gm_store.command(store, command_id)["status"] == "pending"
+    else:
+        failed = host.run_until(answered, within=5, what="the acknowledgement")
+        assert failed["status"] == "failed" and not failed["outcome"]["ok"]
+        assert "not hosted here" in failed["outcome"]["error"], failed
+        assert seconds_between(failed["issued_at"], failed["acked_at"]) <= ACK_WITHIN_S
+    # a table in the store that another host runs
+    elsewhere = "qq-showhand-junior-9"
+    table_store.open_table(store, elsewhere, "qq-showhand", "junior", "stud5", 999_999)
+    if located.postgres:
+        # no live host holds its lease: the console refuses it at once, nothing queued
+        queued = store.one("SELECT COUNT(*) FROM gm_commands")[0]
+        with pytest.raises(Unavailable, match=f"no host runs {elsewhere} \\(no live"):
+            host.command(OPERATOR, "kick", elsewhere, "bot-001", "test kick")
+        assert store.one("SELECT COUNT(*) FROM gm_commands")[0] == queued
+        # another host holds it: queued, left to that host, withdrawn when the console
+        # gives up waiting (this host never answers for a table it does not hold)
+        assert table_leases.take(store, elsewhere, "another-host", 3600.0) is not None
+        with pytest.raises(CommandFailed, match="no host acknowledged within 10 s"):
+            host.command(OPERATOR, "kick", elsewhere, "bot-001", "test kick")
+        command = rows(store, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
+        assert command["table_id"] == elsewhere and command["status"] == "expired", command
+    else:  # queued, then failed by this host, the store's one host
+        with pytest.raises(CommandFailed, match="not hosted here"):
+            host.command(OPERATOR, "kick", elsewhere, "bot-001", "test kick")
+        command = rows(store, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
+        assert command["table_id"] == elsewhere and command["status"] == "failed"
+        assert seconds_between(command["issued_at"], command["acked_at"]) <= ACK_WITHIN_S
     # no such table at all: the console refuses before queueing anything (and logs it)
     queued = store.one("SELECT COUNT(*) FROM gm_commands")[0]
     with pytest.raises(NotFound):
@@ -373,14 +419,21 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(
     )
     host.stop()
     assert_host_healthy(host)
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
-def test_g2_a_gm_close_voids_the_running_hand(tmp_path: Path, virtual_host) -> None:
+def test_g2_a_gm_close_voids_the_running_hand(deployed_store: Located, virtual_host) -> None:
     """A GM close of a table with a running hand voids that hand (every stake returned),
     closes the table for good and the host plays on with its other tables."""
-    db = new_store(tmp_path, ["qq-showhand"])
-    host = virtual_host(db, systems=["qq-showhand"], tables=3, seed="close-qq", grace=1.0)
+    located = deployed_store
+    host = virtual_host(
+        located.db,
+        **located.host_options(),
+        systems=["qq-showhand"],
+        tables=3,
+        seed="close-qq",
+        grace=1.0,
+    )
     store = host.store
     # a hand with bets beyond the antes: stakes to return
     table_id = host.run_until(
@@ -438,7 +491,7 @@ def test_g2_a_gm_close_voids_the_running_hand(tmp_path: Path, virtual_host) -> N
     host.stop()
     assert_host_healthy(host)
     assert store.one("SELECT status FROM tables WHERE id = ?", (table_id,))[0] == "closed"
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
 # -- G5: a deployment reaches each table at its next hand ------------------------------------
@@ -489,7 +542,7 @@ def started_config(store: Store, hand_id: int) -> str:
 
 
 def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
-    tmp_path: Path, virtual_host
+    deployed_store: Located, virtual_host, tmp_path: Path
 ) -> None:
     """G5: a profile change takes effect at the next hand of each table, never mid-hand
     (checked by the config_id recorded with every hand, G4). The host is still while the
@@ -497,14 +550,16 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
     the old config to its end, every hand that starts after it plays the new one, on the
     owner-ante tables too."""
     profiles = ["qq-showhand", "lequ-showhand"]
-    db = new_store(tmp_path, profiles)
+    located = deployed_store
     changed = [
         changed_profile(
             tmp_path, "qq-showhand", "tiers.junior.street_caps", "[300, 500, 1000, 1000]"
         ),
         changed_profile(tmp_path, "lequ-showhand", "owner_ante.min_holding_antes", "100"),
     ]
-    host = virtual_host(db, systems=profiles, tables=6, seed="g5", grace=2.0)
+    host = virtual_host(
+        located.db, **located.host_options(), systems=profiles, tables=6, seed="g5", grace=2.0
+    )
     store = host.store
     old = {
         r["profile_id"]: r["config_id"]
@@ -567,21 +622,30 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
         hand = dict(store.one("SELECT * FROM hands WHERE id = ?", (hand_id,)))
         assert hand["outcome"] == "settled" and hand["config_id"] == old[profile_of[table_id]]
         assert replays(store, hand)
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
-def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path, virtual_host) -> None:
+def test_g5_an_owner_ante_table_switches_at_its_next_hand(
+    deployed_store: Located, virtual_host, tmp_path: Path
+) -> None:
     """G5 on an owner-ante table (lequ): a hand that starts after a deployment committed
     plays the deployed config, also when the deployment lands while the bots are about to
     press start (the countdown after everyone agreed, or "continue" after a hand)."""
     from gmtool.rules.compile import compile_file
 
-    db = new_store(tmp_path, ["lequ-showhand"])
+    located = deployed_store
     original = RULES / "lequ-showhand.toml"
     changed = changed_profile(tmp_path, "lequ-showhand", "owner_ante.min_holding_antes", "100")
     versions = [(path, compile_file(path)["config_id"]) for path in (changed, original)]
     assert versions[0][1] != versions[1][1]
-    host = virtual_host(db, systems=["lequ-showhand"], tables=1, seed="g5-owner", grace=1.0)
+    host = virtual_host(
+        located.db,
+        **located.host_options(),
+        systems=["lequ-showhand"],
+        tables=1,
+        seed="g5-owner",
+        grace=1.0,
+    )
     store = host.store
     (table_id,) = host.host.tables
     boundaries = [(0, versions[1][1])]  # (hands after this id, the config they must play)
@@ -612,17 +676,21 @@ def test_g5_an_owner_ante_table_switches_at_its_next_hand(tmp_path: Path, virtua
         assert hand["config_id"] == expected, (hand["id"], boundaries)
         if hand["outcome"] == "settled":
             assert replays(store, hand), hand["id"]
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
 # -- a clean stop, on virtual time --------------------------------------------------------
 
 
-def test_a_stop_lets_running_hands_finish_within_the_grace(tmp_path: Path, virtual_host) -> None:
+def test_a_stop_lets_running_hands_finish_within_the_grace(
+    deployed_store: Located, virtual_host
+) -> None:
     """With grace enough, every hand running at the stop is played to its end; no new hand
     starts; the host reports the tables that finished and voids nothing."""
-    db = new_store(tmp_path, ["qq-showhand", "suihua-three-card"])
-    host = virtual_host(db, tables=6, seed="stop-grace", grace=600.0)
+    located = deployed_store
+    host = virtual_host(
+        located.db, **located.host_options(), systems=TWO, tables=6, seed="stop-grace", grace=600.0
+    )
     store = host.store
     running = host.run_until(
         lambda: len(r := running_hands(store)) >= 3 and r, what="three running hands"
@@ -637,15 +705,19 @@ def test_a_stop_lets_running_hands_finish_within_the_grace(tmp_path: Path, virtu
     assert store.all("SELECT id FROM hands WHERE id > ?", (before,)) == []
     assert {r[0] for r in store.all("SELECT status FROM tables")} == {"stopped"}
     assert any("stopping" in m for m in host.messages)
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
-def test_a_stop_voids_the_hands_still_running_after_the_grace(tmp_path: Path, virtual_host) -> None:
+def test_a_stop_voids_the_hands_still_running_after_the_grace(
+    deployed_store: Located, virtual_host
+) -> None:
     """With no grace, the hands still running are voided (every stake returned, a
     `hand_voided` event saying why); the report names each hand it voided and each table
     whose hand ended first."""
-    db = new_store(tmp_path, ["qq-showhand", "suihua-three-card"])
-    host = virtual_host(db, tables=6, seed="stop-void", grace=0.0)
+    located = deployed_store
+    host = virtual_host(
+        located.db, **located.host_options(), systems=TWO, tables=6, seed="stop-void", grace=0.0
+    )
     store = host.store
     running = host.run_until(
         lambda: len(r := running_hands(store)) >= 3 and r, what="three running hands"
@@ -677,30 +749,40 @@ def test_a_stop_voids_the_hands_still_running_after_the_grace(tmp_path: Path, vi
         else:
             assert outcome == "settled", (table_id, hand_id)
     assert store.all("SELECT id FROM hands WHERE id > ?", (before,)) == []
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
 # -- end to end: `gmtool house run` in a real process ----------------------------------------
 
 
 READER = textwrap.dedent("""
-    import json, sqlite3, sys
-    from pathlib import Path
-    from gmtool.store.db import connect
+    import json, sys
+    from gmtool.store.db import open_location
 
     # Count-based: at least `rounds` rounds of reads, and on until the reader has seen the
     # store change under it `changes` times (the host is writing meanwhile).
-    path, rounds, changes = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    where, rounds, changes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    postgres = "://" in where
+
+
+    def plain():  # a plain tool: sqlite3 with its default timeout, or psycopg
+        if postgres:
+            import psycopg
+            return psycopg.connect(where, autocommit=True)
+        import sqlite3
+        return sqlite3.connect(where)
+
+
     reads, errors, seen, last = 0, [], 0, None
     while reads < rounds or seen < changes:
         try:
-            with connect(path) as store:  # how the console opens the store
+            with open_location(where, postgres=True) as store:  # as the console opens it
                 state = tuple(map(tuple, store.all(
                     "SELECT outcome, COUNT(*) FROM hands GROUP BY outcome ORDER BY outcome")))
                 store.all("SELECT id, live FROM tables")
                 store.all("SELECT * FROM events ORDER BY id DESC LIMIT 20")
                 store.one("SELECT SUM(coins) FROM players")
-            conn = sqlite3.connect(path)  # a plain tool with sqlite3's default timeout
+            conn = plain()
             try:
                 conn.execute("SELECT COUNT(*) FROM ledger").fetchone()
                 conn.execute("SELECT * FROM hands ORDER BY id DESC LIMIT 5").fetchall()
@@ -720,15 +802,20 @@ READ_ROUNDS, READ_CHANGES = 50, 5
 
 
 def test_host_runs_every_shipped_system_while_another_process_reads(
-    tmp_path: Path, gm, start_host
+    deployed_store: Located, start_host
 ) -> None:
     """`gmtool house run` hosts every shipped system while another process reads the store
-    (as the console and plain sqlite3 tools do) without a single error on either side."""
-    db = cli_store(gm, tmp_path)
-    host = start_host(db, "--tables", "8", "--speed", "200", "--seed", "x", "--grace", "3")
+    (as the console and plain tools, sqlite3 or psycopg, do) without a single error on
+    either side."""
+    located = deployed_store
+    host = start_host(
+        located.db,
+        *located.host_args(),
+        *("--tables", "8", "--speed", "200", "--seed", "x", "--grace", "3"),
+    )
     host.wait_for_line(r"^hand \d+ started: ", timeout=LIVE_TIMEOUT_S)
     reader = subprocess.run(
-        [sys.executable, "-c", READER, str(db), str(READ_ROUNDS), str(READ_CHANGES)],
+        [sys.executable, "-c", READER, located.db, str(READ_ROUNDS), str(READ_CHANGES)],
         capture_output=True,
         text=True,
         timeout=LIVE_TIMEOUT_S,
@@ -740,13 +827,11 @@ def test_host_runs_every_shipped_system_while_another_process_reads(
     assert reads["error_count"] == 0, reads["errors"]
     assert reads["reads"] >= READ_ROUNDS and reads["changes"] >= READ_CHANGES, reads
 
-    tables = [dict(t) for t in query(db, "SELECT id, profile_id, game FROM tables")]
+    tables = located.rows("SELECT id, profile_id, game FROM tables")
 
     def every_table_settled_a_hand() -> bool:
-        settled = {
-            r[0] for r in query(db, "SELECT DISTINCT table_id FROM hands WHERE outcome = 'settled'")
-        }
-        return settled == {t["id"] for t in tables}
+        settled = located.rows("SELECT DISTINCT table_id FROM hands WHERE outcome = 'settled'")
+        return {r[0] for r in settled} == {t[0] for t in tables}
 
     host.wait_until(every_table_settled_a_hand, timeout=LIVE_TIMEOUT_S)
     assert host.stop(signal.SIGTERM, timeout=LIVE_TIMEOUT_S) == 0, host.output
@@ -755,34 +840,33 @@ def test_host_runs_every_shipped_system_while_another_process_reads(
     assert "stopped:" in output
 
     assert len(tables) == 8
-    assert {t["profile_id"] for t in tables} == set(SHIPPED)
-    assert {t["game"] for t in tables} == {"stud5", "three-card"}
+    assert {t[1] for t in tables} == set(SHIPPED)
+    assert {t[2] for t in tables} == {"stud5", "three-card"}
     # every settled hand records its config (G4) and its revealed seed
     assert (
-        query(
-            db,
+        located.rows(
             "SELECT id FROM hands WHERE outcome = 'settled' AND (seed IS NULL OR "
             "config_id NOT IN (SELECT config_id FROM configs))",
         )
         == []
     )
-    assert_store_consistent(db)
+    assert_store_consistent(located)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: int) -> None:
+def test_signal_stops_the_host_cleanly(deployed_store: Located, start_host, signum: int) -> None:
     """Running hands finish within the grace period or are voided (stakes returned); the
     host says which, and exits 0 (130 after Ctrl-C) with no hand left running."""
-    db = cli_store(gm, tmp_path, ["qq-showhand", "suihua-three-card"])
-    host = start_host(db, "--tables", "6", "--speed", "4", "--seed", "stop", "--grace", "0.5")
+    located = deployed_store
+    host = start_host(
+        located.db,
+        *located.host_args(),
+        *("--system", TWO[0], "--system", TWO[1]),
+        *("--tables", "6", "--speed", "4", "--seed", "stop", "--grace", "0.5"),
+    )
     running = host.wait_until(
         lambda: (
-            len(
-                r := {
-                    h["id"]: h["table_id"]
-                    for h in query(db, "SELECT id, table_id FROM hands WHERE outcome = 'running'")
-                }
-            )
+            len(r := dict(located.rows("SELECT id, table_id FROM hands WHERE outcome = 'running'")))
             >= 3
             and r
         ),
@@ -795,12 +879,10 @@ def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: i
     assert "stopping" in output and "stopped:" in output
     voided = {
         r[0]
-        for r in query(
-            db,
+        for r in located.rows(
             "SELECT h.id FROM hands h JOIN events e ON "
             "e.hand_id = h.id AND e.type = 'hand_voided' WHERE "
-            "h.outcome = 'voided' AND json_extract(e.payload, "
-            "'$.reason') = 'host_stopped'",
+            f"h.outcome = 'voided' AND {json_at(located, 'e.payload', 'reason')} = 'host_stopped'"
         )
     }
     said_voided: set[int] = set()
@@ -813,15 +895,14 @@ def test_signal_stops_the_host_cleanly(tmp_path: Path, gm, start_host, signum: i
     assert said_voided == voided, output
     assert voided or said_finished, output
     for hand_id in running:  # each hand running at the stop is accounted for
-        outcome = query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]["outcome"]
+        outcome = located.one("SELECT outcome FROM hands WHERE id = ?", (hand_id,))
         assert outcome in ("settled", "voided")
         if outcome == "voided":
             assert hand_id in said_voided
     for table_id in said_finished:
-        last = query(
-            db,
+        last = located.one(
             "SELECT outcome FROM hands WHERE table_id = ? ORDER BY number DESC LIMIT 1",
             (table_id,),
-        )[0]
-        assert last["outcome"] == "settled", table_id
-    assert_store_consistent(db)
+        )
+        assert last == "settled", table_id
+    assert_store_consistent(located)

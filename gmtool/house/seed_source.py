@@ -62,6 +62,9 @@ class SeedSource:
         found = seed_keys.registrations(self.store)
         path = seeds.seed_key_path(files_of(self.store))
         if path.exists() or (found and found[-1].get("scheme") == RSA):
+            if self.host is not None and found and found[-1].get("scheme") == RSA:
+                # a shared store: the key its newest host registered, in the hosts' home
+                path = seeds.host_seed_key_path(files_of(self.store), str(found[-1].get("key")))
             raise StoreError(
                 f"--seed {self.demo_seed!r} stands for another host key than this store's "
                 f"({path.name}, registered in its evidence log), and a published one: anyone "

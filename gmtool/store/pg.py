@@ -275,6 +275,22 @@ def open_connection(url: str) -> psycopg.Connection:
         raise StoreError(f"{shown}: cannot use this PostgreSQL database: {text}{hint}") from None
 
 
+def _read_only_database(store: PgStore) -> None:
+    """A database whose transactions are read-only (`default_transaction_read_only`, as a
+    read-only mount is for a SQLite file): a writer is refused in plain words; a reader
+    makes its session's JSON guard in a transaction of its own that may (a temporary
+    function, nothing in the store), and reads."""
+    if not store.read_only:
+        raise StoreError(
+            f"{store.path}: the database is read-only (its transactions are read-only by "
+            "default): this command writes to it (a host writes every hand into it). Run it "
+            "on a database it may write; reading commands work where it is"
+        )
+    with store.conn.raw.transaction():
+        store.conn.raw.execute("SET TRANSACTION READ WRITE")
+        store.conn.raw.execute(JSON_OR_NULL)
+
+
 def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool = True) -> PgStore:
     """Open the PostgreSQL store at `url`: with `create`, make gmtool's schema in an empty
     database (the database itself must exist); writers bring an older schema up to date,
@@ -284,7 +300,10 @@ def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool =
     raw = open_connection(url)
     store = PgStore(url, raw, clock, read_only=not (write or create))
     try:
-        raw.execute(JSON_OR_NULL)
+        if raw.execute("SHOW transaction_read_only").fetchone()[0] == "on":  # type: ignore[index]
+            _read_only_database(store)
+        else:
+            raw.execute(JSON_OR_NULL)
         if store.read_only:
             raw.execute("SET default_transaction_read_only = on")
         pg_schema.check(store, create)
