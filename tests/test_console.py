@@ -13,14 +13,29 @@ subprocess, its exit code asserted, and never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
+import shutil
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
+import psycopg
 import pytest
-from helpers import query as _query
+from backends import (  # noqa: F401  (pytest finds the fixtures by their names)
+    BACKENDS,
+    Located,
+    carry,
+    deployed_store_fixture,
+    pg_server_fixture,
+)
+from conftest import KICKS_WANTED, copy_db, copy_made
+from helpers import query, recorded_witness
 from hosting import VirtualHost
+from postgres import Databases, url_of
+from psycopg import sql
 
 from gmtool.cli.render_tables import command_lines
 from gmtool.engine.view import public_view
@@ -49,15 +64,25 @@ assert FRESH_S + COMMAND_POLL_S < 0.5
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def _config(db: Path, config_id: str) -> dict:
+def _query(store: Located, sql: str, params: tuple = ()) -> list:
+    """Rows of one query on either backend, by position or by column name: a SQLite file
+    through a connection of its own, as before; PostgreSQL through the store's own (its
+    `?` placeholders)."""
+    if not store.postgres:
+        return query(Path(store.db), sql, params)
+    with store.open() as opened:
+        return list(opened.all(sql, params))
+
+
+def _config(store: Located, config_id: str) -> dict:
     return json.loads(
-        _query(db, "SELECT compiled FROM configs WHERE config_id = ?", (config_id,))[0][0]
+        _query(store, "SELECT compiled FROM configs WHERE config_id = ?", (config_id,))[0][0]
     )
 
 
-def _active_config_id(db: Path, profile: str) -> str:
+def _active_config_id(store: Located, profile: str) -> str:
     return _query(
-        db,
+        store,
         "SELECT config_id FROM deployments WHERE profile_id = ? AND active = 1 "
         "ORDER BY id DESC LIMIT 1",
         (profile,),
@@ -68,17 +93,108 @@ def _at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, gm):
-    """A host playing ten tables of every system with chaos, on virtual time; between the
-    test's steps it is still, and the console reads it at rest. Stopped after the module."""
-    db = tmp_path_factory.mktemp("console") / "live.db"
-    gm.deploy_all(db)
-    gm.add_roles(db)
-    host = VirtualHost(db, LIVE)
+# -- the stores, on both backends -----------------------------------------------------------
+
+
+def _carried(backend: str, db: Path, request: pytest.FixtureRequest, folder: Path) -> Located:
+    """`carry` (tests/backends.py), with the witness folder where the copy records it: a
+    SQLite store records its witness by the folder's name beside the file, and on
+    PostgreSQL such a name is read in the hosts' home (`home/host.db.witness`), so a GM
+    write there is covered in that folder (`carry` keeps it as `home/<database>.witness`,
+    where a store made on PostgreSQL would have it)."""
+    located = carry(backend, db, request, folder)
+    if located.postgres and db.with_name(db.name + ".witness").is_dir():
+        kept = located.home / f"{_database(located)}.witness"
+        kept.rename(located.home / recorded_witness(db).name)
+    return located
+
+
+def _database(store: Located) -> str:
+    return store.db.rsplit("/", 1)[1]
+
+
+def _clone(base: Located, server: Databases, home: Path) -> Located:
+    """A new database made from `base`'s (CREATE DATABASE ... TEMPLATE: its files copied by
+    the server, no row sent again), with `base`'s home files under the new name in `home`:
+    a copy a test may change, as `copy_db` makes of a SQLite store."""
+    source = _database(base)
+    name = f"gmt_{server.tag}_{os.getpid()}_{secrets.token_hex(3)}"
+    server.conn.execute(
+        sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+            sql.Identifier(name), sql.Identifier(source)
+        )
+    )
+    server.made.append(name)  # dropped with the module's other databases
+    home.mkdir(mode=0o700)
+    for kept in base.home.iterdir():
+        target = home / kept.name.replace(source, name, 1)
+        if kept.is_dir():
+            shutil.copytree(kept, target)
+        else:
+            shutil.copy2(kept, target)
+    return Located("postgresql", url_of(name), home)
+
+
+def _row_counts(store: Located) -> dict[str, int]:
+    return {
+        table: _query(store, f"SELECT COUNT(*) FROM {table}")[0][0]
+        for table in ("hands", "events", "ledger", "gm_actions", "gm_commands")
+    }
+
+
+@pytest.fixture(scope="module", params=BACKENDS, name="host_store")
+def host_store_fixture(
+    request: pytest.FixtureRequest, host_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Located]:
+    """The session's host-produced store (`host_db`: five systems played with chaos, kicks,
+    a close, an adjustment) on each backend, carried to PostgreSQL once a module: the
+    tests that take it only read it (`host_store_copy` is for those that write)."""
+    store = _carried(request.param, host_db, request, tmp_path_factory.mktemp("host-store"))
+    written = _row_counts(store)
+    yield store
+    assert _row_counts(store) == written, "a test wrote to the shared store: use host_store_copy"
+
+
+@pytest.fixture
+def host_store_copy(
+    host_store: Located, host_db: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> Located:
+    """A private copy of `host_store` on its backend: the SQLite file copied (`copy_db`),
+    or a new PostgreSQL database made from the carried one (`_clone`)."""
+    if not host_store.postgres:
+        return Located("sqlite", str(copy_db(host_db, tmp_path)), tmp_path)
+    return _clone(host_store, request.getfixturevalue("pg_server"), tmp_path / "home")
+
+
+def _evidence(store: Located) -> list[str]:
+    """`--db` and what the audit, `hands show|export|replay` check a store's evidence
+    against, the hosts' verifier key and witness folder: beside a SQLite file they are
+    found; a PostgreSQL store has no file, so they are given (`--key`, `--witness`: the
+    hosts' home holds them, its key by the database's name, its witness folder by the name
+    the store records)."""
+    if not store.postgres:
+        return ["--db", store.db]
+    (witness,) = [path for path in store.home.iterdir() if path.name.endswith(".witness")]
+    key = store.home / f"{_database(store)}.checkpoint.pub"
+    return ["--db", store.db, "--key", str(key), "--witness", str(witness)]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def live(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    deployed_template: Path,
+) -> Iterator[tuple[Located, VirtualHost]]:
+    """A host playing ten tables of every system with chaos, on virtual time, on each
+    backend (the five profiles deployed, `boss` and `sue`: a copy of `deployed_template`);
+    between the test's steps it is still, and the console reads it at rest. Stopped after
+    the module."""
+    folder = tmp_path_factory.mktemp("console")
+    store = _carried(request.param, copy_made(deployed_template, folder), request, folder)
+    host = VirtualHost(store.db, LIVE, **store.host_options())
     try:
         host.run_until(host.running_players, what="a running hand")
-        yield db, host
+        yield store, host
         host.stop()
         assert not [m for m in host.messages if "internal error" in m], host.messages
     finally:
@@ -117,11 +233,11 @@ def _away_on_turn(host: VirtualHost) -> list[tuple[str, str]]:
 # -- tables list / show -------------------------------------------------------------------
 
 
-def _check_running_summary(db: Path, table: dict) -> None:
+def _check_running_summary(store: Located, table: dict) -> None:
     """A running table's summary against the rules and the store."""
     assert table["system"] in PROFILES and table["status"] == "open"
-    assert table["config_id"] == _active_config_id(db, table["system"])
-    config = _config(db, table["config_id"])
+    assert table["config_id"] == _active_config_id(store, table["system"])
+    config = _config(store, table["config_id"])
     assert table["room"] in {tier["id"] for tier in config["tiers"]}
     assert table["game"] == config["game"]
     names = [p["name"] for p in table["players"]]
@@ -171,14 +287,14 @@ def _check_against_the_host(host: VirtualHost, table: dict) -> None:
 def test_tables_list_and_show_json_and_text(live, gm) -> None:
     """System, room, config, players, coins, pot, street, whose turn, seconds left, and
     disconnected players with their reconnect countdown when it is their turn."""
-    db, host = live
+    store, host = live
 
     def wanted():
         games = {_snapshots(host)[t]["game"] for t in _running(host)}
         return games >= {"stud5", "three-card"} and _away_on_turn(host)
 
     table_id, player = host.run_until(wanted, what="a player away on their turn")[0]
-    listed = gm.json("tables", "list", "--db", db, "--json")
+    listed = gm.json("tables", "list", "--db", store.db, "--json")
     assert [t["id"] for t in listed] == sorted(  # every table the host keeps open
         table.id for table in host.host.tables.values() if not table.closed
     )
@@ -186,14 +302,14 @@ def test_tables_list_and_show_json_and_text(live, gm) -> None:
         assert {"id", "system", "room", "config_id", "seated", "hand", "status"} <= set(table)
         _check_against_the_host(host, table)
         if table.get("players"):
-            _check_running_summary(db, table)
+            _check_running_summary(store, table)
     assert {t["game"] for t in listed if t.get("players")} >= {"stud5", "three-card"}
 
-    shown = gm.json("tables", "show", table_id, "--db", db, "--json")
+    shown = gm.json("tables", "show", table_id, "--db", store.db, "--json")
     assert shown == next(t for t in listed if t["id"] == table_id)  # the same still host
     away = next(p for p in shown["players"] if p["name"] == player)
     assert shown["to_act"] == player and not away["connected"] and not away["folded"]
-    timeouts = _config(db, shown["config_id"])["timeouts"]
+    timeouts = _config(store, shown["config_id"])["timeouts"]
     window = timeouts["reconnect_min"] * 60
     # The snapshot was published as they disconnected (their turn's clock starts then),
     # and the host has stood still since, less than a watch step (0.05 s) later.
@@ -203,25 +319,25 @@ def test_tables_list_and_show_json_and_text(live, gm) -> None:
     wide = gm.env(COLUMNS="400")  # every column: a pipe is 200 wide, and rows vary in width
     row = next(
         line
-        for line in gm("tables", "list", "--db", db, env=wide).stdout.splitlines()
+        for line in gm("tables", "list", "--db", store.db, env=wide).stdout.splitlines()
         if table_id in line
     )
-    text = gm("tables", "show", table_id, "--db", db).stdout
+    text = gm("tables", "show", table_id, "--db", store.db).stdout
     assert f"disconnected: {player} ({window}s to reconnect)" in text, text
     assert f"to act {player} ({timeouts['action_s']} s left)" in text, text
     assert row.count(player) == 2, (row, text)  # to act, and away
 
 
 def test_tables_show_one_table(live, gm) -> None:
-    db, host = live
+    store, host = live
     table_id = host.run_until(host.running_players, what="a running hand")[0][0]
-    shown = gm.json("tables", "show", table_id, "--db", db, "--json")
+    shown = gm.json("tables", "show", table_id, "--db", store.db, "--json")
     assert shown["id"] == table_id and shown["system"] in PROFILES
     assert shown == next(
-        t for t in gm.json("tables", "list", "--db", db, "--json") if t["id"] == table_id
+        t for t in gm.json("tables", "list", "--db", store.db, "--json") if t["id"] == table_id
     )
     _check_against_the_host(host, shown)
-    text = gm("tables", "show", table_id, "--db", db).stdout
+    text = gm("tables", "show", table_id, "--db", store.db).stdout
     assert text.startswith(
         f"table {table_id}: {shown['system']} / {shown['room']} "
         f"({shown['game']}), host live, snapshot "
@@ -238,12 +354,12 @@ def test_tables_show_one_table(live, gm) -> None:
 
 
 def test_players_show_a_seated_player_names_the_table(live, gm) -> None:
-    db, host = live
+    store, host = live
     table_id, player = host.run_until(host.running_players, what="a running hand")[0]
     seat = _snapshots(host)[table_id]["seated"].index(player)
-    shown = gm.json("players", "show", player, "--db", db, "--json")
+    shown = gm.json("players", "show", player, "--db", store.db, "--json")
     assert shown["table"] == {"table_id": table_id, "seat": seat}
-    text = gm("players", "show", player, "--db", db).stdout
+    text = gm("players", "show", player, "--db", store.db).stdout
     assert f"table: {table_id} seat {seat}" in text
 
 
@@ -268,7 +384,7 @@ def _fresh_hands(host: VirtualHost, tables=lambda table_id: True) -> list[str]:
 
 def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm) -> None:
     """G2: a kick during a running hand is an escape (forfeit_to_banker ends the hand)."""
-    db, host = live
+    store, host = live
     table_id = host.run_until(
         lambda: _fresh_hands(host, _escape_ends_the_hand), what="a fresh hand in a coin room"
     )[0]
@@ -279,7 +395,7 @@ def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm
 
     outcome = host.command(OPERATOR, "kick", table_id, player, "collusion report")
 
-    command = _query(db, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
+    command = _query(store, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
     assert (
         command["kind"],
         command["table_id"],
@@ -324,18 +440,18 @@ def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm
     ]
 
     kick = _query(
-        db,
+        store,
         "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
         "table_id = ? ORDER BY id DESC LIMIT 1",
         (table_id,),
     )[0]
     assert kick["hand_id"] == hand_id and json.loads(kick["payload"])["player"] == player
-    assert _query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0][0] == "settled"
+    assert _query(store, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0][0] == "settled"
     assert sorted(
         tuple(r)
-        for r in _query(db, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
+        for r in _query(store, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
     ) == sorted((e["player"], e["delta"]) for e in entries if e["delta"])
-    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    log = gm.json("gm", "log", "--db", store.db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
         OPERATOR,
         "kick",
@@ -349,19 +465,19 @@ def test_kick_is_acknowledged_within_a_second_and_prints_the_settlement(live, gm
 
 def test_kick_of_a_player_not_seated_fails_with_one_message(live, gm) -> None:
     """The host refuses it (exit code 2); the command and the attempt are on record."""
-    db, host = live
+    store, host = live
     table_id = host.run_until(host.running_players, what="a running hand")[0][0]
     with pytest.raises(CommandFailed) as failed:
         host.command(OPERATOR, "kick", table_id, "nobody-here", "x")
     assert str(failed.value) == f"nobody-here is not seated at {table_id}"
     assert failed.value.exit_code == 2
-    command = _query(db, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
+    command = _query(store, "SELECT * FROM gm_commands ORDER BY id DESC LIMIT 1")[0]
     assert (command["table_id"], command["player"], command["status"]) == (
         table_id,
         "nobody-here",
         "failed",
     )
-    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    log = gm.json("gm", "log", "--db", store.db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"]) == (
         OPERATOR,
         "kick",
@@ -372,7 +488,7 @@ def test_kick_of_a_player_not_seated_fails_with_one_message(live, gm) -> None:
 
 
 def test_close_voids_the_running_hand_with_every_stake_returned(live, gm) -> None:
-    db, host = live
+    store, host = live
     table_id = host.run_until(
         lambda: [
             t
@@ -391,22 +507,22 @@ def test_close_voids_the_running_hand_with_every_stake_returned(live, gm) -> Non
     assert command_lines(outcome) == [
         f"closed {table_id}; hand {hand_id} voided, every stake returned"
     ]
-    hand = _query(db, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
+    hand = _query(store, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
     assert hand["outcome"] == "voided" and hand["seed"]
-    assert _query(db, "SELECT COUNT(*) FROM ledger WHERE hand_id = ?", (hand_id,))[0][0] == 0
+    assert _query(store, "SELECT COUNT(*) FROM ledger WHERE hand_id = ?", (hand_id,))[0][0] == 0
     voided = _query(
-        db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'", (hand_id,)
+        store, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'", (hand_id,)
     )
     assert json.loads(voided[0][0])["stakes"] == "returned"
     for seat in json.loads(hand["seats"]):  # every stake back: coins as the hand found them
-        coins = _query(db, "SELECT coins FROM players WHERE name = ?", (seat["player"],))[0][0]
+        coins = _query(store, "SELECT coins FROM players WHERE name = ?", (seat["player"],))[0][0]
         assert coins == seat["coins"], seat
-    tables = {t["id"]: t for t in gm.json("tables", "list", "--db", db, "--json", "--closed")}
+    tables = {t["id"]: t for t in gm.json("tables", "list", "--db", store.db, "--json", "--closed")}
     assert tables[table_id]["status"] == "closed" and tables[table_id]["seated"] == []
-    assert table_id not in {t["id"] for t in gm.json("tables", "list", "--db", db, "--json")}
-    report = gm.json("hands", "show", hand_id, "--db", db, "--json")
+    assert table_id not in {t["id"] for t in gm.json("tables", "list", "--db", store.db, "--json")}
+    report = gm.json("hands", "show", hand_id, "--db", store.db, "--json")
     assert report["outcome"] == "voided" and report["seed_verifies"] is True
-    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    log = gm.json("gm", "log", "--db", store.db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
         OPERATOR,
         "close",
@@ -414,18 +530,21 @@ def test_close_voids_the_running_hand_with_every_stake_returned(live, gm) -> Non
         "maintenance",
     )
     host.advance(30)  # a closed table stays closed: no hand starts there again
-    assert _query(db, "SELECT MAX(id) FROM hands WHERE table_id = ?", (table_id,))[0][0] == hand_id
+    assert (
+        _query(store, "SELECT MAX(id) FROM hands WHERE table_id = ?", (table_id,))[0][0] == hand_id
+    )
 
 
 def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
-    deployed_db: Path, gm, start_host
+    deployed_store: Located, gm, start_host
 ) -> None:
     """End to end: `gmtool tables kick` against a real `gmtool house run` process. The
     console and the host are separate processes on the real clock, so a hand may end (or
     the player fold or leave) between the look and the kick: then kick again."""
-    db = deployed_db
+    store = deployed_store
     host = start_host(
-        db,
+        store.db,
+        *store.host_args(),
         "--system",
         "qq-showhand",
         "--tables",
@@ -439,11 +558,22 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
     )
 
     def targets():
-        return [(t, p) for t, p in gm.running_players(db) if _escape_ends_the_hand(t)]
+        return [(t, p) for t, p in gm.running_players(store.db) if _escape_ends_the_hand(t)]
 
     table_id, player = host.wait_until(targets, timeout=120)[0]
     refused = gm(
-        "tables", "kick", table_id, player, "--reason", "x", "--db", db, "--as", SUPPORT, expect=1
+        "tables",
+        "kick",
+        table_id,
+        player,
+        "--reason",
+        "x",
+        "--db",
+        store.db,
+        "--as",
+        SUPPORT,
+        expect=1,
+        env=store.env(),
     )
     assert (refused.stdout, refused.stderr.strip()) == (
         "",
@@ -457,12 +587,13 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
         "--reason",
         "x",
         "--db",
-        db,
+        store.db,
         "--as",
         OPERATOR,
         "--timeout",
         "60",
         expect=2,
+        env=store.env(),
     )
     assert (unseated.stdout, unseated.stderr.strip()) == (
         "",
@@ -479,12 +610,13 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
             "--reason",
             "collusion report",
             "--db",
-            db,
+            store.db,
             "--as",
             OPERATOR,
             "--timeout",
             "60",
             expect=None,
+            env=store.env(),
         )
         if run.returncode == 0 and ": an escape (G2)" in run.stdout:
             break
@@ -508,7 +640,7 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
         pytest.fail("no kick landed during a hand in 20 tries")
 
     command = _query(
-        db,
+        store,
         "SELECT * FROM gm_commands WHERE table_id = ? AND player = ? ORDER BY id DESC LIMIT 1",
         (table_id, player),
     )[0]
@@ -541,16 +673,17 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
         rf"{re.escape(player)}\)"
     )
     kick = _query(
-        db,
+        store,
         "SELECT hand_id, payload FROM events WHERE type = 'kick' AND "
         "table_id = ? ORDER BY id DESC LIMIT 1",
         (table_id,),
     )[0]
     assert json.loads(kick["payload"])["player"] == player
     assert (
-        _query(db, "SELECT outcome FROM hands WHERE id = ?", (kick["hand_id"],))[0][0] == "settled"
+        _query(store, "SELECT outcome FROM hands WHERE id = ?", (kick["hand_id"],))[0][0]
+        == "settled"
     )
-    log = gm.json("gm", "log", "--db", db, "--json")[-1]
+    log = gm.json("gm", "log", "--db", store.db, "--json")[-1]
     assert (log["actor"], log["action"], log["target"], log["reason"]) == (
         OPERATOR,
         "kick",
@@ -562,12 +695,18 @@ def test_the_cli_kicks_a_player_of_a_real_host_during_a_hand(
 
 
 def test_kick_between_hands_at_an_owner_table_frees_the_seat(
-    deployed_db: Path, gm, virtual_host
+    deployed_store: Located, gm, virtual_host
 ) -> None:
     """G2: a kick between hands frees the seat; the player is not dealt into the next hand."""
-    db = deployed_db
+    store = deployed_store
     host = virtual_host(
-        db, systems=["lequ-showhand"], tables=1, speed=1.0, grace=1.0, seed="owner-kick"
+        store.db,
+        systems=["lequ-showhand"],
+        tables=1,
+        speed=1.0,
+        grace=1.0,
+        seed="owner-kick",
+        **store.host_options(),
     )
     table_id = "lequ-showhand-table-1"
 
@@ -582,7 +721,7 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(
         return None
 
     player = host.run_until(waiting_player, what="a player waiting for the next hand")[0]
-    hands_before = _query(db, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
+    hands_before = _query(store, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
     outcome = host.command(OPERATOR, "kick", table_id, player, "between hands")
     assert {k: v for k, v in outcome.items() if k != "command"} == {
         "ok": True,
@@ -594,13 +733,12 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(
         "moved none of their coins; the seat is free"
     ]
     # the snapshot published with the kick, before its acknowledgement, shows the seat free
-    shown = gm.json("tables", "show", table_id, "--db", db, "--json")
+    shown = gm.json("tables", "show", table_id, "--db", store.db, "--json")
     assert player not in shown["seated"] and shown.get("players") is None
-    assert gm.json("players", "show", player, "--db", db, "--json")["table"] is None
+    assert gm.json("players", "show", player, "--db", store.db, "--json")["table"] is None
 
     def next_hand():
-        return _query(
-            db,
+        return host.store.all(
             "SELECT seats FROM hands WHERE table_id = ? AND id > ? ORDER BY id LIMIT 1",
             (table_id, hands_before),
         )
@@ -609,33 +747,44 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(
     assert player not in {s["player"] for s in seats} and len(seats) >= 2
     host.advance(300)  # nor any later hand of this run (the kicked player sits out)
     assert not _query(
-        db,
+        store,
         "SELECT id FROM hands WHERE id > ? AND seats LIKE ?",
         (hands_before, f'%"player":"{player}"%'),
     )
 
 
 def test_an_adjustment_reaches_the_host_before_the_next_hand(
-    deployed_db: Path, gm, virtual_host
+    deployed_store: Located, gm, virtual_host
 ) -> None:
     """A hand started after `players adjust` seats the player with the adjusted coins."""
-    db = deployed_db
-    host = virtual_host(db, systems=["qq-showhand"], tables=3, speed=1.0, grace=1.0, seed="adjust")
+    store = deployed_store
+    host = virtual_host(
+        store.db,
+        systems=["qq-showhand"],
+        tables=3,
+        speed=1.0,
+        grace=1.0,
+        seed="adjust",
+        **store.host_options(),
+    )
     host.run_until(host.running_players, what="a running hand")
-    seated = {p for t in gm.json("tables", "list", "--db", db, "--json") for p in t["seated"]}
+    seated = {p for t in gm.json("tables", "list", "--db", store.db, "--json") for p in t["seated"]}
     idle = [
         r[0]
-        for r in _query(db, "SELECT name FROM players WHERE kind = 'bot' ORDER BY name")
+        for r in _query(store, "SELECT name FROM players WHERE kind = 'bot' ORDER BY name")
         if r[0] not in seated
     ]
-    assert idle
+    # Two of them: each adjustment waits for the still host's checkpoint (HOST_WAIT_S of
+    # the real clock) before the console signs one with the host's key.
+    idle = idle[:2]
+    assert len(idle) == 2
     for name in idle:  # 1,200 coins: enough for the junior room, not for middle (Q1)
-        coins = _query(db, "SELECT coins FROM players WHERE name = ?", (name,))[0][0]
+        coins = _query(store, "SELECT coins FROM players WHERE name = ?", (name,))[0][0]
         gm(
             "players",
             "adjust",
             "--db",
-            db,
+            store.db,
             "--as",
             OPERATOR,
             "--reason",
@@ -643,16 +792,16 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(
             "--",
             name,
             str(1200 - coins),
+            env=store.env(),
         )
     # The host stood still meanwhile: every hand after these started after the adjustments.
     # (The console wrote them on the real clock, the host writes on its virtual one: order
     # by ids, not by time.)
-    hands_before = _query(db, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
-    ledger_before = _query(db, "SELECT MAX(id) FROM ledger")[0][0]
+    hands_before = _query(store, "SELECT COALESCE(MAX(id), 0) FROM hands")[0][0]
+    ledger_before = _query(store, "SELECT MAX(id) FROM ledger")[0][0]
 
     def hands_with_them():
-        rows = _query(
-            db,
+        rows = host.store.all(
             "SELECT id, tier, seats, started_at FROM hands WHERE id > ? ORDER BY id",
             (hands_before,),
         )
@@ -668,24 +817,31 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(
     for hand in hands:
         for seat in json.loads(hand["seats"]):
             balance = _query(
-                db,
+                store,
                 "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE player = ? "
                 "AND (id <= ? OR created_at < ?)",
                 (seat["player"], ledger_before, hand["started_at"]),
             )[0][0]
             assert seat["coins"] == balance, (hand["id"], hand["tier"], seat, balance)
-    assert not _query(db, "SELECT name, coins FROM players WHERE coins < 0")
+    assert not _query(store, "SELECT name, coins FROM players WHERE coins < 0")
 
 
 def test_the_host_stops_within_its_grace_while_a_player_is_away(
-    deployed_db: Path, gm, virtual_host
+    deployed_store: Located, gm, virtual_host
 ) -> None:
     """A stop (SIGTERM): running hands get the grace period, then are voided; a bot waiting
     out its reconnect window (minutes of game time) must not hold the stop up."""
-    db = deployed_db
+    store = deployed_store
     grace = 1.0
     host = virtual_host(
-        db, systems=["qq-showhand"], tables=3, speed=1.0, chaos=0.6, grace=grace, seed="grace"
+        store.db,
+        systems=["qq-showhand"],
+        tables=3,
+        speed=1.0,
+        chaos=0.6,
+        grace=grace,
+        seed="grace",
+        **store.host_options(),
     )
     table_id, _ = host.run_until(lambda: _away_on_turn(host), what="a player away on their turn")[0]
     away_hand = _snapshots(host)[table_id]["hand"]
@@ -704,21 +860,23 @@ def test_the_host_stops_within_its_grace_while_a_player_is_away(
         report.finished_on_stop + [t for t, h in running.items() if h in report.voided_on_stop]
     ) == sorted(running)
     for hand_id in report.voided_on_stop:
-        hand = _query(db, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]
+        hand = _query(store, "SELECT outcome FROM hands WHERE id = ?", (hand_id,))[0]
         assert hand["outcome"] == "voided"
         voided = _query(
-            db, "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'", (hand_id,)
+            store,
+            "SELECT payload FROM events WHERE hand_id = ? AND type = 'hand_voided'",
+            (hand_id,),
         )
         assert json.loads(voided[0][0])["reason"] == "host_stopped"
-    assert _query(db, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0][0] == 0
-    assert gm.json("tables", "list", "--db", db, "--json") == []  # nothing is hosted now
+    assert _query(store, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'")[0][0] == 0
+    assert gm.json("tables", "list", "--db", store.db, "--json") == []  # nothing is hosted now
 
 
 # -- players show ---------------------------------------------------------------------------
 
 
-def _ladder(db: Path) -> list[dict]:
-    return _config(db, _active_config_id(db, "video-showhand"))["ladder"]["titles"]
+def _ladder(store: Located) -> list[dict]:
+    return _config(store, _active_config_id(store, "video-showhand"))["ladder"]["titles"]
 
 
 @pytest.mark.parametrize(
@@ -726,17 +884,17 @@ def _ladder(db: Path) -> list[dict]:
     [(51_200, "经理"), (51_199, "副经理"), (100, "待业"), (99, None), (838_860_800, "财神")],
 )
 def test_players_show_title_by_the_s23_ladder(
-    host_copy: Path, gm, coins: int, title: str | None
+    host_store_copy: Located, gm, coins: int, title: str | None
 ) -> None:
     """S23: titles by coin holdings, 24 steps each double the last; below 100 no title."""
-    assert [s["at"] for s in _ladder(host_copy)] == [100 * 2**i for i in range(24)]
+    assert [s["at"] for s in _ladder(host_store_copy)] == [100 * 2**i for i in range(24)]
     player = "bot-003"
-    held = _query(host_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0]
+    held = _query(host_store_copy, "SELECT coins FROM players WHERE name = ?", (player,))[0][0]
     gm(
         "players",
         "adjust",
         "--db",
-        host_copy,
+        host_store_copy.db,
         "--as",
         OPERATOR,
         "--reason",
@@ -744,18 +902,21 @@ def test_players_show_title_by_the_s23_ladder(
         "--",
         player,
         str(coins - held),
+        env=host_store_copy.env(),
     )
-    shown = gm.json("players", "show", player, "--db", host_copy, "--json")
+    shown = gm.json("players", "show", player, "--db", host_store_copy.db, "--json")
     assert shown["coins"] == coins and shown["titles"]["video-showhand"] == title
-    text = gm("players", "show", player, "--db", host_copy).stdout
+    text = gm("players", "show", player, "--db", host_store_copy.db).stdout
     assert f"title: {title or 'no title'} (video-showhand)" in text
 
 
-def test_players_show_json(host_db: Path, gm) -> None:
+def test_players_show_json(host_store: Located, gm) -> None:
     """Coins, score and tallies (S22), table, recent hands with their deltas, the ledger."""
-    name = _query(host_db, "SELECT player FROM ledger WHERE gm_action_id IS NOT NULL LIMIT 1")[0][0]
-    shown = gm.json("players", "show", name, "--db", host_db, "--json")
-    row = dict(_query(host_db, "SELECT * FROM players WHERE name = ?", (name,))[0])
+    name = _query(
+        host_store, "SELECT player FROM ledger WHERE gm_action_id IS NOT NULL ORDER BY id LIMIT 1"
+    )[0][0]
+    shown = gm.json("players", "show", name, "--db", host_store.db, "--json")
+    row = dict(_query(host_store, "SELECT * FROM players WHERE name = ?", (name,))[0])
     for key in ("coins", "score", "wins", "losses", "draws", "escapes", "disconnects", "kind"):
         assert shown[key] == row[key], key
     assert shown["table"] is None  # the host has stopped: nobody is seated
@@ -764,13 +925,13 @@ def test_players_show_json(host_db: Path, gm) -> None:
     )
     for hand in shown["recent_hands"]:
         seats = json.loads(
-            _query(host_db, "SELECT seats FROM hands WHERE id = ?", (hand["id"],))[0][0]
+            _query(host_store, "SELECT seats FROM hands WHERE id = ?", (hand["id"],))[0][0]
         )
         assert name in {s["player"] for s in seats}
         assert (
             hand["delta"]
             == _query(
-                host_db,
+                host_store,
                 "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id = ? AND player = ?",
                 (hand["id"], name),
             )[0][0]
@@ -779,7 +940,7 @@ def test_players_show_json(host_db: Path, gm) -> None:
     assert [r["id"] for r in ledger] == sorted((r["id"] for r in ledger), reverse=True)
     adjust = next(r for r in ledger if r["gm_action_id"] is not None)
     assert adjust["hand_id"] is None and adjust["reason"] == "gm_adjust"
-    text = gm("players", "show", name, "--db", host_db).stdout
+    text = gm("players", "show", name, "--db", host_store.db).stdout
     assert text.startswith(f"{name} (bot): {row['coins']:,} coins, score {row['score']}")
     assert (
         f"tallies: {row['wins']} won, {row['losses']} lost, {row['draws']} drawn, "
@@ -790,68 +951,69 @@ def test_players_show_json(host_db: Path, gm) -> None:
 # -- hands list / export -----------------------------------------------------------------
 
 
-def _ids(gm, db: Path, *flags: str) -> list[int]:
+def _ids(gm, store: Located, *flags: str) -> list[int]:
     return [
-        h["id"] for h in gm.json("hands", "list", "--db", db, "--json", "--limit", "100000", *flags)
+        h["id"]
+        for h in gm.json("hands", "list", "--db", store.db, "--json", "--limit", "100000", *flags)
     ]
 
 
-def test_hands_list_filters(host_db: Path, gm) -> None:
+def test_hands_list_filters(host_store: Located, gm) -> None:
     """--player, --table, --since and --until, alone and together, newest first."""
-    everything = _ids(gm, host_db)
+    everything = _ids(gm, host_store)
     assert everything == sorted(everything, reverse=True)
-    assert len(everything) == _query(host_db, "SELECT COUNT(*) FROM hands")[0][0]
-    table = _query(host_db, "SELECT table_id FROM hands GROUP BY table_id ORDER BY COUNT(*) DESC")[
-        0
-    ][0]
-    by_table = _ids(gm, host_db, "--table", table)
+    assert len(everything) == _query(host_store, "SELECT COUNT(*) FROM hands")[0][0]
+    table = _query(
+        host_store, "SELECT table_id FROM hands GROUP BY table_id ORDER BY COUNT(*) DESC"
+    )[0][0]
+    by_table = _ids(gm, host_store, "--table", table)
     assert by_table and by_table == [
         r[0]
         for r in _query(
-            host_db, "SELECT id FROM hands WHERE table_id = ? ORDER BY id DESC", (table,)
+            host_store, "SELECT id FROM hands WHERE table_id = ? ORDER BY id DESC", (table,)
         )
     ]
     player = "bot-002"
-    by_player = _ids(gm, host_db, "--player", player)
+    by_player = _ids(gm, host_store, "--player", player)
     assert by_player and by_player == [
         r[0]
         for r in _query(
-            host_db,
+            host_store,
             "SELECT id FROM hands WHERE seats LIKE ? ORDER BY id DESC",
             (f'%"player":"{player}"%',),
         )
     ]
     middle = _query(
-        host_db,
+        host_store,
         "SELECT started_at FROM hands ORDER BY started_at LIMIT 1 OFFSET ?",
         (len(everything) // 2,),
     )[0][0]
-    since, until = _ids(gm, host_db, "--since", middle), _ids(gm, host_db, "--until", middle)
+    since, until = _ids(gm, host_store, "--since", middle), _ids(gm, host_store, "--until", middle)
     assert since and until and sorted(since + until, reverse=True) == everything
     assert not set(since) & set(until)
-    for hand in gm.json("hands", "list", "--db", host_db, "--json", "--since", middle):
+    for hand in gm.json("hands", "list", "--db", host_store.db, "--json", "--since", middle):
         assert hand["started_at"] >= middle
-    both = _ids(gm, host_db, "--table", table, "--player", player, "--since", middle)
+    both = _ids(gm, host_store, "--table", table, "--player", player, "--since", middle)
     assert both == [h for h in since if h in by_table and h in by_player]
-    assert len(gm.json("hands", "list", "--db", host_db, "--json", "--limit", "3")) == 3
-    text = gm("hands", "list", "--db", host_db, "--table", table, "--limit", "5").stdout
+    assert len(gm.json("hands", "list", "--db", host_store.db, "--json", "--limit", "3")) == 3
+    text = gm("hands", "list", "--db", host_store.db, "--table", table, "--limit", "5").stdout
     assert text.startswith("showing the newest 5 of ") and table in text
 
 
-def _showdown_hand(db: Path) -> int:
+def _showdown_hand(store: Located) -> int:
     return _query(
-        db,
+        store,
         "SELECT h.id FROM hands h JOIN events e ON e.hand_id = h.id AND e.type = "
         "'showdown' JOIN ledger l ON l.hand_id = h.id WHERE h.outcome = 'settled' "
         "ORDER BY h.id LIMIT 1",
     )[0][0]
 
 
-def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
+def test_hands_export_markdown_and_json(host_store: Located, gm) -> None:
     """A dispute report: settlement, commitment, seed, replay verdict and the timeline."""
-    hand_id = _showdown_hand(host_db)
-    row = _query(host_db, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
-    report = gm.json("hands", "export", hand_id, "--format", "json", "--db", host_db)
+    hand_id = _showdown_hand(host_store)
+    row = _query(host_store, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
+    report = gm.json("hands", "export", hand_id, "--format", "json", *_evidence(host_store))
     assert (report["hand"], report["commitment"], report["seed"]) == (
         hand_id,
         row["commitment"],
@@ -865,11 +1027,11 @@ def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
         "events_checked": report["replay"]["events_checked"],
     }
     entries = report["settlement"]["entries"]
-    ledger = _query(host_db, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
+    ledger = _query(host_store, "SELECT player, delta FROM ledger WHERE hand_id = ?", (hand_id,))
     assert sorted((r[0], r[1]) for r in ledger) == sorted(
         (e["player"], e["delta"]) for e in entries if e["delta"]
     )
-    markdown = gm("hands", "export", hand_id, "--format", "md", "--db", host_db).stdout
+    markdown = gm("hands", "export", hand_id, "--format", "md", *_evidence(host_store)).stdout
     assert markdown.startswith(f"# Hand {hand_id} dispute report")
     for entry in entries:
         assert f"| {entry['player']} | {entry['delta']:+,} | {entry['reason']} |" in markdown
@@ -879,21 +1041,149 @@ def test_hands_export_markdown_and_json(host_db: Path, gm) -> None:
     assert "showdown:" in markdown and "settlement:" in markdown
 
 
-def test_hands_export_of_a_tampered_hand_says_mismatch(host_copy: Path, gm) -> None:
+def _delete_showdown(store: Located, hand_id: int) -> None:
+    """Delete a hand's showdown event as an attacker does, past the append-only guard: on
+    SQLite its trigger dropped; on PostgreSQL in a superuser's session that fires no
+    trigger (`session_replication_role = replica`)."""
+    delete = "DELETE FROM events WHERE hand_id = ? AND type = 'showdown'"
+    if not store.postgres:
+        conn = sqlite3.connect(store.db)
+        with conn:
+            conn.execute("DROP TRIGGER events_no_delete")
+            conn.execute(delete, (hand_id,))
+        conn.close()
+        return
+    with psycopg.connect(store.db, autocommit=True) as conn:
+        conn.execute("SET session_replication_role = replica")
+        deleted = conn.execute(delete.replace("?", "%s"), (hand_id,)).rowcount
+    assert deleted == 1
+
+
+def test_hands_export_of_a_tampered_hand_says_mismatch(host_store_copy: Located, gm) -> None:
     """Since issue 24 a hand whose evidence does not verify is not exported (exit 1,
     nothing written): the error names what does not verify; `hands replay` says MISMATCH."""
-    hand_id = _showdown_hand(host_copy)
-    conn = sqlite3.connect(host_copy)
-    with conn:
-        conn.execute("DROP TRIGGER events_no_delete")
-        conn.execute("DELETE FROM events WHERE hand_id = ? AND type = 'showdown'", (hand_id,))
-    conn.close()
+    hand_id = _showdown_hand(host_store_copy)
+    _delete_showdown(host_store_copy, hand_id)
     for output_format in ("md", "json"):
-        run = gm("hands", "export", hand_id, "--format", output_format, "--db", host_copy,
+        run = gm("hands", "export", hand_id, "--format", output_format, "--db", host_store_copy.db,
                  expect=1)  # fmt: skip
         assert run.stdout == "" and "evidence does not verify" in run.stderr
         assert "replay: " in run.stderr and "chain_gap: " in run.stderr
-    assert "MISMATCH" in gm("hands", "replay", hand_id, "--db", host_copy, expect=1).stdout
+    assert "MISMATCH" in gm("hands", "replay", hand_id, "--db", host_store_copy.db, expect=1).stdout
+
+
+# -- the whole store read back: tables, GM log, hands, audit --------------------------------
+
+
+def _log_size(store: Located) -> int:
+    return _query(store, "SELECT size FROM log_state")[0][0]
+
+
+def test_tables_list_after_the_host_stopped(host_store: Located, gm) -> None:
+    """No table is live once the host has stopped; `--closed` lists every table the store
+    keeps, as it keeps it: the one a GM closed, the others stopped with the host."""
+    assert gm.json("tables", "list", "--db", host_store.db, "--json") == []
+    listed = gm.json("tables", "list", "--closed", "--db", host_store.db, "--json")
+    rows = _query(host_store, "SELECT id, profile_id, tier, status FROM tables ORDER BY id")
+    assert [(t["id"], t["system"], t["room"], t["status"]) for t in listed] == [
+        tuple(row) for row in rows
+    ]
+    closed = _query(host_store, "SELECT target FROM gm_actions WHERE action = 'close'")
+    assert [t["id"] for t in listed if t["status"] == "closed"] == [closed[0][0]]
+    assert {t["status"] for t in listed if t["id"] != closed[0][0]} == {"stopped"}
+    assert all(t["seated"] == [] and t["hand"] is None for t in listed)
+
+
+def test_gm_log_lists_every_action_as_the_store_keeps_it(host_store: Located, gm) -> None:
+    """Who, what, target, reason and outcome of every GM action, in order: the deploys, the
+    kicks during hands, support's refused kick, the close and, last, the adjustment."""
+    log = gm.json("gm", "log", "--db", host_store.db, "--json")
+    rows = _query(
+        host_store, "SELECT id, actor, action, target, reason, outcome FROM gm_actions ORDER BY id"
+    )
+    assert [
+        (e["id"], e["actor"], e["action"], e["target"], e["reason"], e["outcome"]) for e in log
+    ] == [(*row[:5], json.loads(row[5])) for row in rows]
+    kicks = [e for e in log if e["action"] == "kick" and e["actor"] == OPERATOR]
+    assert len(kicks) == KICKS_WANTED
+    assert all(e["reason"] == "fixture: abusive chat" and e["outcome"]["ok"] for e in kicks)
+    refused = next(e for e in log if e["actor"] == SUPPORT)
+    assert (refused["action"], refused["outcome"]) == (
+        "kick",
+        {"ok": False, "refused": f"'{SUPPORT}' is support; only operators may kick"},
+    )
+    last = log[-1]
+    assert (last["actor"], last["action"], last["target"], last["reason"]) == (
+        OPERATOR,
+        "adjust",
+        "bot-002",
+        "fixture: goodwill",
+    )
+    assert last["outcome"]["delta"] == 500 and last["outcome"]["ok"] is True
+    assert gm.json("gm", "log", "--limit", "1", "--db", host_store.db, "--json") == [last]
+    text = gm("gm", "log", "--db", host_store.db, env=gm.env(COLUMNS="400")).stdout
+    assert f"REFUSED: '{SUPPORT}' is support; only operators may kick" in text, text
+    coins = last["outcome"]
+    assert f"ok: {coins['coins_before']:,} -> {coins['coins']:,} coins (+500)" in text, text
+
+
+def test_hands_show_and_replay_verify_a_hand_against_the_signed_checkpoint(
+    host_store: Located, gm
+) -> None:
+    """A settled hand's record, its seed and evidence verified, and its replay matching,
+    checked against the newest checkpoint the host signed (with the hosts' key)."""
+    hand_id = _showdown_hand(host_store)
+    row = _query(host_store, "SELECT * FROM hands WHERE id = ?", (hand_id,))[0]
+    events = _query(host_store, "SELECT COUNT(*) FROM events WHERE hand_id = ?", (hand_id,))[0][0]
+    shown = gm.json("hands", "show", hand_id, *_evidence(host_store), "--json")
+    assert (shown["hand"], shown["table"], shown["outcome"], shown["commitment"]) == (
+        hand_id,
+        row["table_id"],
+        "settled",
+        row["commitment"],
+    )
+    assert shown["seed"] == row["seed"] and shown["seed_verifies"] is True
+    assert len(shown["events"]) == events
+    size = _log_size(host_store)
+    assert shown["evidence"] == {
+        "verified": True,
+        "problems": [],
+        "notes": [],
+        "checkpoint": {"file": f"{size:012d}.checkpoint", "size": size},
+    }
+    replay = gm.json("hands", "replay", hand_id, *_evidence(host_store), "--json")
+    assert (replay["hand"], replay["ok"], replay["problems"]) == (hand_id, True, [])
+    assert replay["events_checked"] == events
+    text = gm("hands", "replay", hand_id, *_evidence(host_store)).stdout
+    assert text.splitlines() == [
+        f"hand {hand_id}: replay matches, {events} events and the settlement identical",
+        "evidence: verified (events chain, settlement and ledger rows, evidence log records, "
+        f"seed; its records are in the newest signed checkpoint, of {size:,} records)",
+    ], text
+
+
+def test_audit_with_the_hosts_key_finds_nothing(host_store: Located, gm) -> None:
+    """Every hand checked, no problem, and the log extends the newest checkpoint the host
+    signed (the adjustment after the host stopped was covered before it returned)."""
+    hands = _query(host_store, "SELECT COUNT(*) FROM hands")[0][0]
+    run = gm("audit", *_evidence(host_store), "--json")
+    assert run.stderr == "", run.stderr  # (a witness it could not find would be a warning)
+    report = json.loads(run.stdout)
+    assert (report["hands_checked"], report["problems"]) == (hands, [])
+    size = _log_size(host_store)
+    checkpoint = report["checkpoint"]
+    assert (checkpoint["size"], checkpoint["records"], checkpoint["extended"]) == (
+        size,
+        size,
+        True,
+    )
+    witness = _evidence(host_store)[-1] if host_store.postgres else f"{host_store.db}.witness"
+    assert Path(checkpoint["witness"]).resolve() == Path(witness).resolve()
+    text = gm("audit", *_evidence(host_store)).stdout
+    assert text.startswith(
+        f"{hands} hand(s) checked: ok; the log ({size} records) extends the checkpoint "
+        f"signed at {size} ({checkpoint['file']} in "
+    ), text
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -932,11 +1222,29 @@ ERRORS = {
 }
 
 
-@pytest.mark.parametrize("case", list(ERRORS))
+# The GM commands among them write: a failed command is logged (on PostgreSQL covered with
+# the hosts' key, found in their home). The others only read, the shared store.
+LOGGED = ("tables kick", "tables close", "players adjust")
+
+
+@pytest.mark.parametrize("case", [case for case in ERRORS if case not in LOGGED])
 def test_unknown_table_player_or_hand_is_exit_2_with_one_message(
-    host_copy: Path, gm, case: str
+    host_store: Located, gm, case: str
 ) -> None:
-    run = gm(*ERRORS[case], "--db", host_copy, expect=None)  # (failed GM commands are logged)
+    _exit_2_with_one_message(gm(*ERRORS[case], "--db", host_store.db, expect=None), case)
+
+
+@pytest.mark.parametrize("case", LOGGED)
+def test_unknown_table_or_player_in_a_gm_command_is_exit_2_with_one_message(
+    host_store_copy: Located, gm, case: str
+) -> None:
+    store = host_store_copy
+    _exit_2_with_one_message(
+        gm(*ERRORS[case], "--db", store.db, expect=None, env=store.env()), case
+    )
+
+
+def _exit_2_with_one_message(run, case: str) -> None:
     assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
     message = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
     if case in ("hands show not a number", "hands export --format"):
