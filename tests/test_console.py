@@ -762,7 +762,7 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(
         store.db,
         systems=["qq-showhand"],
         tables=3,
-        speed=1.0,
+        speed=10.0,  # the game's seconds ten times as fast (fewer checkpoints and lease renewals)
         grace=1.0,
         seed="adjust",
         **store.host_options(),
@@ -816,8 +816,7 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(
     assert {hand["tier"] for hand in hands} <= {"training", "junior"}  # not middle (Q1)
     for hand in hands:
         for seat in json.loads(hand["seats"]):
-            balance = _query(
-                store,
+            balance = host.store.all(  # (the stopped host's store: still open, at rest)
                 "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE player = ? "
                 "AND (id <= ? OR created_at < ?)",
                 (seat["player"], ledger_before, hand["started_at"]),
