@@ -1,13 +1,16 @@
-"""The GM console (issue 6): tables, players, hands, kick, close, errors, help.
+"""The GM console (issue 6): tables, players, hands, kick, close, GM log, audit, errors,
+help; every test that involves the store once per backend (issue 26), SQLite and
+PostgreSQL, with the same assertions.
 
 Live checks run the real host in this process on virtual time (tests/hosting.py), on a
-real SQLite file: a test plays the host until the situation it needs (a player away on
+real store: a test plays the host until the situation it needs (a player away on
 their turn, a hand that has just begun), and the console reads the store while the host
 is still, so what it shows can be checked exactly against the host's own state. One
 end-to-end test drives a real `gmtool house run` through `gmtool tables kick`, waiting
-for what the host says, never for a fixed time. Everything else reads copies of the
-session's host-produced database. Every command is the installed console script in a
-subprocess, its exit code asserted, and never a traceback.
+for what the host says, never for a fixed time. Everything else reads the session's
+host-produced database (`host_store`: on PostgreSQL a copy of its rows made once a
+module), or a copy of it of its own where the test writes. Every command is the installed
+console script in a subprocess, its exit code asserted, and never a traceback.
 """
 
 from __future__ import annotations
