@@ -950,6 +950,25 @@ def test_players_show_json(host_store: Located, gm) -> None:
     ) in text
 
 
+def test_players_list_richest_first(host_store: Located, gm) -> None:
+    """Every player with their coins and score, richest first, and nobody seated (the
+    host has stopped); `--limit` keeps the richest."""
+    listed = gm.json("players", "list", "--limit", "0", "--db", host_store.db, "--json")
+    rows = _query(host_store, "SELECT name, kind, coins, score FROM players")
+    assert listed["total"] == len(rows) == len(listed["players"])
+    players = listed["players"]
+    assert sorted((p["name"], p["kind"], p["coins"], p["score"]) for p in players) == sorted(
+        tuple(row) for row in rows
+    )
+    assert [p["coins"] for p in players] == sorted((p["coins"] for p in players), reverse=True)
+    assert all(p["table"] is None for p in players)
+    top = gm.json("players", "list", "--limit", "3", "--db", host_store.db, "--json")
+    assert top == {"players": players[:3], "total": len(rows)}
+    text = gm("players", "list", "--limit", "3", "--db", host_store.db).stdout
+    assert text.startswith(f"showing the richest 3 of {len(rows)} players"), text
+    assert f"{players[0]['coins']:,}" in text and players[0]["name"] in text
+
+
 # -- hands list / export -----------------------------------------------------------------
 
 
