@@ -12,6 +12,7 @@ the module's tests end; an unreachable server fails the tests, never skips them.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -175,8 +176,8 @@ class Located:
 def carry(backend: str, db: Path, request: pytest.FixtureRequest, tmp_path: Path) -> Located:
     """The SQLite store `db` as it is, on `backend`: the file itself, or a copy of its rows
     in a new database of the test server (`gmtool db copy`'s own code) with its key files
-    and witness folder in a home of its own (`home/<database>.checkpoint.key`, ...), where
-    a host of the copy keeps them."""
+    (`home/<database>.checkpoint.key`, ...) and witness folders (under the names the store
+    records) in a home of its own, where a host of the copy keeps them."""
     if backend == "sqlite":
         return Located(backend, str(db), db.parent)
     from gmtool.store.copy import copy_store
@@ -192,10 +193,20 @@ def carry(backend: str, db: Path, request: pytest.FixtureRequest, tmp_path: Path
         made = db.with_name(db.name + suffix)
         if made.exists():
             shutil.copy2(made, home / f"{name}{suffix}")
-    witness = db.with_name(db.name + ".witness")
-    if witness.is_dir():
-        shutil.copytree(witness, home / f"{name}.witness")
+    for (location,) in _witness_folders(db):  # under the names the store records them
+        if not Path(location).is_absolute() and (db.parent / location).is_dir():
+            shutil.copytree(db.parent / location, home / location)
     return Located(backend, url, home)
+
+
+def _witness_folders(db: Path) -> list[tuple[str]]:
+    """The witness folders a SQLite store records (a relative one lies beside the file;
+    on PostgreSQL, in the hosts' home)."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT location FROM witnesses WHERE type = 'folder'").fetchall()
+    finally:
+        conn.close()
 
 
 @pytest.fixture(params=BACKENDS, name="deployed_store")

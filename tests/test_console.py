@@ -16,9 +16,7 @@ console script in a subprocess, its exit code asserted, and never a traceback.
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -35,10 +33,9 @@ from backends import (  # noqa: F401  (pytest finds the fixtures by their names)
     pg_server_fixture,
 )
 from conftest import KICKS_WANTED, copy_db, copy_made
-from helpers import query, recorded_witness
+from helpers import query
 from hosting import VirtualHost
 from postgres import Databases, url_of
-from psycopg import sql
 
 from gmtool.cli.render_tables import command_lines
 from gmtool.engine.view import public_view
@@ -99,19 +96,6 @@ def _at(text: str) -> datetime:
 # -- the stores, on both backends -----------------------------------------------------------
 
 
-def _carried(backend: str, db: Path, request: pytest.FixtureRequest, folder: Path) -> Located:
-    """`carry` (tests/backends.py), with the witness folder where the copy records it: a
-    SQLite store records its witness by the folder's name beside the file, and on
-    PostgreSQL such a name is read in the hosts' home (`home/host.db.witness`), so a GM
-    write there is covered in that folder (`carry` keeps it as `home/<database>.witness`,
-    where a store made on PostgreSQL would have it)."""
-    located = carry(backend, db, request, folder)
-    if located.postgres and db.with_name(db.name + ".witness").is_dir():
-        kept = located.home / f"{_database(located)}.witness"
-        kept.rename(located.home / recorded_witness(db).name)
-    return located
-
-
 def _database(store: Located) -> str:
     return store.db.rsplit("/", 1)[1]
 
@@ -121,13 +105,7 @@ def _clone(base: Located, server: Databases, home: Path) -> Located:
     the server, no row sent again), with `base`'s home files under the new name in `home`:
     a copy a test may change, as `copy_db` makes of a SQLite store."""
     source = _database(base)
-    name = f"gmt_{server.tag}_{os.getpid()}_{secrets.token_hex(3)}"
-    server.conn.execute(
-        sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-            sql.Identifier(name), sql.Identifier(source)
-        )
-    )
-    server.made.append(name)  # dropped with the module's other databases
+    name = server.clone(source)  # dropped with the module's other databases
     home.mkdir(mode=0o700)
     for kept in base.home.iterdir():
         target = home / kept.name.replace(source, name, 1)
@@ -152,7 +130,7 @@ def host_store_fixture(
     """The session's host-produced store (`host_db`: five systems played with chaos, kicks,
     a close, an adjustment) on each backend, carried to PostgreSQL once a module: the
     tests that take it only read it (`host_store_copy` is for those that write)."""
-    store = _carried(request.param, host_db, request, tmp_path_factory.mktemp("host-store"))
+    store = carry(request.param, host_db, request, tmp_path_factory.mktemp("host-store"))
     written = _row_counts(store)
     yield store
     assert _row_counts(store) == written, "a test wrote to the shared store: use host_store_copy"
@@ -193,7 +171,7 @@ def live(
     between the test's steps it is still, and the console reads it at rest. Stopped after
     the module."""
     folder = tmp_path_factory.mktemp("console")
-    store = _carried(request.param, copy_made(deployed_template, folder), request, folder)
+    store = carry(request.param, copy_made(deployed_template, folder), request, folder)
     host = VirtualHost(store.db, LIVE, **store.host_options())
     try:
         host.run_until(host.running_players, what="a running hand")
