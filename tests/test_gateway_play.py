@@ -1,33 +1,50 @@
 """The player gateway (issue 25): real `websockets` clients over loopback play at a real
 host (in this process, on virtual time, tests/hosting.py) through `house run --listen`'s
-endpoint; every frame they receive is checked against the published server schema."""
+endpoint; every frame they receive is checked against the published server schema. Each
+test runs on both store backends (`deployed_store`, tests/backends.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
 from gateway_clients import open_client
 from helpers import gm_identity
 
 from gmtool.ops.gm import adjust
 from gmtool.ops.player_tokens import mint
 from gmtool.store import log_append
+from gmtool.store.db import files_of
 
 TABLE_PLAN = [("qq-showhand", "junior", "stud5")]
 GRANT = 200_000
 
 
 @pytest.fixture
-def played(virtual_host, deployed_db: Path):
+def played(virtual_host, deployed_store: Located):
     """A host with one QQ junior table and its gateway on a free loopback port."""
     host = virtual_host(
-        deployed_db, plan=TABLE_PLAN, tables=1, seed="gw", listen="127.0.0.1:0", grace=600.0
+        deployed_store.db,
+        plan=TABLE_PLAN,
+        tables=1,
+        seed="gw",
+        listen="127.0.0.1:0",
+        grace=600.0,
+        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
+
+
+def audit_clean(gm, located: Located) -> None:
+    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
+    verifier key from their home)."""
+    name = located.db.rsplit("/", 1)[-1]
+    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
+    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def token(host, player: str, ttl: int = 3600) -> str:
@@ -51,7 +68,7 @@ def settled_hands(client) -> int:
 
 
 def test_a_remote_player_plays_full_hands_with_bots_and_the_audit_is_clean(
-    gm, played, deployed_db: Path
+    gm, played, deployed_store: Located
 ) -> None:
     ann = join(played, "ann")
     played.run_until(lambda: settled_hands(ann) >= 2, what="two hands with ann", within=7200)
@@ -65,8 +82,7 @@ def test_a_remote_player_plays_full_hands_with_bots_and_the_audit_is_clean(
     played.stop()
     played.stepper.run(ann.close())
     played.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
 def in_hand(host, player: str) -> bool:
@@ -137,7 +153,7 @@ def test_a_token_that_opens_nothing_here_is_closed_with_4001(played, why) -> Non
         played.advance(60 + tokens.LEEWAY_S + 5)
     elif why == "audience":  # this store's registered key, for another store
         token(played, "bob")  # (makes and registers the key beside the store)
-        key = tokens.load_private_pem(key_path(played.store.path).read_bytes())
+        key = tokens.load_private_pem(key_path(files_of(played.store)).read_bytes())
         text = tokens.mint(key, "another-store-id", "ann", 3600, played.clock.wall())
     else:  # this store, a key nobody registered here
         store_id = log_append.store_id(played.store)
@@ -176,7 +192,7 @@ def check_numbering(client_events: list[tuple[int, dict]], truth: list[dict]) ->
 
 
 def test_S18_a_drop_and_a_resume_inside_the_window_lose_no_event_and_repeat_none(
-    gm, played, deployed_db: Path
+    gm, played, deployed_store: Located
 ) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
@@ -209,11 +225,12 @@ def test_S18_a_drop_and_a_resume_inside_the_window_lose_no_event_and_repeat_none
     played.stop()
     played.stepper.run(back.close())
     played.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
-def test_S19_past_the_window_a_dropped_player_has_escaped(gm, played, deployed_db: Path) -> None:
+def test_S19_past_the_window_a_dropped_player_has_escaped(
+    gm, played, deployed_store: Located
+) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
     played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
@@ -230,8 +247,7 @@ def test_S19_past_the_window_a_dropped_player_has_escaped(gm, played, deployed_d
     played.run_until(lambda: "ann" not in table.seated, what="ann standing up")
     played.stop()
     played.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
 def forbidden_by_seq(truth: list[dict], viewer: str | None) -> list[set[str]]:
@@ -259,9 +275,16 @@ def forbidden_by_seq(truth: list[dict], viewer: str | None) -> list[set[str]]:
     [[("qq-showhand", "junior", "stud5")], [("suihua-three-card", "chips-10", "three_card")]],
 )
 def test_G3_no_frame_to_any_connection_holds_a_card_it_may_not_see(
-    virtual_host, deployed_db: Path, plan
+    virtual_host, deployed_store: Located, plan
 ) -> None:
-    host = virtual_host(deployed_db, plan=plan, tables=1, seed="g3", listen="127.0.0.1:0")
+    host = virtual_host(
+        deployed_store.db,
+        plan=plan,
+        tables=1,
+        seed="g3",
+        listen="127.0.0.1:0",
+        **deployed_store.host_options(),
+    )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     players = {name: join(host, name, coins=2_000_000) for name in ("ann", "bob", "cat")}
     table = next(iter(host.host.tables.values()))
@@ -414,7 +437,7 @@ def test_a_token_with_an_id_opens_one_connection_a_replay_is_closed_with_4001(pl
     from gmtool.ops.player_tokens import key_path
 
     token(played, "ann")  # (makes and registers the key beside the store)
-    key = tokens.load_private_pem(key_path(played.store.path).read_bytes())
+    key = tokens.load_private_pem(key_path(files_of(played.store)).read_bytes())
     store_id = log_append.store_id(played.store)
     once = tokens.mint(key, store_id, "ann", 3600, played.clock.wall(), token_id="login-1")
     first = played.stepper.run(open_client(played.host.gateway.url, once))
@@ -465,48 +488,72 @@ def test_a_client_that_leaves_its_frames_unread_is_closed_not_waited_for(played)
     played.run_until(lambda: table.hands_played > hands, what="the table playing on")
 
 
-def test_tables_show_says_who_is_connected_and_who_is_away(gm, played, deployed_db) -> None:
+def test_tables_show_says_who_is_connected_and_who_is_away(
+    gm, played, deployed_store: Located
+) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
     played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
-    shown = gm.json("tables", "show", table.id, "--db", deployed_db, "--json")
+    shown = gm.json(
+        "tables", "show", table.id, "--db", deployed_store.db, "--json", env=deployed_store.env()
+    )
     (person,) = shown["people"]
     assert person["name"] == "ann" and person["connected_s"] is not None
     assert person["away_s"] is None
     played.stepper.run(ann.close())
     played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
     played.advance(5)
-    text = gm("tables", "show", table.id, "--db", deployed_db).stdout
+    text = gm(
+        "tables", "show", table.id, "--db", deployed_store.db, env=deployed_store.env()
+    ).stdout
     assert "people: ann (away" in text and "reconnect window running" in text
 
 
 def test_tables_list_and_players_show_say_who_is_connected_and_who_is_away(
-    gm, played, deployed_db
+    gm, played, deployed_store: Located
 ) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
     played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
     played.advance(3)
-    (listed,) = [t for t in gm.json("tables", "list", "--db", deployed_db, "--json")]
+    (listed,) = [
+        t
+        for t in gm.json(
+            "tables", "list", "--db", deployed_store.db, "--json", env=deployed_store.env()
+        )
+    ]
     assert [p["name"] for p in listed["people"]] == ["ann"]
-    text = gm("tables", "list", "--db", deployed_db, env=gm.env(COLUMNS="250")).stdout
+    text = gm(
+        "tables", "list", "--db", deployed_store.db, env=deployed_store.env(COLUMNS="250")
+    ).stdout
     assert "people" in text and "1 on" in text
-    shown = gm.json("players", "show", "ann", "--db", deployed_db, "--json")
+    shown = gm.json(
+        "players", "show", "ann", "--db", deployed_store.db, "--json", env=deployed_store.env()
+    )
     assert shown["connection"]["table"] == table.id
     assert shown["connection"]["connected_s"] >= 3 and shown["connection"]["away_s"] is None
-    text = gm("players", "show", "ann", "--db", deployed_db).stdout
+    text = gm("players", "show", "ann", "--db", deployed_store.db, env=deployed_store.env()).stdout
     assert re.search(rf"^connection: connected \d+ s at {table.id}$", text, re.M), text
     played.stepper.run(ann.close())
     played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
     played.advance(5)
     assert (
         "0 on, 1 away"
-        in gm("tables", "list", "--db", deployed_db, env=gm.env(COLUMNS="250")).stdout
+        in gm(
+            "tables", "list", "--db", deployed_store.db, env=deployed_store.env(COLUMNS="250")
+        ).stdout
     )
-    text = gm("players", "show", "ann", "--db", deployed_db).stdout
+    text = gm("players", "show", "ann", "--db", deployed_store.db, env=deployed_store.env()).stdout
     line = rf"^connection: away \d+ s at {table.id} \(reconnect window running\)$"
     assert re.search(line, text, re.M), text
-    away = gm.json("players", "show", "ann", "--db", deployed_db, "--json")["connection"]
+    away = gm.json(
+        "players", "show", "ann", "--db", deployed_store.db, "--json", env=deployed_store.env()
+    )["connection"]
     assert away["away_s"] is not None and away["connected_s"] is None
     bot = next(name for name in table.seated if name != "ann")
-    assert gm.json("players", "show", bot, "--db", deployed_db, "--json")["connection"] is None
+    assert (
+        gm.json(
+            "players", "show", bot, "--db", deployed_store.db, "--json", env=deployed_store.env()
+        )["connection"]
+        is None
+    )
