@@ -1,7 +1,8 @@
 """The player page's files over plain HTTP on the gateway's port (issue 25 item 7): only the
 known files, with their content types and a restrictive Content-Security-Policy, and the
 WebSocket endpoint on the same port as before. The page itself is played in a real
-browser in tests/test_browser_play.py."""
+browser in tests/test_browser_play.py. The tests with a host run on both store backends
+(`deployed_store`, tests/backends.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
 from gateway_clients import answer, open_client
 from helpers import gm_identity
 
@@ -21,14 +23,15 @@ STATIC = Path(pages.__file__).resolve().parent / "static"
 
 
 @pytest.fixture
-def listening(virtual_host, deployed_db: Path):
+def listening(virtual_host, deployed_store: Located):
     """A host with one table and its gateway on a free loopback port."""
     host = virtual_host(
-        deployed_db,
+        deployed_store.db,
         plan=[("qq-showhand", "junior", "stud5")],
         tables=1,
         seed="page",
         listen="127.0.0.1:0",
+        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
@@ -176,17 +179,18 @@ def _token(host) -> str:
 
 
 def test_H4_after_a_look_the_turn_comes_again_with_the_legal_actions_of_now(
-    virtual_host, deployed_db: Path
+    virtual_host, deployed_store: Located
 ) -> None:
     """H4: a three-card player may look at their cards at their turn and still act; the
     page's buttons follow what the engine allows now (no second look, a seen player's
     amounts), so the look brings the turn again, by the same deadline."""
     host = virtual_host(
-        deployed_db,
+        deployed_store.db,
         plan=[("suihua-three-card", "chips-10", "three_card")],
         tables=1,
         seed="look",
         listen="127.0.0.1:0",
+        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     ann = host.stepper.run(open_client(host.host.gateway.url, _token(host), auto=False))
