@@ -20,6 +20,10 @@ from gmtool.store.db import files_of
 
 TABLE_PLAN = [("qq-showhand", "junior", "stud5")]
 GRANT = 200_000
+# The tests of the gateway's own handling of a socket (turns, frames, limits, resumes from
+# its memory) read and write nothing of the store's but what every hand does, which the
+# suite's other tests play on both backends: they run on SQLite alone (CI's time).
+SQLITE_ONLY = pytest.mark.parametrize("deployed_store", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -97,6 +101,7 @@ def in_hand(host, player: str) -> bool:
     )
 
 
+@SQLITE_ONLY
 def test_S12_an_act_out_of_turn_gets_the_rule_and_changes_nothing(played) -> None:
     ann = join(played, "ann", auto=False)
     table = next(iter(played.host.tables.values()))
@@ -115,6 +120,7 @@ def test_S12_an_act_out_of_turn_gets_the_rule_and_changes_nothing(played) -> Non
     assert ann.invalid == []
 
 
+@SQLITE_ONLY
 def test_H5_an_amount_the_caps_do_not_allow_gets_the_rule(played) -> None:
     ann = join(played, "ann", auto=False)
     played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
@@ -130,6 +136,7 @@ def test_H5_an_amount_the_caps_do_not_allow_gets_the_rule(played) -> None:
     assert ann.invalid == []
 
 
+@SQLITE_ONLY
 def test_S17_a_player_who_does_not_act_is_timed_out_on_the_host_clock(played) -> None:
     ann = join(played, "ann", auto=False)
     played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
@@ -165,6 +172,7 @@ def test_a_token_that_opens_nothing_here_is_closed_with_4001(played, why) -> Non
     assert "ann" not in played.host.gateway.connections
 
 
+@SQLITE_ONLY
 def test_a_first_frame_that_is_not_a_hello_is_closed_with_4002(played) -> None:
     from websockets.asyncio.client import connect
 
@@ -355,6 +363,7 @@ def test_a_gm_close_tells_every_connection_at_the_table(played) -> None:
     assert ann.invalid == [] and dan.invalid == []
 
 
+@SQLITE_ONLY
 def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> None:
     table = next(iter(played.host.tables.values()))
     feed = played.host.gateway._feed(table.id)
@@ -370,6 +379,7 @@ def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> N
     assert [w.player for w in feed.watchers] == ["ann"]
 
 
+@SQLITE_ONLY
 def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) -> None:
     ann = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
     played.run_until(lambda: ann.of("welcome"), what="the welcome")
@@ -393,6 +403,7 @@ def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) ->
     )
 
 
+@SQLITE_ONLY
 def test_a_flood_is_told_once_then_closed_with_4007_and_the_table_plays_on(played) -> None:
     from gmtool.gateway.limits import BURST, FLOOD
 
@@ -417,6 +428,7 @@ def test_a_flood_is_told_once_then_closed_with_4007_and_the_table_plays_on(playe
     assert not bob.closed and table.id in played.host.tables
 
 
+@SQLITE_ONLY
 def test_a_burst_within_the_budget_is_all_carried_out(played) -> None:
     from gmtool.gateway.limits import BURST
 
@@ -453,6 +465,7 @@ def test_a_token_with_an_id_opens_one_connection_a_replay_is_closed_with_4001(pl
         played.run_until(lambda c=client: c.of("welcome"), what="a welcome with a plain token")
 
 
+@SQLITE_ONLY
 def test_a_resume_from_before_the_kept_events_gets_a_snapshot(played) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
@@ -469,6 +482,7 @@ def test_a_resume_from_before_the_kept_events_gets_a_snapshot(played) -> None:
     assert all(seq > first["seq"] for seq, _ in back.events()[len(first["events"]) :])
 
 
+@SQLITE_ONLY
 def test_a_client_that_leaves_its_frames_unread_is_closed_not_waited_for(played) -> None:
     from gmtool.house.connection import MAX_QUEUE
 
