@@ -1,7 +1,8 @@
 """Bots as network clients (issue 25 item 6): `NetworkBot`s speak the public protocol over
 real loopback sockets to a real host (in this process, on virtual time, tests/hosting.py),
 play full hands of every game system the gateway seats people at, and the store's audit is
-clean with every coin accounted for. The command itself runs as a real subprocess."""
+clean with every coin accounted for. The command itself runs as a real subprocess. The
+tests that play run on both store backends (`deployed_store`, tests/backends.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
 from helpers import clean_env, gm_identity, gmtool_command
 
 from gmtool.gateway.client import NetworkBot, Told, legal_of
@@ -29,12 +31,28 @@ PLANS = [
 ]
 
 
-def start(virtual_host, db: Path, plan, tables: int = 1, **options):
+def start(virtual_host, located: Located, plan, tables: int = 1, **options):
     host = virtual_host(
-        db, plan=[plan], tables=tables, seed="nb", listen="127.0.0.1:0", grace=600.0, **options
+        located.db,
+        plan=[plan],
+        tables=tables,
+        seed="nb",
+        listen="127.0.0.1:0",
+        grace=600.0,
+        **located.host_options(),
+        **options,
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
+
+
+def audit_clean(gm, located: Located) -> None:
+    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
+    verifier key from their home)."""
+    name = located.db.rsplit("/", 1)[-1]
+    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
+    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def network_bots(host, count: int, hands: int = 0, prefix: str = "netbot") -> list[NetworkBot]:
@@ -59,10 +77,10 @@ def total_coins(store) -> int:
 
 @pytest.mark.parametrize("plan", PLANS, ids=[plan[0] for plan in PLANS])
 def test_network_bots_play_full_hands_of_every_system_and_the_audit_is_clean(
-    gm, virtual_host, deployed_db: Path, plan
+    gm, virtual_host, deployed_store: Located, plan
 ) -> None:
     owner_ante = plan[0] == "lequ-showhand"  # four seats: three bots and one of the host's
-    host = start(virtual_host, deployed_db, plan, **({"bots": 1} if owner_ante else {}))
+    host = start(virtual_host, deployed_store, plan, **({"bots": 1} if owner_ante else {}))
     bots = network_bots(host, 3, hands=3)
     before = total_coins(host.store)  # (after the grants: the bots' coins are in it)
     played = host.stepper.start(netbots.play(bots))
@@ -77,14 +95,13 @@ def test_network_bots_play_full_hands_of_every_system_and_the_audit_is_clean(
     granted = [ledger.coins_or_none(host.store, bot.name) for bot in bots]
     assert all(coins is not None for coins in granted)
     host.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
 def test_a_bot_whose_socket_drops_resumes_its_table_and_misses_no_event(
-    gm, virtual_host, deployed_db: Path
+    gm, virtual_host, deployed_store: Located
 ) -> None:
-    host = start(virtual_host, deployed_db, PLANS[0])
+    host = start(virtual_host, deployed_store, PLANS[0])
     table = next(iter(host.host.tables.values()))
     bots = network_bots(host, 2, hands=4)
     ann = bots[0]
@@ -114,8 +131,7 @@ def test_a_bot_whose_socket_drops_resumes_its_table_and_misses_no_event(
     assert ("disconnect", ann.name) in kinds and ("reconnect", ann.name) in kinds
     host.stop()
     host.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
 def test_a_bot_judges_only_what_it_was_told() -> None:
@@ -154,23 +170,22 @@ def test_a_bot_judges_only_what_it_was_told() -> None:
     assert legal[0].allows(300) and not legal[0].allows(250) and legal[1].verb == "fold"
 
 
-def gmtool(*args: str, **kwargs) -> subprocess.CompletedProcess:
+def gmtool(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "gmtool", *args],
         capture_output=True,
         text=True,
         timeout=120,
-        env=clean_env(),
-        **kwargs,
+        env=env or clean_env(),
     )
 
 
-def test_an_unreachable_url_is_one_line_and_exit_2(deployed_db: Path) -> None:
+def test_an_unreachable_url_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out = gmtool(
         "bots", "--connect", "ws://127.0.0.1:9", "--count", "1", "--token-file", os.devnull
     )
     assert out.returncode == 2 and "no token" in out.stderr, out.stderr
-    tokens = deployed_db.parent / "tokens.txt"
+    tokens = tmp_path / "tokens.txt"
     tokens.write_text("not.a.token\n")
     out = gmtool("bots", "--connect", "ws://127.0.0.1:9", "--token-file", str(tokens))
     assert out.returncode == 2, out.stderr
@@ -182,8 +197,9 @@ def test_an_unreachable_url_is_one_line_and_exit_2(deployed_db: Path) -> None:
 
 
 def test_the_command_plays_against_a_real_host_and_a_refused_token_is_exit_2(
-    gm, deployed_db: Path, tmp_path: Path
+    deployed_store: Located, tmp_path: Path
 ) -> None:
+    located = deployed_store
     host = subprocess.Popen(
         [
             sys.executable,
@@ -192,7 +208,8 @@ def test_the_command_plays_against_a_real_host_and_a_refused_token_is_exit_2(
             "house",
             "run",
             "--db",
-            str(deployed_db),
+            located.db,
+            *located.host_args(),
             "--tables",
             "1",
             "--system",
@@ -221,7 +238,7 @@ def test_the_command_plays_against_a_real_host_and_a_refused_token_is_exit_2(
             "--count",
             "2",
             "--db",
-            str(deployed_db),
+            located.db,
             "--as",
             "boss",
             "--grant",
@@ -229,15 +246,16 @@ def test_the_command_plays_against_a_real_host_and_a_refused_token_is_exit_2(
             "--hands",
             "1",
             "--json",
+            env=located.env(),
         )
         assert out.returncode == 0, out.stdout + out.stderr
         assert '"hands"' in out.stdout and '"refused": []' in out.stdout, out.stdout
         playing = subprocess.Popen(
-            [*gmtool_command(), "bots", "--connect", url, "--db", str(deployed_db)],
+            [*gmtool_command(), "bots", "--connect", url, "--db", located.db],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=clean_env(GMTOOL_USER="boss"),
+            env=located.env(GMTOOL_USER="boss"),
         )
         assert "Ctrl-C stops them" in playing.stderr.readline()  # type: ignore[union-attr]
         playing.send_signal(signal.SIGINT)

@@ -1,14 +1,24 @@
 """`gmtool house run --listen` end to end: a real host process on the real clock, a token
 from `gmtool players token`, a coin grant from `gmtool players adjust`, and a real
 WebSocket client that reads the lobby, sits and plays a hand beside the bots. The client
-waits for frames (with a generous timeout), never for a fixed time."""
+waits for frames (with a generous timeout), never for a fixed time. On both store backends
+(`deployed_store`, tests/backends.py)."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
 from gateway_clients import open_client
+
+
+def audit_clean(gm, located: Located) -> None:
+    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
+    verifier key from their home)."""
+    name = located.db.rsplit("/", 1)[-1]
+    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
+    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 async def _until(predicate, timeout: float = 120.0) -> None:
@@ -20,10 +30,12 @@ async def _until(predicate, timeout: float = 120.0) -> None:
 
 
 def test_a_player_plays_a_hand_at_a_real_host_through_the_listening_socket(
-    gm, start_host, deployed_db: Path
+    gm, start_host, deployed_store: Located
 ) -> None:
+    located = deployed_store
     host = start_host(
-        deployed_db,
+        located.db,
+        *located.host_args(),
         "--tables",
         "1",
         "--system",
@@ -34,9 +46,20 @@ def test_a_player_plays_a_hand_at_a_real_host_through_the_listening_socket(
         "127.0.0.1:0",
     )
     url = host.wait_for_line(r"players connect at (ws://\S+)").group(1)
-    token = gm("players", "token", "ann", "--ttl", "1h", "--db", deployed_db, "--as", "boss")
+    token = gm(
+        "players",
+        "token",
+        "ann",
+        "--ttl",
+        "1h",
+        "--db",
+        located.db,
+        "--as",
+        "boss",
+        env=located.env(),
+    )
     grant = ("players", "adjust", "ann", "500000", "--reason", "test grant")
-    gm(*grant, "--db", deployed_db, "--as", "boss")  # before ann ever connects
+    gm(*grant, "--db", located.db, "--as", "boss", env=located.env())  # before ann connects
 
     async def play() -> tuple:
         ann = await open_client(url, token.stdout.strip())
@@ -56,4 +79,4 @@ def test_a_player_plays_a_hand_at_a_real_host_through_the_listening_socket(
     assert lobby["id"] == "l1" and lobby["rooms"][0]["profile"] == "qq-showhand"
     assert turns and invalid == []
     assert host.stop() == 0
-    assert gm("audit", "--db", deployed_db, expect=None).returncode == 0
+    audit_clean(gm, located)

@@ -1,33 +1,54 @@
 """The player gateway (issue 25): real `websockets` clients over loopback play at a real
 host (in this process, on virtual time, tests/hosting.py) through `house run --listen`'s
-endpoint; every frame they receive is checked against the published server schema."""
+endpoint; every frame they receive is checked against the published server schema. Each
+test runs on both store backends (`deployed_store`, tests/backends.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
 from gateway_clients import open_client
 from helpers import gm_identity
 
 from gmtool.ops.gm import adjust
 from gmtool.ops.player_tokens import mint
 from gmtool.store import log_append
+from gmtool.store.db import files_of
 
 TABLE_PLAN = [("qq-showhand", "junior", "stud5")]
 GRANT = 200_000
+# The tests of the gateway's own handling of a socket (turns, frames, limits, resumes from
+# its memory) read and write nothing of the store's but what every hand does, which the
+# suite's other tests play on both backends: they run on SQLite alone (CI's time).
+SQLITE_ONLY = pytest.mark.parametrize("deployed_store", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
-def played(virtual_host, deployed_db: Path):
+def played(virtual_host, deployed_store: Located):
     """A host with one QQ junior table and its gateway on a free loopback port."""
     host = virtual_host(
-        deployed_db, plan=TABLE_PLAN, tables=1, seed="gw", listen="127.0.0.1:0", grace=600.0
+        deployed_store.db,
+        plan=TABLE_PLAN,
+        tables=1,
+        seed="gw",
+        listen="127.0.0.1:0",
+        grace=600.0,
+        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
+
+
+def audit_clean(gm, located: Located) -> None:
+    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
+    verifier key from their home)."""
+    name = located.db.rsplit("/", 1)[-1]
+    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
+    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def token(host, player: str, ttl: int = 3600) -> str:
@@ -51,7 +72,7 @@ def settled_hands(client) -> int:
 
 
 def test_a_remote_player_plays_full_hands_with_bots_and_the_audit_is_clean(
-    gm, played, deployed_db: Path
+    gm, played, deployed_store: Located
 ) -> None:
     ann = join(played, "ann")
     played.run_until(lambda: settled_hands(ann) >= 2, what="two hands with ann", within=7200)
@@ -65,8 +86,7 @@ def test_a_remote_player_plays_full_hands_with_bots_and_the_audit_is_clean(
     played.stop()
     played.stepper.run(ann.close())
     played.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
 def in_hand(host, player: str) -> bool:
@@ -81,6 +101,7 @@ def in_hand(host, player: str) -> bool:
     )
 
 
+@SQLITE_ONLY
 def test_S12_an_act_out_of_turn_gets_the_rule_and_changes_nothing(played) -> None:
     ann = join(played, "ann", auto=False)
     table = next(iter(played.host.tables.values()))
@@ -99,6 +120,7 @@ def test_S12_an_act_out_of_turn_gets_the_rule_and_changes_nothing(played) -> Non
     assert ann.invalid == []
 
 
+@SQLITE_ONLY
 def test_H5_an_amount_the_caps_do_not_allow_gets_the_rule(played) -> None:
     ann = join(played, "ann", auto=False)
     played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
@@ -114,6 +136,7 @@ def test_H5_an_amount_the_caps_do_not_allow_gets_the_rule(played) -> None:
     assert ann.invalid == []
 
 
+@SQLITE_ONLY
 def test_S17_a_player_who_does_not_act_is_timed_out_on_the_host_clock(played) -> None:
     ann = join(played, "ann", auto=False)
     played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
@@ -137,7 +160,7 @@ def test_a_token_that_opens_nothing_here_is_closed_with_4001(played, why) -> Non
         played.advance(60 + tokens.LEEWAY_S + 5)
     elif why == "audience":  # this store's registered key, for another store
         token(played, "bob")  # (makes and registers the key beside the store)
-        key = tokens.load_private_pem(key_path(played.store.path).read_bytes())
+        key = tokens.load_private_pem(key_path(files_of(played.store)).read_bytes())
         text = tokens.mint(key, "another-store-id", "ann", 3600, played.clock.wall())
     else:  # this store, a key nobody registered here
         store_id = log_append.store_id(played.store)
@@ -149,6 +172,7 @@ def test_a_token_that_opens_nothing_here_is_closed_with_4001(played, why) -> Non
     assert "ann" not in played.host.gateway.connections
 
 
+@SQLITE_ONLY
 def test_a_first_frame_that_is_not_a_hello_is_closed_with_4002(played) -> None:
     from websockets.asyncio.client import connect
 
@@ -176,7 +200,7 @@ def check_numbering(client_events: list[tuple[int, dict]], truth: list[dict]) ->
 
 
 def test_S18_a_drop_and_a_resume_inside_the_window_lose_no_event_and_repeat_none(
-    gm, played, deployed_db: Path
+    gm, played, deployed_store: Located
 ) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
@@ -209,11 +233,12 @@ def test_S18_a_drop_and_a_resume_inside_the_window_lose_no_event_and_repeat_none
     played.stop()
     played.stepper.run(back.close())
     played.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
-def test_S19_past_the_window_a_dropped_player_has_escaped(gm, played, deployed_db: Path) -> None:
+def test_S19_past_the_window_a_dropped_player_has_escaped(
+    gm, played, deployed_store: Located
+) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
     played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
@@ -230,8 +255,7 @@ def test_S19_past_the_window_a_dropped_player_has_escaped(gm, played, deployed_d
     played.run_until(lambda: "ann" not in table.seated, what="ann standing up")
     played.stop()
     played.close()
-    audit = gm("audit", "--db", deployed_db, expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audit_clean(gm, deployed_store)
 
 
 def forbidden_by_seq(truth: list[dict], viewer: str | None) -> list[set[str]]:
@@ -259,9 +283,16 @@ def forbidden_by_seq(truth: list[dict], viewer: str | None) -> list[set[str]]:
     [[("qq-showhand", "junior", "stud5")], [("suihua-three-card", "chips-10", "three_card")]],
 )
 def test_G3_no_frame_to_any_connection_holds_a_card_it_may_not_see(
-    virtual_host, deployed_db: Path, plan
+    virtual_host, deployed_store: Located, plan
 ) -> None:
-    host = virtual_host(deployed_db, plan=plan, tables=1, seed="g3", listen="127.0.0.1:0")
+    host = virtual_host(
+        deployed_store.db,
+        plan=plan,
+        tables=1,
+        seed="g3",
+        listen="127.0.0.1:0",
+        **deployed_store.host_options(),
+    )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     players = {name: join(host, name, coins=2_000_000) for name in ("ann", "bob", "cat")}
     table = next(iter(host.host.tables.values()))
@@ -332,6 +363,7 @@ def test_a_gm_close_tells_every_connection_at_the_table(played) -> None:
     assert ann.invalid == [] and dan.invalid == []
 
 
+@SQLITE_ONLY
 def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> None:
     table = next(iter(played.host.tables.values()))
     feed = played.host.gateway._feed(table.id)
@@ -347,6 +379,7 @@ def test_the_same_player_connecting_again_replaces_the_first_socket(played) -> N
     assert [w.player for w in feed.watchers] == ["ann"]
 
 
+@SQLITE_ONLY
 def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) -> None:
     ann = played.stepper.run(open_client(played.host.gateway.url, token(played, "ann")))
     played.run_until(lambda: ann.of("welcome"), what="the welcome")
@@ -370,6 +403,7 @@ def test_bad_frames_get_one_error_frame_each_and_the_connection_stays(played) ->
     )
 
 
+@SQLITE_ONLY
 def test_a_flood_is_told_once_then_closed_with_4007_and_the_table_plays_on(played) -> None:
     from gmtool.gateway.limits import BURST, FLOOD
 
@@ -394,6 +428,7 @@ def test_a_flood_is_told_once_then_closed_with_4007_and_the_table_plays_on(playe
     assert not bob.closed and table.id in played.host.tables
 
 
+@SQLITE_ONLY
 def test_a_burst_within_the_budget_is_all_carried_out(played) -> None:
     from gmtool.gateway.limits import BURST
 
@@ -414,7 +449,7 @@ def test_a_token_with_an_id_opens_one_connection_a_replay_is_closed_with_4001(pl
     from gmtool.ops.player_tokens import key_path
 
     token(played, "ann")  # (makes and registers the key beside the store)
-    key = tokens.load_private_pem(key_path(played.store.path).read_bytes())
+    key = tokens.load_private_pem(key_path(files_of(played.store)).read_bytes())
     store_id = log_append.store_id(played.store)
     once = tokens.mint(key, store_id, "ann", 3600, played.clock.wall(), token_id="login-1")
     first = played.stepper.run(open_client(played.host.gateway.url, once))
@@ -430,6 +465,7 @@ def test_a_token_with_an_id_opens_one_connection_a_replay_is_closed_with_4001(pl
         played.run_until(lambda c=client: c.of("welcome"), what="a welcome with a plain token")
 
 
+@SQLITE_ONLY
 def test_a_resume_from_before_the_kept_events_gets_a_snapshot(played) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
@@ -446,6 +482,7 @@ def test_a_resume_from_before_the_kept_events_gets_a_snapshot(played) -> None:
     assert all(seq > first["seq"] for seq, _ in back.events()[len(first["events"]) :])
 
 
+@SQLITE_ONLY
 def test_a_client_that_leaves_its_frames_unread_is_closed_not_waited_for(played) -> None:
     from gmtool.house.connection import MAX_QUEUE
 
@@ -465,48 +502,72 @@ def test_a_client_that_leaves_its_frames_unread_is_closed_not_waited_for(played)
     played.run_until(lambda: table.hands_played > hands, what="the table playing on")
 
 
-def test_tables_show_says_who_is_connected_and_who_is_away(gm, played, deployed_db) -> None:
+def test_tables_show_says_who_is_connected_and_who_is_away(
+    gm, played, deployed_store: Located
+) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
     played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
-    shown = gm.json("tables", "show", table.id, "--db", deployed_db, "--json")
+    shown = gm.json(
+        "tables", "show", table.id, "--db", deployed_store.db, "--json", env=deployed_store.env()
+    )
     (person,) = shown["people"]
     assert person["name"] == "ann" and person["connected_s"] is not None
     assert person["away_s"] is None
     played.stepper.run(ann.close())
     played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
     played.advance(5)
-    text = gm("tables", "show", table.id, "--db", deployed_db).stdout
+    text = gm(
+        "tables", "show", table.id, "--db", deployed_store.db, env=deployed_store.env()
+    ).stdout
     assert "people: ann (away" in text and "reconnect window running" in text
 
 
 def test_tables_list_and_players_show_say_who_is_connected_and_who_is_away(
-    gm, played, deployed_db
+    gm, played, deployed_store: Located
 ) -> None:
     table = next(iter(played.host.tables.values()))
     ann = join(played, "ann")
     played.run_until(lambda: in_hand(played, "ann"), what="ann in a hand")
     played.advance(3)
-    (listed,) = [t for t in gm.json("tables", "list", "--db", deployed_db, "--json")]
+    (listed,) = [
+        t
+        for t in gm.json(
+            "tables", "list", "--db", deployed_store.db, "--json", env=deployed_store.env()
+        )
+    ]
     assert [p["name"] for p in listed["people"]] == ["ann"]
-    text = gm("tables", "list", "--db", deployed_db, env=gm.env(COLUMNS="250")).stdout
+    text = gm(
+        "tables", "list", "--db", deployed_store.db, env=deployed_store.env(COLUMNS="250")
+    ).stdout
     assert "people" in text and "1 on" in text
-    shown = gm.json("players", "show", "ann", "--db", deployed_db, "--json")
+    shown = gm.json(
+        "players", "show", "ann", "--db", deployed_store.db, "--json", env=deployed_store.env()
+    )
     assert shown["connection"]["table"] == table.id
     assert shown["connection"]["connected_s"] >= 3 and shown["connection"]["away_s"] is None
-    text = gm("players", "show", "ann", "--db", deployed_db).stdout
+    text = gm("players", "show", "ann", "--db", deployed_store.db, env=deployed_store.env()).stdout
     assert re.search(rf"^connection: connected \d+ s at {table.id}$", text, re.M), text
     played.stepper.run(ann.close())
     played.run_until(lambda: "ann" in table.away, what="the host to see the drop")
     played.advance(5)
     assert (
         "0 on, 1 away"
-        in gm("tables", "list", "--db", deployed_db, env=gm.env(COLUMNS="250")).stdout
+        in gm(
+            "tables", "list", "--db", deployed_store.db, env=deployed_store.env(COLUMNS="250")
+        ).stdout
     )
-    text = gm("players", "show", "ann", "--db", deployed_db).stdout
+    text = gm("players", "show", "ann", "--db", deployed_store.db, env=deployed_store.env()).stdout
     line = rf"^connection: away \d+ s at {table.id} \(reconnect window running\)$"
     assert re.search(line, text, re.M), text
-    away = gm.json("players", "show", "ann", "--db", deployed_db, "--json")["connection"]
+    away = gm.json(
+        "players", "show", "ann", "--db", deployed_store.db, "--json", env=deployed_store.env()
+    )["connection"]
     assert away["away_s"] is not None and away["connected_s"] is None
     bot = next(name for name in table.seated if name != "ann")
-    assert gm.json("players", "show", bot, "--db", deployed_db, "--json")["connection"] is None
+    assert (
+        gm.json(
+            "players", "show", bot, "--db", deployed_store.db, "--json", env=deployed_store.env()
+        )["connection"]
+        is None
+    )

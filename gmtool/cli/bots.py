@@ -53,7 +53,7 @@ def bots(
     """Play bots through the player protocol (load test; proof that the protocol is
     complete). Tokens: minted with the store's token key (--db, an operator testing their
     room) or read from --token-file. Decisions come only from what each bot is told."""
-    from gmtool.cli.common import acting_user, with_store, writing
+    from gmtool.cli.common import acting_user, with_any_store, writing_any
     from gmtool.errors import UsageError
     from gmtool.ops import netbots
 
@@ -65,10 +65,10 @@ def bots(
     if token_file is not None:
         tokens = netbots.read_tokens(token_file)[: count or None]
         if db is not None:
-            rules = with_store(db, netbots.published_rules)
+            rules = with_any_store(db, netbots.published_rules)
     elif db is not None:
         names = netbots.bot_names(prefix, count or 1)
-        made = writing(db, netbots.prepare, acting_user(as_user), names, grant, ttl)
+        made = writing_any(db, netbots.prepare, acting_user(as_user), names, grant, ttl)
         tokens, rules = made["tokens"], made["rules"]
         if made["granted"]:
             console.diagnostic(f"granted coins to {len(made['granted'])} bots (GM log)")

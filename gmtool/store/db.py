@@ -57,10 +57,10 @@ def resolve_path(db: str | None) -> Path:
         raise NotOnPostgres(
             f"{location.shown()}: this command does not run on PostgreSQL yet; so far only "
             "`gmtool db init`, `db grant`, `db copy`, `house run`, `audit`, `deploy`, "
-            "`players adjust|token`, `gm users add`, `tables kick|close|open`, `gm witness "
-            "add|remove|quorum` and the reading commands `players list|show`, `tables "
-            "list|show|watch`, `hands list|show|replay|export`, `gm users list`, `gm log`, "
-            "`gm witness list` and `deploy history` do (docs/architecture.md, "
+            "`players adjust|token`, `bots --db`, `gm users add`, `tables kick|close|open`, "
+            "`gm witness add|remove|quorum` and the reading commands `players list|show`, "
+            "`tables list|show|watch`, `hands list|show|replay|export`, `gm users list`, "
+            "`gm log`, `gm witness list` and `deploy history` do (docs/architecture.md, "
             '"PostgreSQL: the state of this step"): use a SQLite store (a file path) for the '
             "rest"
         )
