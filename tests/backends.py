@@ -140,11 +140,19 @@ class Located:
         return self.backend == "postgresql"
 
     def env(self, **extra: str) -> dict[str, str]:
-        """A command's environment: `$GMTOOL_HOME` is the hosts' home (PostgreSQL: where
-        the console finds the hosts' checkpoint key, as an operator sets it)."""
+        """A command's environment: on PostgreSQL `$GMTOOL_HOME` is the hosts' home (where
+        the console finds the hosts' checkpoint key, as an operator sets it); a SQLite
+        store's files are beside it (and `house run` refuses a home there)."""
         from helpers import clean_env
 
-        return clean_env(GMTOOL_HOME=str(self.home), **extra)
+        home = {"GMTOOL_HOME": str(self.home)} if self.postgres else {}
+        return clean_env(**home, **extra)
+
+    def audit_args(self) -> list[str]:
+        """What `gmtool audit` needs besides `--db` here (PostgreSQL: the hosts'
+        checkpoint verifier key from their home; SQLite finds it beside the file)."""
+        name = self.db.rsplit("/", 1)[-1]
+        return ["--key", str(self.home / f"{name}.checkpoint.pub")] if self.postgres else []
 
     def host_args(self) -> list[str]:
         """What `gmtool house run` needs besides `--db` here (PostgreSQL: `--home`)."""
@@ -216,3 +224,9 @@ def deployed_store_fixture(
     """`deployed_db` (the five profiles deployed, `boss` operator and `sue` support) on
     each backend: a test that takes it runs once per backend."""
     return carry(request.param, deployed_db, request, tmp_path)
+
+
+def audit_clean(gm, located: Located) -> None:
+    """`gmtool audit` of the store finds nothing, on either backend."""
+    audit = gm("audit", "--db", located.db, *located.audit_args(), env=located.env(), expect=None)
+    assert audit.returncode == 0, audit.stdout + audit.stderr

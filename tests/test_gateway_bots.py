@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from backends import (  # noqa: F401
+    Located,
+    audit_clean,
+    deployed_store_fixture,
+    pg_server_fixture,
+)
 from helpers import clean_env, gm_identity, gmtool_command
 
 from gmtool.gateway.client import NetworkBot, Told, legal_of
@@ -44,15 +49,6 @@ def start(virtual_host, located: Located, plan, tables: int = 1, **options):
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
-
-
-def audit_clean(gm, located: Located) -> None:
-    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
-    verifier key from their home)."""
-    name = located.db.rsplit("/", 1)[-1]
-    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
-    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def network_bots(host, count: int, hands: int = 0, prefix: str = "netbot") -> list[NetworkBot]:

@@ -10,7 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from backends import (  # noqa: F401
+    Located,
+    audit_clean,
+    deployed_store_fixture,
+    pg_server_fixture,
+)
 from gateway_people import hands_played, person, play_along
 
 PLANS = {
@@ -21,15 +26,6 @@ PLANS = {
     "suihua-three-card": ("chips-10", "three_card"),
 }
 COINS = 2_000_000
-
-
-def audit_clean(gm, located: Located) -> None:
-    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
-    verifier key from their home)."""
-    name = located.db.rsplit("/", 1)[-1]
-    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
-    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def truth(host, table_id: str, *kinds: str) -> list[tuple[str, str | None]]:

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import asyncio
 
-from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from backends import (  # noqa: F401
+    Located,
+    audit_clean,
+    deployed_store_fixture,
+    pg_server_fixture,
+)
 from gateway_clients import open_client
-
-
-def audit_clean(gm, located: Located) -> None:
-    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
-    verifier key from their home)."""
-    name = located.db.rsplit("/", 1)[-1]
-    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
-    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 async def _until(predicate, timeout: float = 120.0) -> None:

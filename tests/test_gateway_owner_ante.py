@@ -8,7 +8,12 @@ both store backends (`deployed_store`, tests/backends.py)."""
 from __future__ import annotations
 
 import pytest
-from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from backends import (  # noqa: F401
+    Located,
+    audit_clean,
+    deployed_store_fixture,
+    pg_server_fixture,
+)
 from gateway_people import hands_played, play_along, send
 from gateway_people import person as connected
 
@@ -21,15 +26,6 @@ SQLITE_ONLY = pytest.mark.parametrize("deployed_store", ["sqlite"], indirect=Tru
 
 def person(host, name: str):
     return connected(host, name, GRANT)
-
-
-def audit_clean(gm, located: Located) -> None:
-    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
-    verifier key from their home)."""
-    name = located.db.rsplit("/", 1)[-1]
-    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
-    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 @pytest.fixture

@@ -9,7 +9,12 @@ import json
 import re
 
 import pytest
-from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
+from backends import (  # noqa: F401
+    Located,
+    audit_clean,
+    deployed_store_fixture,
+    pg_server_fixture,
+)
 from gateway_clients import open_client
 from helpers import gm_identity
 
@@ -40,15 +45,6 @@ def played(virtual_host, deployed_store: Located):
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
-
-
-def audit_clean(gm, located: Located) -> None:
-    """`gmtool audit` of the store finds nothing (PostgreSQL: with the hosts' checkpoint
-    verifier key from their home)."""
-    name = located.db.rsplit("/", 1)[-1]
-    key = ["--key", located.home / f"{name}.checkpoint.pub"] if located.postgres else []
-    audit = gm("audit", "--db", located.db, *key, env=located.env(), expect=None)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def token(host, player: str, ttl: int = 3600) -> str:
