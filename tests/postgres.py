@@ -10,10 +10,13 @@ nothing).
 
 from __future__ import annotations
 
+import atexit
 import os
+import queue
 import re
 import secrets
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -90,12 +93,42 @@ class Databases:
 
 
 def databases(tag: str) -> Iterator[Databases]:
-    """The body of a module-scoped fixture: `yield from databases(__name__)`."""
+    """The body of a module-scoped fixture: `yield from databases(__name__)`. The module's
+    databases are dropped by a thread of their own while the next module runs (each DROP
+    DATABASE waits for a checkpoint of the server: seconds on a busy machine); the test
+    process waits for the last drops before it exits."""
     made = Databases(tag)
     try:
         yield made
     finally:
-        made.drop_all()
+        _dropping().put(made)
+
+
+_DROPS: queue.Queue[Databases | None] | None = None
+
+
+def _dropping() -> queue.Queue[Databases | None]:
+    """The queue of the process's dropping thread (started at the first module's end)."""
+    global _DROPS
+    if _DROPS is None:
+        _DROPS = queue.Queue()
+        worker = threading.Thread(target=_drop_each, args=(_DROPS,), daemon=True)
+        worker.start()
+
+        def finish() -> None:
+            _DROPS.put(None)
+            worker.join()
+
+        atexit.register(finish)
+    return _DROPS
+
+
+def _drop_each(drops: queue.Queue[Databases | None]) -> None:
+    while (made := drops.get()) is not None:
+        try:
+            made.drop_all()
+        except psycopg.Error as error:  # (the server gone: the others may still drop)
+            print(f"could not drop the test databases {made.made}: {error}")
 
 
 def local_ports(pid: int) -> list[int]:
