@@ -1,8 +1,11 @@
-"""The SQLite store (docs/architecture.md, "The store"): schema, append-only tables, hash
+"""The store (docs/architecture.md, "The store"): schema, append-only tables, hash
 chains, atomic settlement, deployments, and how the CLI reports a database it cannot use.
 
-Everything runs against real SQLite files in `tmp_path`; CLI cases run the installed
-console script in a real subprocess (exit code always asserted, never a traceback).
+The tests that take `store` run on both backends (tests/backends.py: a real SQLite file
+in `tmp_path`, a new database of the test PostgreSQL server); what only SQLite has (its
+pragmas, migrations table, files, paths) runs on real SQLite files. CLI cases run the
+installed console script in a real subprocess (exit code always asserted, never a
+traceback).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from backends import any_store_fixture, pg_server_fixture  # noqa: F401
 from helpers import clean_env as shared_env
 from helpers import gmtool_command, public_key
 
@@ -55,9 +60,30 @@ def gmtool(
 
 
 @pytest.fixture
-def store(tmp_path: Path):
+def sqlite_store(tmp_path: Path):
+    """A new SQLite store (what only SQLite has: its pragmas, its migrations table)."""
     with connect(tmp_path / "store.db", create=True) as opened:
         yield opened
+
+
+@pytest.fixture
+def store(any_store):
+    """A new store of each backend (tests/backends.py): the test runs once per backend."""
+    return any_store
+
+
+@contextmanager
+def _unguarded(store: Store, *triggers: str):
+    """A write transaction without the append-only guards, as an attacker with the
+    database could make one: SQLite's `triggers` dropped; on PostgreSQL (as its
+    superuser) triggers off for the transaction (`session_replication_role`)."""
+    if store.dialect == "sqlite":
+        for trigger in triggers:
+            store.conn.execute(f"DROP TRIGGER {trigger}")
+    with store.write():
+        if store.dialect == "postgresql":
+            store.conn.execute("SET LOCAL session_replication_role = replica")
+        yield
 
 
 def qq_config() -> tuple[dict, str]:
@@ -82,7 +108,8 @@ def test_db_init_twice_is_safe(tmp_path: Path) -> None:
         assert opened.one("SELECT COUNT(*) FROM _sqlite_migrations")[0] == len(KNOWN)
 
 
-def test_migrations_are_recorded_with_the_schema_version(store: Store) -> None:
+def test_migrations_are_recorded_with_the_schema_version(sqlite_store: Store) -> None:
+    store = sqlite_store
     rows = store.all("SELECT migration_set, name, applied_at FROM _sqlite_migrations ORDER BY id")
     assert [(r["migration_set"], r["name"]) for r in rows] == [("gmtool", n) for n in KNOWN]
     assert all(r["applied_at"] for r in rows)
@@ -102,7 +129,8 @@ def test_migrations_are_recorded_with_the_schema_version(store: Store) -> None:
     } <= set(store.db.table_names())
 
 
-def test_store_pragmas_wal_and_busy_timeout(store: Store) -> None:
+def test_store_pragmas_wal_and_busy_timeout(sqlite_store: Store) -> None:
+    store = sqlite_store
     assert store.one("PRAGMA journal_mode")[0] == "wal"
     assert store.one("PRAGMA busy_timeout")[0] >= 1000
     assert store.one("PRAGMA foreign_keys")[0] == 1
@@ -257,8 +285,8 @@ def test_append_only_tables_refuse_update_and_delete(store: Store, table: str, c
     _one_row_each(store)
     before = [tuple(r) for r in store.all(f"SELECT * FROM {table}")]
     assert before
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        with store.write():
+    with pytest.raises((sqlite3.DatabaseError, StoreError), match="append-only"):
+        with store.write():  # (SQLite's trigger error as it is; PostgreSQL's, as a StoreError)
             store.conn.execute(change.format(t=table))
     assert [tuple(r) for r in store.all(f"SELECT * FROM {table}")] == before
 
@@ -291,10 +319,8 @@ def _chained_events(store: Store) -> None:
 
 
 def _tamper(store: Store, *statements: str) -> None:
-    """What an attacker with the file could do: drop the guard, change rows."""
-    store.conn.execute("DROP TRIGGER events_no_update")
-    store.conn.execute("DROP TRIGGER events_no_delete")
-    with store.write():
+    """What an attacker with the database could do: lift the guard, change rows."""
+    with _unguarded(store, "events_no_update", "events_no_delete"):
         for sql in statements:
             store.conn.execute(sql)
 
@@ -338,7 +364,7 @@ def test_chain_detects_deleted_events_at_its_end(store: Store) -> None:
     _tamper(store, "DELETE FROM events WHERE table_id = 't1' AND seq >= 5")
     problems = list(verify_event_chains(store))
     assert [(p.kind, p.table) for p in problems] == [("chain_truncated", "t1")], problems
-    with store.write():  # the guard is gone: a whole chain deleted is seen too
+    with _unguarded(store):  # (SQLite's guard is gone) a whole chain deleted is seen too
         store.conn.execute("DELETE FROM events WHERE table_id = 't2'")
     assert "t2" in {p.table for p in verify_event_chains(store)}
 
@@ -351,8 +377,7 @@ def test_gm_log_detects_deleted_actions_at_its_end(store: Store) -> None:
         with store.write():
             gm.log_action(store, "gm", "adjust", f"p{n}", "test", {"ok": True})
     assert list(verify_gm_log(store)) == []
-    store.conn.execute("DROP TRIGGER gm_actions_no_delete")
-    with store.write():
+    with _unguarded(store, "gm_actions_no_delete"):
         store.conn.execute("DELETE FROM gm_actions WHERE id = 3")
     assert list(verify_gm_log(store))
 
@@ -376,8 +401,7 @@ def test_chain_detects_rows_swapped_whole_between_positions(store: Store) -> Non
     columns = "type, payload, created_at, prev_hash, hash"
     a = store.one(f"SELECT {columns} FROM events WHERE table_id = 't2' AND seq = 2")
     b = store.one(f"SELECT {columns} FROM events WHERE table_id = 't2' AND seq = 5")
-    store.conn.execute("DROP TRIGGER events_no_update")
-    with store.write():
+    with _unguarded(store, "events_no_update"):
         for row, seq in ((b, 2), (a, 5)):
             store.conn.execute(
                 "UPDATE events SET type = ?, payload = ?, created_at = ?, "
