@@ -27,10 +27,10 @@ TRAINING, JUNIOR = "qq-showhand-training-1", "qq-showhand-junior-1"
 SEED = "closed-tables"
 
 
-def close_junior(db: Path, virtual_host) -> Path:
+def close_junior(db: Path | str, virtual_host, **where):
     """`db` once its host played two qq tables until an operator closed JUNIOR during a
-    hand, and then stopped."""
-    host = virtual_host(db, systems=["qq-showhand"], tables=2, seed=SEED, grace=1.0)
+    hand, and then stopped (`where`: the host's home, on PostgreSQL)."""
+    host = virtual_host(db, systems=["qq-showhand"], tables=2, seed=SEED, grace=1.0, **where)
     host.run_until(
         lambda: [t for t, _ in host.running_players() if t == JUNIOR], what="a hand at JUNIOR"
     )

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 from backends import Located, deployed_store_fixture, pg_server_fixture  # noqa: F401
-from conftest import CLI_TIMEOUT_S, OPERATOR, Gmtool
+from conftest import CLI_TIMEOUT_S, Gmtool
 from helpers import clean_env, gmtool_command
 from postgres import Databases
 from psycopg import sql
-from test_closed_tables import JUNIOR, SEED, close_junior, host_run, statuses
+from test_closed_tables import JUNIOR, close_junior, host_run, statuses
 
 from gmtool.house.seeds import key_path
 
@@ -123,20 +123,7 @@ def closed_db(deployed_db: Path, virtual_host) -> Path:
 def closed_store(deployed_store: Located, virtual_host) -> Located:
     """`closed_db` on each backend: its host played two qq tables until an operator closed
     JUNIOR during a hand, and then stopped (test_closed_tables.py's `close_junior`)."""
-    host = virtual_host(
-        deployed_store.db,
-        **deployed_store.host_options(),
-        systems=["qq-showhand"],
-        tables=2,
-        seed=SEED,
-        grace=1.0,
-    )
-    host.run_until(
-        lambda: [t for t, _ in host.running_players() if t == JUNIOR], what="a hand at JUNIOR"
-    )
-    outcome = host.command(OPERATOR, "close", JUNIOR, None, "test: closed")
-    assert outcome["closed"] == JUNIOR and outcome["voided_hand"]
-    host.close()
+    close_junior(deployed_store.db, virtual_host, **deployed_store.host_options())
     return deployed_store
 
 
