@@ -230,3 +230,12 @@ def audit_clean(gm, located: Located) -> None:
     """`gmtool audit` of the store finds nothing, on either backend."""
     audit = gm("audit", "--db", located.db, *located.audit_args(), env=located.env(), expect=None)
     assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+@pytest.fixture(name="shared")
+def shared_fixture(deployed_db: Path, gm, pg_server: Databases, tmp_path: Path) -> tuple[str, Path]:
+    """A PostgreSQL store with the five profiles deployed (`gmtool db copy` of
+    `deployed_db`), and a home for its hosts: (its URL, the home)."""
+    url = url_of(pg_server.new())
+    gm("db", "copy", "--from", deployed_db, "--to", url)
+    return url, tmp_path / "home"

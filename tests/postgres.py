@@ -26,6 +26,7 @@ import pytest
 from helpers import until
 from psycopg import sql
 
+HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
 ADMIN_URL = os.environ.get("GMTOOL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 HOW = (
     "PostgreSQL is not reachable at {url} ({error}): start PostgreSQL 15 on 127.0.0.1:5432 "
@@ -129,6 +130,26 @@ def _drop_each(drops: queue.Queue[Databases | None]) -> None:
             made.drop_all()
         except psycopg.Error as error:  # (the server gone: the others may still drop)
             print(f"could not drop the test databases {made.made}: {error}")
+
+
+def rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
+    """The rows of one query on the database at `url` (a connection of its own)."""
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def one(url: str, sql: str, params: tuple = ()):
+    """The first column of the first row of one query on the database at `url`."""
+    return rows(url, sql, params)[0][0]
+
+
+def hosted_tables(host) -> list[str]:
+    """The tables a `gmtool house run --verbose` host says it hosts."""
+    return until(lambda: HOSTING.search(host.output), "the host's tables").group(1).split(", ")
+
+
+def seated(url: str, table: str) -> list[str]:
+    return [r[0] for r in rows(url, "SELECT player FROM seats WHERE table_id = %s", (table,))]
 
 
 def local_ports(pid: int) -> list[int]:

@@ -13,45 +13,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import signal
 import subprocess
 from pathlib import Path
 
-import psycopg
-import pytest
-from backends import pg_server_fixture  # noqa: F401
+from backends import pg_server_fixture, shared_fixture  # noqa: F401
 from conftest import OPERATOR, RULES
 from helpers import clean_env, gmtool_command, until
-from postgres import Databases, stopped_outside_a_transaction, url_of
+from postgres import (
+    Databases,
+    hosted_tables,
+    one,
+    seated,
+    stopped_outside_a_transaction,
+    url_of,
+)
 
-HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
 WAIT_S = 120  # the most any awaited event may take on a busy machine
-
-
-@pytest.fixture
-def shared(deployed_db: Path, gm, pg_server: Databases, tmp_path: Path) -> tuple[str, Path]:
-    """A PostgreSQL store with the five profiles deployed, and a home for its hosts."""
-    url = url_of(pg_server.new())
-    gm("db", "copy", "--from", deployed_db, "--to", url)
-    return url, tmp_path / "home"
-
-
-def _rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
-def _one(url: str, sql: str, params: tuple = ()):
-    return _rows(url, sql, params)[0][0]
-
-
-def _tables(host) -> list[str]:
-    return until(lambda: HOSTING.search(host.output), "the host's tables").group(1).split(", ")
-
-
-def _seated(url: str, table: str) -> list[str]:
-    return [r[0] for r in _rows(url, "SELECT player FROM seats WHERE table_id = %s", (table,))]
 
 
 def _table_no_host_holds(url: str, home: Path, start_host) -> str:
@@ -61,17 +39,17 @@ def _table_no_host_holds(url: str, home: Path, start_host) -> str:
         url, "--home", home, "--system", "qq-showhand", "--tables", "1", "--hands", "2",
         "--speed", "100",
     )  # fmt: skip
-    (table,) = _tables(host)
+    (table,) = hosted_tables(host)
     assert host.wait() == 0, host.output
     return table
 
 
 def _last_command(url: str) -> int:
-    return _one(url, "SELECT COALESCE(MAX(id), 0) FROM gm_commands")
+    return one(url, "SELECT COALESCE(MAX(id), 0) FROM gm_commands")
 
 
 def _status(url: str, command_id: int) -> str:
-    return _one(url, "SELECT status FROM gm_commands WHERE id = %s", (command_id,))
+    return one(url, "SELECT status FROM gm_commands WHERE id = %s", (command_id,))
 
 
 def _console(url: str, home: Path, *args: str) -> subprocess.Popen:
@@ -87,9 +65,9 @@ def _console(url: str, home: Path, *args: str) -> subprocess.Popen:
 
 def _word(url: str, command_id: int) -> bool:
     """Whether the console's word for the command is in the database."""
-    request = _one(url, "SELECT request FROM gm_commands WHERE id = %s", (command_id,))
+    request = one(url, "SELECT request FROM gm_commands WHERE id = %s", (command_id,))
     digest = hashlib.sha256(request.encode("utf-8")).hexdigest()
-    return _one(url, "SELECT COUNT(*) FROM console_words WHERE digest = %s", (digest,)) == 1
+    return one(url, "SELECT COUNT(*) FROM console_words WHERE digest = %s", (digest,)) == 1
 
 
 def _logged(gm, url: str, command_id: int) -> dict:
@@ -106,20 +84,20 @@ def test_kick_close_and_open_reach_the_host_that_holds_the_table(shared, gm, sta
     url, home = shared
     args = ("--home", home, "--system", "qq-showhand", "--tables", "2", "--speed", "5")
     first = start_host(url, *args)
-    mine = _tables(first)
+    mine = hosted_tables(first)
     second = start_host(url, *args)
-    theirs = _tables(second)
+    theirs = hosted_tables(second)
     assert not set(mine) & set(theirs), (mine, theirs)
     env = clean_env(GMTOOL_HOME=str(home))
     listening = (
         "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
         "AND query = 'LISTEN gmtool_commands'"
     )
-    until(lambda: _one(url, listening) == 2, "both hosts listening for announced commands")
+    until(lambda: one(url, listening) == 2, "both hosts listening for announced commands")
 
     # a kick at the second host's table: the second host carries it out, the first never
     table = theirs[0]
-    player = until(lambda: (_seated(url, table) or [None])[0], "a player seated there")
+    player = until(lambda: (seated(url, table) or [None])[0], "a player seated there")
     before = _last_command(url)
     run = gm(
         "tables", "kick", table, player, "--reason", "abuse", "--timeout", "60",
@@ -130,7 +108,7 @@ def test_kick_close_and_open_reach_the_host_that_holds_the_table(shared, gm, sta
     assert kick == before + 1 and _status(url, kick) == "done"
     second.wait_for_line(rf"command {kick} \(kick {table} {player}\): kicked {player}")
     assert f"command {kick} " not in first.output, first.output
-    assert player not in _seated(url, table)
+    assert player not in seated(url, table)
     assert _logged(gm, url, kick)["outcome"]["kicked"] == player
 
     # a close at the first host's table: the first host closes it, the second never
@@ -143,13 +121,13 @@ def test_kick_close_and_open_reach_the_host_that_holds_the_table(shared, gm, sta
     close = _last_command(url)
     first.wait_for_line(rf"command {close} \(close {table}\): closed")
     assert f"command {close} " not in second.output, second.output
-    assert _one(url, "SELECT status FROM tables WHERE id = %s", (table,)) == "closed"
+    assert one(url, "SELECT status FROM tables WHERE id = %s", (table,)) == "closed"
     assert _logged(gm, url, close)["outcome"]["closed"] == table
 
     # and the console reopens it (no host needed)
     run = gm("tables", "open", table, "--reason", "done", "--db", url, "--as", OPERATOR, env=env)
     assert f"reopened {table}" in run.stdout, run.stdout + run.stderr
-    assert _one(url, "SELECT status FROM tables WHERE id = %s", (table,)) != "closed"
+    assert one(url, "SELECT status FROM tables WHERE id = %s", (table,)) != "closed"
     opened = gm.json("gm", "log", "--limit", "1", "--json", "--db", url)[0]
     assert (opened["action"], opened["target"], opened["outcome"]["ok"]) == ("open", table, True)
 
@@ -181,10 +159,10 @@ def test_a_killed_consoles_command_is_withdrawn_and_never_carried_out(
     url, home = shared
     args = ("--home", home, "--system", "qq-showhand", "--tables", "1", "--speed", "2")
     host = start_host(url, *args, "--lease", "60")
-    (table,) = _tables(host)
+    (table,) = hosted_tables(host)
     other = start_host(url, *args)
-    (elsewhere,) = _tables(other)
-    player = until(lambda: (_seated(url, table) or [None])[0], "a player seated there")
+    (elsewhere,) = hosted_tables(other)
+    player = until(lambda: (seated(url, table) or [None])[0], "a player seated there")
     until(lambda: stopped_outside_a_transaction(url, host.proc.pid), "the host stopped idle")
     try:
         killed = []
@@ -207,11 +185,11 @@ def test_a_killed_consoles_command_is_withdrawn_and_never_carried_out(
         assert _status(url, command_id) == "withdrawn"
         fate = _logged(gm, url, command_id)["outcome"]
         assert fate["ok"] is False and fate["fate"] == "withdrawn", fate
-    assert _one(url, "SELECT status FROM tables WHERE id = %s", (table,)) == "open"
+    assert one(url, "SELECT status FROM tables WHERE id = %s", (table,)) == "open"
     assert "kicked" not in host.output and "closed" not in host.output, host.output
     kicks = "SELECT COUNT(*) FROM events WHERE type = 'kick' AND payload LIKE %s"
-    assert _one(url, kicks, (f'%"{player}"%',)) == 0
-    assert _one(url, "SELECT COUNT(*) FROM console_words") == 0  # the host removed them
+    assert one(url, kicks, (f'%"{player}"%',)) == 0
+    assert one(url, "SELECT COUNT(*) FROM console_words") == 0  # the host removed them
     assert elsewhere != table and "withdrawn" not in other.output, other.output
     assert host.stop() == 0 and other.stop() == 0
 
@@ -285,5 +263,5 @@ def test_an_interrupted_console_withdraws_its_command_and_its_word(shared, gm, s
     assert console.returncode == 130, err
     assert f"command {command} was withdrawn" in err, err
     assert _status(url, command) == "withdrawn"
-    assert _one(url, "SELECT COUNT(*) FROM console_words") == 0
-    assert _one(url, "SELECT status FROM tables WHERE id = %s", (table,)) != "closed"
+    assert one(url, "SELECT COUNT(*) FROM console_words") == 0
+    assert one(url, "SELECT status FROM tables WHERE id = %s", (table,)) != "closed"

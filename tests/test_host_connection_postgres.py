@@ -13,35 +13,20 @@ lease ended (its expiry set to the past), which stands for the lease time passin
 from __future__ import annotations
 
 import json
-import re
 import signal
 from pathlib import Path
 
 import psycopg
-import pytest
-from backends import pg_server_fixture  # noqa: F401
+from backends import pg_server_fixture, shared_fixture  # noqa: F401
 from helpers import until
-from postgres import Databases, local_ports, stopped_inside_a_transaction, url_of
+from postgres import (
+    hosted_tables,
+    local_ports,
+    one,
+    stopped_inside_a_transaction,
+)
 
-HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
 LOST = "lost the connection to the database"
-
-
-@pytest.fixture
-def shared(deployed_db: Path, gm, pg_server: Databases, tmp_path: Path) -> tuple[str, Path]:
-    """A PostgreSQL store with the five profiles deployed, and a home for its hosts."""
-    url = url_of(pg_server.new())
-    gm("db", "copy", "--from", deployed_db, "--to", url)
-    return url, tmp_path / "home"
-
-
-def _one(url: str, sql: str, params: tuple = ()):
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql, params).fetchone()[0]
-
-
-def _tables(host) -> list[str]:
-    return until(lambda: HOSTING.search(host.output), "the host's tables").group(1).split(", ")
 
 
 def _stopped_for_its_loss(host) -> str:
@@ -62,10 +47,10 @@ def _end_leases(url: str, tables: list[str]) -> None:
 
 
 def _settled_clean(gm, url: str, home: Path) -> None:
-    granted = _one(url, "SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")
-    assert _one(url, "SELECT SUM(coins) FROM players") == granted > 0
-    assert _one(url, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL") == 0
-    assert _one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") == 0
+    granted = one(url, "SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")
+    assert one(url, "SELECT SUM(coins) FROM players") == granted > 0
+    assert one(url, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL") == 0
+    assert one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") == 0
     name = url.rsplit("/", 1)[1]
     run = gm("audit", "--db", url, "--key", home / f"{name}.checkpoint.pub", "--json")
     assert json.loads(run.stdout)["problems"] == [], run.stdout
@@ -75,7 +60,7 @@ def test_a_host_whose_sessions_the_server_ends_stops_at_once(shared, gm, start_h
     url, home = shared
     args = ("--home", home, "--tables", "3", "--speed", "20")
     first = start_host(url, *args, "--lease", "60")
-    mine = _tables(first)
+    mine = hosted_tables(first)
     until(lambda: first.output.count("started:") >= 3, "hands running")
     ports = local_ports(first.proc.pid)
     with psycopg.connect(url) as conn:  # as an administrator or a restarting server does
@@ -86,7 +71,7 @@ def test_a_host_whose_sessions_the_server_ends_stops_at_once(shared, gm, start_h
         ).fetchone()[0]
     assert ended >= 1
     _stopped_for_its_loss(first)
-    assert _one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") >= 1
+    assert one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") >= 1
 
     _end_leases(url, mine)
     second = start_host(url, *args, "--hands", "3")
@@ -106,9 +91,9 @@ def test_a_host_frozen_inside_a_transaction_holds_the_others_up_only_so_long(
     url, home = shared
     args = ("--home", home, "--tables", "2", "--speed", "50", "--lease", "2")
     first = start_host(url, *args)
-    mine = _tables(first)
+    mine = hosted_tables(first)
     second = start_host(url, *args)
-    theirs = _tables(second)
+    theirs = hosted_tables(second)
     until(lambda: second.output.count("settled") >= 1, "both hosts playing")
     until(lambda: stopped_inside_a_transaction(url, first.proc.pid), "frozen inside a write")
     try:

@@ -18,45 +18,24 @@ import subprocess
 from pathlib import Path
 
 import psycopg
-import pytest
-from backends import pg_server_fixture  # noqa: F401
+from backends import pg_server_fixture, shared_fixture  # noqa: F401
 from conftest import OPERATOR
 from helpers import clean_env, gmtool_command, until
-from postgres import Databases, stopped_outside_a_transaction, url_of
+from postgres import (
+    hosted_tables,
+    one,
+    rows,
+    seated,
+    stopped_outside_a_transaction,
+)
 
-HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
 WAIT_S = 120  # the most any awaited event may take on a busy machine
-
-
-@pytest.fixture
-def shared(deployed_db: Path, gm, pg_server: Databases, tmp_path: Path) -> tuple[str, Path]:
-    """A PostgreSQL store with the five profiles deployed, and a home for its hosts."""
-    url = url_of(pg_server.new())
-    gm("db", "copy", "--from", deployed_db, "--to", url)
-    return url, tmp_path / "home"
-
-
-def _rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
-def _one(url: str, sql: str, params: tuple = ()):
-    return _rows(url, sql, params)[0][0]
-
-
-def _tables(host) -> list[str]:
-    return until(lambda: HOSTING.search(host.output), "the host's tables").group(1).split(", ")
-
-
-def _seated(url: str, table: str) -> list[str]:
-    return [r[0] for r in _rows(url, "SELECT player FROM seats WHERE table_id = %s", (table,))]
 
 
 def _queued(url: str, home: Path, *args: str) -> tuple[subprocess.Popen, int]:
     """`gmtool tables ARGS --wait` in its own process, once its command is queued and its
     word is in the database: (the console, the command's id)."""
-    before = _one(url, "SELECT COALESCE(MAX(id), 0) FROM gm_commands")
+    before = one(url, "SELECT COALESCE(MAX(id), 0) FROM gm_commands")
     console = subprocess.Popen(
         [*gmtool_command(), "tables", *args, "--wait", "--timeout", "600"]
         + ["--db", url, "--as", OPERATOR],
@@ -66,20 +45,20 @@ def _queued(url: str, home: Path, *args: str) -> tuple[subprocess.Popen, int]:
         text=True,
     )
     command = until(
-        lambda: _one(url, "SELECT MAX(id) FROM gm_commands WHERE id > %s", (before,)), "queued"
+        lambda: one(url, "SELECT MAX(id) FROM gm_commands WHERE id > %s", (before,)), "queued"
     )
-    request = _one(url, "SELECT request FROM gm_commands WHERE id = %s", (command,))
+    request = one(url, "SELECT request FROM gm_commands WHERE id = %s", (command,))
     digest = hashlib.sha256(request.encode("utf-8")).hexdigest()
     words = "SELECT COUNT(*) FROM console_words WHERE digest = %s"
-    until(lambda: _one(url, words, (digest,)) == 1, "the console's word in the database")
+    until(lambda: one(url, words, (digest,)) == 1, "the console's word in the database")
     return console, command
 
 
 def _coins_conserved(url: str) -> None:
-    granted = _one(url, "SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")
-    assert _one(url, "SELECT SUM(coins) FROM players") == granted > 0
-    assert _one(url, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL") == 0
-    assert _one(url, "SELECT MIN(coins) FROM players") >= 0
+    granted = one(url, "SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")
+    assert one(url, "SELECT SUM(coins) FROM players") == granted > 0
+    assert one(url, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL") == 0
+    assert one(url, "SELECT MIN(coins) FROM players") >= 0
 
 
 def test_the_host_that_takes_a_table_over_answers_its_waiting_command(
@@ -93,11 +72,11 @@ def test_the_host_that_takes_a_table_over_answers_its_waiting_command(
     url, home = shared
     args = ("--home", home, "--system", "qq-showhand", "--tables", "1", "--speed", "2")
     first = start_host(url, *args, "--lease", "60")
-    (table,) = _tables(first)
+    (table,) = hosted_tables(first)
     second = start_host(url, *args, "--lease", "60")
-    (elsewhere,) = _tables(second)
+    (elsewhere,) = hosted_tables(second)
     assert elsewhere != table
-    player = until(lambda: (_seated(url, table) or [None])[0], "a player seated there")
+    player = until(lambda: (seated(url, table) or [None])[0], "a player seated there")
     until(lambda: stopped_outside_a_transaction(url, first.proc.pid), "the host stopped idle")
 
     gone, kick = _queued(url, home, "kick", table, player, "--reason", "abuse")
@@ -105,7 +84,7 @@ def test_the_host_that_takes_a_table_over_answers_its_waiting_command(
     gone.communicate(timeout=WAIT_S)
     waiting, close = _queued(url, home, "close", table, "--reason", "maintenance")
     assert first.stop(signal.SIGKILL) == -signal.SIGKILL  # (SIGKILL ends a stopped process)
-    (dead,) = _rows(url, "SELECT host FROM table_leases WHERE table_id = %s", (table,))[0]
+    (dead,) = rows(url, "SELECT host FROM table_leases WHERE table_id = %s", (table,))[0]
     with psycopg.connect(url) as conn:  # the lease time passes
         conn.execute("UPDATE table_leases SET expires = 0 WHERE table_id = %s", (table,))
 
@@ -117,13 +96,13 @@ def test_the_host_that_takes_a_table_over_answers_its_waiting_command(
     second.wait_for_line(rf"command {close} \(close {table}\): closed")
 
     statuses = "SELECT id, status FROM gm_commands WHERE id IN (%s, %s)"
-    assert dict(_rows(url, statuses, (kick, close))) == {kick: "withdrawn", close: "done"}
-    assert _one(url, "SELECT status FROM tables WHERE id = %s", (table,)) == "closed"
+    assert dict(rows(url, statuses, (kick, close))) == {kick: "withdrawn", close: "done"}
+    assert one(url, "SELECT status FROM tables WHERE id = %s", (table,)) == "closed"
     kicks = "SELECT COUNT(*) FROM events WHERE type = 'kick' AND payload LIKE %s"
-    assert _one(url, kicks, (f'%"{player}"%',)) == 0
+    assert one(url, kicks, (f'%"{player}"%',)) == 0
     assert second.stop() == 0, second.output
     _coins_conserved(url)
-    assert _one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") == 0
+    assert one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") == 0
     name = url.rsplit("/", 1)[1]
     # each host deals from a key of its own, and says which file holds it
     mine = rf"dealt from {re.escape(str(home.resolve()))}/{name}\.seed-[0-9a-f]{{16}}\.key, "
