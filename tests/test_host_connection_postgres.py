@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -107,3 +109,42 @@ def test_a_host_frozen_inside_a_transaction_holds_the_others_up_only_so_long(
     assert set(mine).isdisjoint(theirs)
     assert second.stop() == 0, second.output
     _settled_clean(gm, url, home)
+
+
+FROZEN_WRITER = """
+import sys
+from gmtool.store import pg
+from gmtool.store.errors import StoreGone
+
+store = pg.connect(sys.argv[1])
+store.hold_transactions_at_most(1.0)
+try:
+    with store.write():  # many statements in one write: the test freezes it between two
+        store.conn.executemany(
+            "UPDATE tables SET updated_at = ? WHERE id = ?",
+            ((0, f"no-table-{i}") for i in range(10**7)),
+        )
+except StoreGone as error:
+    sys.exit(f"error: {error}")
+"""
+
+
+def test_a_writer_frozen_between_statements_is_ended_by_the_server(shared) -> None:
+    """Whatever a write sends, a writer frozen inside it sits "idle in transaction" and
+    the server ends it. (psycopg's pipelined `executemany` sent its Sync only after the
+    last row: frozen before it, the session stayed "active", never timed out, and held
+    every writer's lock until the process ran again: CI saw a second host wait 120 s.)"""
+    url, _home = shared
+    child = subprocess.Popen(
+        [sys.executable, "-c", FROZEN_WRITER, url], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        until(lambda: local_ports(child.pid), "the writer connected")
+        until(lambda: stopped_inside_a_transaction(url, child.pid), "frozen inside the write")
+        ports = local_ports(child.pid)
+        ended = "SELECT COUNT(*) FROM pg_stat_activity WHERE client_port = ANY(%s)"
+        until(lambda: one(url, ended, (ports,)) == 0, "the server ending the frozen session")
+    finally:
+        child.send_signal(signal.SIGCONT)
+    assert child.wait(timeout=60) == 1
+    assert "lost the connection to the database" in child.stderr.read()

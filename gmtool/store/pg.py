@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,9 @@ WRITE_LOCK = 0x676D746F6F6C
 START_LOCK = WRITE_LOCK + 1  # hosts of one store start one at a time (`one_at_a_time`)
 CONNECT_TIMEOUT_S = 10
 STREAM_BATCH = 5000  # rows a server-side cursor fetches at a time (`PgStore.stream`)
+MAX_PARAMS = 65535  # the protocol's limit on one statement's parameters
+# `INSERT INTO t (a, b) VALUES (?, ?)` and nothing after: `executemany` sends many rows as one
+_ONE_ROW_INSERT = re.compile(r"(INSERT INTO \w+ \([\w, ]+\) VALUES )(\([?, ]+\))", re.I)
 
 # `pg_temp.gmtool_json(text)`: the text as jsonb, or NULL when it is not JSON (SQLite's
 # json_valid guard: a query reading inside a JSON column skips a value only an edit
@@ -113,8 +117,25 @@ class PgConnection:
         return self.raw.execute(placeholders(sql), tuple(params))  # type: ignore[arg-type]
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> psycopg.Cursor:
+        """`sql` for each of `rows`, one complete statement at a time: an INSERT of one
+        VALUES row becomes one INSERT of many rows (`MAX_PARAMS` at most), anything else
+        runs once a row. Not psycopg's `executemany`, which pipelines the rows and sends
+        its Sync after the last: a host frozen between them (SIGSTOP, a paused machine)
+        left its session "active" waiting for the rest, where
+        `idle_in_transaction_session_timeout` never fires, holding every writer up for as
+        long as it stayed frozen (tests/test_host_connection_postgres.py)."""
         cursor = self.raw.cursor()
-        cursor.executemany(placeholders(sql), rows)  # type: ignore[arg-type]
+        single = _ONE_ROW_INSERT.fullmatch(sql.strip())
+        if single is None:
+            for row in rows:
+                cursor.execute(placeholders(sql), tuple(row))  # type: ignore[arg-type]
+            return cursor
+        head, values = single.groups()
+        per_statement = max(1, MAX_PARAMS // max(1, values.count("?")))
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            text = head + ", ".join([values] * len(chunk))
+            cursor.execute(placeholders(text), [v for row in chunk for v in row])  # type: ignore[arg-type]
         return cursor
 
     @property
