@@ -57,7 +57,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_USER", "GMTOOL_WITNESS")
+        if k not in ("GMTOOL_DB", "GMTOOL_DEBUG", "GMTOOL_HOME", "GMTOOL_USER", "GMTOOL_WITNESS")
     }
     env["GMTOOL_KEYS"] = str(KEYS)
     env.update(extra)

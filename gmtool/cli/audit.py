@@ -15,7 +15,7 @@ from gmtool.cli.common import (
     SINCE_OPTION,
     UNTIL_OPTION,
     WITNESS_OPTION,
-    open_store,
+    reading_any,
 )
 from gmtool.cli.console import console
 from gmtool.cli.reporters import ReportFormat, report_with
@@ -68,7 +68,7 @@ def audit(
     """Verify recorded hands; exit 1 naming the hand and the kind of every problem."""
     from gmtool.ops.audit import Audit
 
-    with open_store(db, postgres=True) as store:
+    with reading_any(db) as store:
         job = Audit(
             store,
             since,

@@ -7,10 +7,11 @@ renders it as text.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -119,10 +120,19 @@ def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: A
         return action(store, *args, **kwargs)
 
 
+@contextlib.contextmanager
+def reading_any(db: str | None) -> Iterator[Any]:
+    """The store for a reading command that runs on PostgreSQL too; there, with the hosts'
+    files read in `$GMTOOL_HOME` when it is set (their checkpoint verifier key and witness
+    folders, found as beside a SQLite file: the same home the GM writes read)."""
+    with open_store(db, postgres=True) as store:
+        yield _at_home(store)
+
+
 def with_any_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`with_store` for a reading command that runs on PostgreSQL too (its repositories are
     tested on both backends: docs/architecture.md, "PostgreSQL: the state of this step")."""
-    with open_store(db, postgres=True) as store:
+    with reading_any(db) as store:
         return action(store, *args, **kwargs)
 
 

@@ -16,7 +16,7 @@ from gmtool.cli.common import (
     UNTIL_OPTION,
     WITNESS_OPTION,
     emit,
-    open_store,
+    reading_any,
     with_any_store,
 )
 from gmtool.cli.console import Abort, console
@@ -98,7 +98,7 @@ def list_(
     from gmtool.store.queries import list_hands
     from gmtool.store.scan import count_hands
 
-    with open_store(db, postgres=True) as store:
+    with reading_any(db) as store:
         rows = list_hands(store, since, until, table, player, limit)
         total = count_hands(store, since, until, table, player)
     emit(rows, as_json, lambda rows: _render_hands(rows, total))
@@ -170,7 +170,7 @@ def export(
     from gmtool.cli.render_hands import markdown_report
 
     as_json = output_format.value == "json"
-    with open_store(db, postgres=True) as store:
+    with reading_any(db) as store:
         report = _report_with_proof(store, hand, key, witness, as_json)
     emit(report, as_json, lambda report: console.raw(markdown_report(report)))
 
@@ -180,9 +180,8 @@ def _report_with_proof(
 ) -> dict:
     from gmtool.audit.dispute import hand_report
     from gmtool.ops.hands import exportable
-    from gmtool.store.db import files_beside
 
-    if files_beside(store) is None:  # PostgreSQL: nothing beside it, no notary here
+    if getattr(store, "is_postgres", False):  # its hosts' notary signs, never a console
         exportable(store, hand, key, witness)
         report = hand_report(store, hand, with_replay=True)
         if proven and report["outcome"] != "running":

@@ -118,8 +118,11 @@ def signed_checkpoints(
         except OSError as error:
             if verifier is None and origin in _signers(path):  # the host's: its key needed
                 raise UsageError(
-                    f"no verifier key at {key_file or 'the store (none beside PostgreSQL)'}: "
-                    "pass --key with the host's verifier key"
+                    f"no verifier key at {key_file}: pass --key with the host's verifier key"
+                    if key_file is not None
+                    else "no verifier key: a PostgreSQL store's hosts keep their files in "
+                    "their home folder; set $GMTOOL_HOME to it, or pass --key with the "
+                    "host's verifier key (HOME/<database>.checkpoint.pub)"
                 ) from None
             if checkpoint and not _readable(path):
                 raise UsageError(str(error)) from None  # the file named cannot be read
