@@ -20,7 +20,7 @@ from gmtool.evidence import hand_seeds
 from gmtool.evidence.note import Verifier
 from gmtool.findings import Finding
 from gmtool.store import scan, seed_keys
-from gmtool.store.db import Store
+from gmtool.store.db import Store, files_beside
 from gmtool.store.log_append import origin_of
 
 
@@ -87,8 +87,10 @@ def _derived(key: bytes, row, key_name: str) -> Iterator[Finding]:
 
 
 def _key_name(store: Store) -> str:
-    """The host key file's name, as the host keeps it beside the store (`<db>.key`)."""
-    return f"{store.path.name}.key"
+    """The host key file's name, as the host keeps it beside the store (`<db>.key`; on
+    PostgreSQL in the hosts' home, named after the database)."""
+    place = files_beside(store)
+    return f"{place.name}.key" if place is not None else "<db>.key"
 
 
 def _seeds_around(store: Store, check: _Check, hands: tuple[int, list[int]]) -> Iterator[Finding]:
