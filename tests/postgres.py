@@ -136,8 +136,8 @@ def _drop_each(drops: queue.Queue[Databases | None]) -> None:
 
 def rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
     """The rows of one query on the database at `url` (a connection of its own)."""
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql, params).fetchall()
+    with psycopg.connect(url) as conn:  # (no params: a `%` in `sql` is only a character)
+        return conn.execute(sql, params or None).fetchall()
 
 
 def one(url: str, sql: str, params: tuple = ()):

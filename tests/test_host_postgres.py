@@ -16,11 +16,10 @@ import re
 import signal
 from pathlib import Path
 
-import psycopg
 import pytest
-from backends import StepClock, pg_server_fixture  # noqa: F401
+from backends import StepClock, pg_server_fixture, shared_fixture  # noqa: F401
 from helpers import until
-from postgres import Databases, url_of
+from postgres import HOSTING, one, rows
 
 from gmtool.store import ledger, table_leases
 from gmtool.store import tables as table_store
@@ -29,38 +28,19 @@ from gmtool.store.hands import TableLog, begin_hand, void_hand
 from gmtool.store.stakes import NotCovered, free_coins
 from gmtool.store.table_leases import LeaseLost
 
-HOSTING = re.compile(r"^hosting \d+ table\(s\): (.+) \(speed", re.M)
 TOOK = re.compile(r"^took table (\S+) over from host (\S+), which stopped", re.M)
 
 
-@pytest.fixture
-def shared(deployed_db: Path, gm, pg_server: Databases, tmp_path: Path) -> tuple[str, Path]:
-    """A PostgreSQL store with the five profiles deployed, and a home for its hosts."""
-    url = url_of(pg_server.new())
-    gm("db", "copy", "--from", deployed_db, "--to", url)
-    return url, tmp_path / "home"
-
-
-def _rows(url: str, sql: str) -> list[tuple]:
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql).fetchall()
-
-
 def _running(url: str) -> set[int]:
-    return {row[0] for row in _rows(url, "SELECT id FROM hands WHERE outcome = 'running'")}
-
-
-def _one(url: str, sql: str):
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql).fetchone()[0]
+    return {row[0] for row in rows(url, "SELECT id FROM hands WHERE outcome = 'running'")}
 
 
 def _coins_conserved(url: str) -> None:
-    granted = _one(url, "SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")
-    assert _one(url, "SELECT SUM(coins) FROM players") == granted > 0
-    assert _one(url, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL") == 0
-    assert _one(url, "SELECT MIN(coins) FROM players") >= 0
-    assert _one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") == 0
+    granted = one(url, "SELECT SUM(delta) FROM ledger WHERE reason = 'opening_balance'")
+    assert one(url, "SELECT SUM(coins) FROM players") == granted > 0
+    assert one(url, "SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE hand_id IS NOT NULL") == 0
+    assert one(url, "SELECT MIN(coins) FROM players") >= 0
+    assert one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") == 0
 
 
 def _audit_clean(gm, url: str, home: Path) -> dict:
@@ -91,7 +71,7 @@ def test_a_host_plays_a_postgresql_store_from_its_home(shared, gm, start_host) -
     (seed_key,) = home.glob(f"{name}.seed-*.key")
     assert seed_key.stat().st_mode & 0o077 == 0 and not (home / f"{name}.seed.key").exists()
     # its leases were given back at its clean stop: the next host takes the same tables
-    assert _one(url, "SELECT COUNT(*) FROM table_leases WHERE host <> ''") == 0
+    assert one(url, "SELECT COUNT(*) FROM table_leases WHERE host <> ''") == 0
     _coins_conserved(url)
     report = _audit_clean(gm, url, home)
     assert report["hands_checked"] >= 15
@@ -108,7 +88,7 @@ def test_a_killed_hosts_tables_are_taken_over(shared, gm, start_host) -> None:
     assert not set(mine) & set(theirs), (mine, theirs)  # another host's tables passed over
     assert "another live host plays them" in second.output
     until(
-        lambda: _one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") >= 3,
+        lambda: one(url, "SELECT COUNT(*) FROM hands WHERE outcome = 'running'") >= 3,
         "hands running at both hosts",
     )
     assert first.stop(signal.SIGKILL) == -signal.SIGKILL
@@ -120,7 +100,7 @@ def test_a_killed_hosts_tables_are_taken_over(shared, gm, start_host) -> None:
     until(lambda: second.output.count("settled") >= 10, "the second host playing on")
     assert second.stop() == 0, second.output
     _coins_conserved(url)
-    voided = _one(
+    voided = one(
         url,
         "SELECT COUNT(*) FROM events WHERE type = 'hand_voided' "
         "AND payload LIKE '%crash_recovery%'",
@@ -146,11 +126,11 @@ def test_a_host_past_its_lease_writes_nothing_more(shared) -> None:
         assert second is not None and second.taken_from == "first"
         with pytest.raises(LeaseLost):
             log.append(None, [{"type": "joined", "player": "bot-002"}])
-        assert (log.seq, _one(url, "SELECT MAX(seq) FROM events WHERE table_id = 't-1'")) == (1, 1)
+        assert (log.seq, one(url, "SELECT MAX(seq) FROM events WHERE table_id = 't-1'")) == (1, 1)
         successor = TableLog(store, "t-1")
         successor.lease = second
         successor.append(None, [{"type": "joined", "player": "bot-003"}])
-        assert _one(url, "SELECT MAX(seq) FROM events WHERE table_id = 't-1'") == 2
+        assert one(url, "SELECT MAX(seq) FROM events WHERE table_id = 't-1'") == 2
 
 
 def test_house_run_on_postgresql_needs_a_home(shared, gm) -> None:
@@ -182,7 +162,7 @@ def test_coins_at_stake_on_one_host_cannot_be_brought_to_another(shared) -> None
         assert free_coins(store, {"pat": 100}) == {"pat": 30}
         with pytest.raises(NotCovered, match="pat"):
             _begin(store, "t-2", [{"player": "pat", "coins": 31}])
-        assert _one(url, "SELECT COUNT(*) FROM hands WHERE table_id = 't-2'") == 0
+        assert one(url, "SELECT COUNT(*) FROM hands WHERE table_id = 't-2'") == 0
         _begin(store, "t-3", [{"player": "pat", "coins": 30}])
         assert free_coins(store, {"pat": 100}) == {"pat": 0}
         assert free_coins(store, {"pat": 100}, "t-1") == {"pat": 70}  # t-1's own stake
@@ -219,7 +199,7 @@ def test_hosts_killed_at_random_moments_lose_no_coin(shared, gm, start_host) -> 
     )
     assert last.stop() == 0, last.output
     _coins_conserved(url)
-    voided = _one(
+    voided = one(
         url, "SELECT COUNT(*) FROM events WHERE type = 'hand_voided' AND payload LIKE '%crash%'"
     )
     assert voided >= 1
