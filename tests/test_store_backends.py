@@ -272,6 +272,31 @@ def test_tables_open_publish_beat_stop_close_and_reopen(any_store) -> None:
     assert table_store.status(store, "t9") is None
 
 
+def test_a_heartbeat_of_more_tables_than_one_statement_names(any_store) -> None:
+    store = any_store
+    table_store.open_table(store, "t1", "qq-showhand", "junior", "stud5", 11)
+    table_store.open_table(store, "t2", "qq-showhand", "junior", "stud5", 11)
+    table_store.heartbeat(store, ["t1", "t2"])
+    before = [table_store.status(store, t)["updated_at"] for t in ("t1", "t2")]
+    many = [f"gone-{i}" for i in range(2 * table_store.HEARTBEAT_BATCH)] + ["t1", "t2"]
+    table_store.heartbeat(store, many)
+    after = [table_store.status(store, t)["updated_at"] for t in ("t1", "t2")]
+    assert after[0] > before[0] and after[1] > before[1]
+
+
+def test_many_rows_inserted_at_once_arrive_whole_and_in_order(any_store) -> None:
+    """`conn.executemany` of a one-row INSERT: on PostgreSQL, multi-row INSERTs of at most
+    65,535 parameters each (not psycopg's pipeline), rows kept in order."""
+    store = any_store
+    serial = "SERIAL" if store.dialect == "postgresql" else "INTEGER PRIMARY KEY AUTOINCREMENT"
+    with store.write():
+        store.conn.execute(f"CREATE TEMP TABLE scratch (n {serial}, a INTEGER, b TEXT)")
+        rows = [(i, f"row {i}") for i in range(70_000)]  # three statements of 2 parameters a row
+        store.conn.executemany("INSERT INTO scratch (a, b) VALUES (?, ?)", rows)
+    stored = [tuple(r) for r in store.all("SELECT a, b FROM scratch ORDER BY n")]
+    assert stored == rows
+
+
 # -- hands and events -------------------------------------------------------------------------
 
 

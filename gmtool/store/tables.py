@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from gmtool.canonical import canonical_json
 from gmtool.store.db import Store
 
+HEARTBEAT_BATCH = 500  # table ids a heartbeat's UPDATE names (SQLite allows 32,766 parameters)
+
 
 def exists(store: Store, table_id: str) -> bool:
     return store.one("SELECT 1 FROM tables WHERE id = ?", (table_id,)) is not None
@@ -86,12 +88,15 @@ def heartbeat(store: Store, table_ids: list[str]) -> None:
     """The host is alive: its open tables' `updated_at` is now (the console shows a table
     whose host stopped saying so as gone)."""
     if table_ids:
-        marks = ", ".join("?" * len(table_ids))
         with store.write():
-            store.conn.execute(
-                f"UPDATE tables SET updated_at = ? WHERE status = 'open' AND id IN ({marks})",
-                (store.now(), *table_ids),
-            )
+            at = store.now()
+            for start in range(0, len(table_ids), HEARTBEAT_BATCH):
+                batch = table_ids[start : start + HEARTBEAT_BATCH]
+                marks = ", ".join("?" * len(batch))
+                store.conn.execute(
+                    f"UPDATE tables SET updated_at = ? WHERE status = 'open' AND id IN ({marks})",
+                    (at, *batch),
+                )
 
 
 def close_table(store: Store, table_id: str) -> None:
