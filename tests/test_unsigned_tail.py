@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import OPERATOR, SUPPORT
-from helpers import gm_identity, public_key, query, rewrite_log
+from helpers import gm_identity, public_key, query, rewrite_log, until
 
 from gmtool.evidence import witness
 from gmtool.evidence.gm_keys import new_key
@@ -296,16 +296,13 @@ def _settled(db: Path) -> list[tuple[int, float]]:
 def _until_hands_span(db: Path, host, seconds: float) -> list[tuple[int, float]]:
     """The settled hands once they span `seconds` of the host's clock (re-read as the
     store changes; the host must keep running)."""
-    import time
 
-    deadline = time.monotonic() + 300
-    while True:
+    def spanned() -> list[tuple[int, float]] | None:
         assert host.poll() is None, "the host stopped"
         hands = _settled(db) if db.exists() else []
-        if hands and hands[-1][1] - hands[0][1] >= seconds:
-            return hands
-        assert time.monotonic() < deadline, "the host settled too few hands"
-        time.sleep(0.05)
+        return hands if hands and hands[-1][1] - hands[0][1] >= seconds else None
+
+    return until(spanned, f"settled hands spanning {seconds} s of the host's clock", 300)
 
 
 def test_a_gm_write_on_a_restored_older_copy_is_refused_before_it_is_written(
