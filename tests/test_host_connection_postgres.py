@@ -113,10 +113,10 @@ def test_a_host_frozen_inside_a_transaction_holds_the_others_up_only_so_long(
 
 FROZEN_WRITER = """
 import sys
-from gmtool.store import pg
+from gmtool.store import pg_open
 from gmtool.store.errors import StoreGone
 
-store = pg.connect(sys.argv[1])
+store = pg_open.connect(sys.argv[1])
 store.hold_transactions_at_most(1.0)
 try:
     with store.write():  # many statements in one write: the test freezes it between two

@@ -274,10 +274,10 @@ def test_db_init_brings_an_older_schema_up_to_date(server: Databases, gm: Gmtool
 def test_a_reader_changes_nothing(pg_store: str) -> None:
     """A store opened for reading reads in read-only transactions: PostgreSQL itself
     refuses a write, and the store's own write() says it was opened for reading."""
-    from gmtool.store import pg
+    from gmtool.store import pg_open
     from gmtool.store.errors import StoreError
 
-    with pg.connect(pg_store, write=False) as store:
+    with pg_open.connect(pg_store, write=False) as store:
         with store.snapshot():
             assert store.one("SELECT COUNT(*) AS n FROM gm_users")["n"] == 1
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
@@ -288,10 +288,10 @@ def test_a_reader_changes_nothing(pg_store: str) -> None:
 
 def test_a_write_is_one_transaction(pg_store: str) -> None:
     """What a write did is undone whole when it fails (here on a refused change)."""
-    from gmtool.store import pg
+    from gmtool.store import pg_open
     from gmtool.store.errors import StoreError
 
-    with pg.connect(pg_store) as store:
+    with pg_open.connect(pg_store) as store:
         with pytest.raises(StoreError, match="append-only"), store.write() as conn:
             conn.execute("INSERT INTO players (name) VALUES (?)", ("rolled_back",))
             conn.execute("DELETE FROM log")

@@ -227,9 +227,9 @@ def open_location(
     URL only where the caller runs on PostgreSQL (`postgres`), else NotOnPostgres."""
     location = locate(db)
     if location.url is not None and postgres:
-        from gmtool.store import pg
+        from gmtool.store import pg_open
 
-        return pg.connect(location.url, create=create, clock=clock, write=write)  # type: ignore[return-value]
+        return pg_open.connect(location.url, create=create, clock=clock, write=write)  # type: ignore[return-value]
     return connect(resolve_path(db), create=create, clock=clock, write=write)
 
 

@@ -199,12 +199,12 @@ class PgStore:
                 yield self.conn
         except psycopg.Error as error:
             self._check_connected(error)
-            raise StoreError(f"{self.path}: the write failed: {_first_line(error)}") from None
+            raise StoreError(f"{self.path}: the write failed: {first_line(error)}") from None
 
     def _check_connected(self, error: BaseException | None = None) -> None:
         """Raise StoreGone if the connection is lost (after `error`, the one that said so)."""
         if self.conn.raw.broken or self.conn.raw.closed:
-            why = f" ({_first_line(error)})" if error is not None else ""
+            why = f" ({first_line(error)})" if error is not None else ""
             raise StoreGone(f"{self.path}: lost the connection to the database{why}") from None
 
     def hold_transactions_at_most(self, seconds: float) -> None:
@@ -267,7 +267,7 @@ class PgStore:
             raise
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
@@ -281,7 +281,7 @@ def open_connection(url: str) -> psycopg.Connection:
         options = conninfo_to_dict(url)
     except psycopg.ProgrammingError as error:
         raise StoreError(
-            f"{shown}: not a PostgreSQL URL libpq can read: {_first_line(error)}"
+            f"{shown}: not a PostgreSQL URL libpq can read: {first_line(error)}"
         ) from None
     extra: dict[str, Any] = {"application_name": "gmtool"}
     if "connect_timeout" not in options:
@@ -289,56 +289,8 @@ def open_connection(url: str) -> psycopg.Connection:
     try:
         return psycopg.connect(url, autocommit=True, row_factory=_rows, **extra)
     except psycopg.OperationalError as error:
-        text = _first_line(error)
+        text = first_line(error)
         hint = ""
         if "does not exist" in text and "database" in text:
             hint = " (create it first: `createdb NAME`, or CREATE DATABASE as its owner)"
         raise StoreError(f"{shown}: cannot use this PostgreSQL database: {text}{hint}") from None
-
-
-def _read_only_database(store: PgStore) -> None:
-    """A database whose transactions are read-only (`default_transaction_read_only`, as a
-    read-only mount is for a SQLite file): a writer is refused in plain words; a reader
-    makes its session's JSON guard in a transaction of its own that may (a temporary
-    function, nothing in the store), and reads."""
-    if not store.read_only:
-        raise StoreError(
-            f"{store.path}: the database is read-only (its transactions are read-only by "
-            "default): this command writes to it (a host writes every hand into it). Run it "
-            "on a database it may write; reading commands work where it is"
-        )
-    with store.conn.raw.transaction():
-        store.conn.raw.execute("SET TRANSACTION READ WRITE")
-        store.conn.raw.execute(JSON_OR_NULL)
-
-
-def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool = True) -> PgStore:
-    """Open the PostgreSQL store at `url`: with `create`, make gmtool's schema in an empty
-    database (the database itself must exist); writers bring an older schema up to date,
-    readers (`write=False`) read in read-only transactions and change nothing."""
-    from gmtool.store import pg_schema
-
-    raw = open_connection(url)
-    store = PgStore(url, raw, clock, read_only=not (write or create))
-    try:
-        if raw.execute("SHOW transaction_read_only").fetchone()[0] == "on":  # type: ignore[index]
-            _read_only_database(store)
-        else:
-            raw.execute(JSON_OR_NULL)
-        if store.read_only:
-            raw.execute("SET default_transaction_read_only = on")
-        pg_schema.check(store, create)
-    except psycopg.errors.InsufficientPrivilege as error:
-        store.close()
-        raise StoreError(
-            f"{store.path}: {_first_line(error)}: this role may not make or read gmtool's "
-            "schema; run `gmtool db init` as the role that owns (or will own) its tables, "
-            "and `gmtool db grant` to give hosts, consoles and support their roles"
-        ) from None
-    except psycopg.Error as error:
-        store.close()
-        raise StoreError(f"{store.path}: cannot use this database: {_first_line(error)}") from None
-    except BaseException:
-        store.close()
-        raise
-    return store

@@ -36,7 +36,7 @@ from psycopg import sql
 from gmtool.errors import UsageError
 from gmtool.store import schema
 from gmtool.store.errors import StoreError
-from gmtool.store.pg import WRITE_LOCK, PgStore
+from gmtool.store.pg import WRITE_LOCK, PgStore, first_line
 
 KINDS = ("host", "operator", "support")
 MAX_NAME = 63  # PostgreSQL's NAMEDATALEN - 1
@@ -172,17 +172,13 @@ def grant(store: PgStore, prefix: str, members: dict[str, list[str]]) -> Granted
                     done.members[kind].append(login)
     except psycopg.errors.InsufficientPrivilege as error:
         raise StoreError(
-            f"{store.path}: {_first_line(error)}: `gmtool db grant` must run as a role that "
+            f"{store.path}: {first_line(error)}: `gmtool db grant` must run as a role that "
             "owns gmtool's tables (the one that ran `gmtool db init`) and may create roles "
             "(CREATEROLE or superuser)"
         ) from None
     except psycopg.Error as error:
-        raise StoreError(f"{store.path}: the grant failed: {_first_line(error)}") from None
+        raise StoreError(f"{store.path}: the grant failed: {first_line(error)}") from None
     return done
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def _gmtool_tables(store: PgStore) -> list[str]:
