@@ -1,5 +1,5 @@
-"""Opening a PostgreSQL store (issue 26): the connection, its transactions and its
-schema, through psycopg 3.
+"""A PostgreSQL store (issue 26): its connection and its transactions, through psycopg 3
+(`store/pg_open.py` opens one and checks its schema).
 
 `PgStore` answers what the repositories ask of `store/db.py`'s `Store` (`one`, `all`,
 `write`, `snapshot`, `now`, `dialect`, `conn.execute` and `conn.executemany` with

@@ -1,7 +1,7 @@
 """Opening a PostgreSQL store (`store/db.py` calls `connect` for a `postgresql://` URL): the
 connection (`store/pg.py`), the session's JSON guard, a read-only database read, and the
 schema checked, made or brought up to date (`store/pg_schema.py`, which uses `store/pg.py`
-itself: this module sits above both, so neither imports the other's caller).
+itself: this module sits above both, so the two do not import each other).
 """
 
 from __future__ import annotations
