@@ -374,15 +374,17 @@ def deployed_db(deployed_template: Path, tmp_path: Path) -> Path:
 @pytest.fixture
 def virtual_host():
     """`virtual_host(db, plan=None, wall_start=VIRTUAL_EPOCH, home=None, **options)`: a
-    VirtualHost (tests/hosting.py) on `db` (a SQLite file, or a PostgreSQL URL with the
-    host's `home`) with `HostOptions(**options)`, its clock starting at `wall_start`;
-    stopped and closed after the test."""
+    VirtualHost (tests/hosting.py) on `db` (a SQLite file, a PostgreSQL URL with the
+    host's `home`, or a `Located` of tests/backends.py, which gives both) with
+    `HostOptions(**options)`, its clock starting at `wall_start`; stopped and closed after
+    the test."""
     hosts: list[VirtualHost] = []
 
     def start(
-        db: Path | str, plan=None, wall_start: float = VIRTUAL_EPOCH, home: Path | None = None,
-        **options,
-    ) -> VirtualHost:  # fmt: skip
+        db, plan=None, wall_start: float = VIRTUAL_EPOCH, home: Path | None = None, **options
+    ) -> VirtualHost:
+        if hasattr(db, "host_options"):  # a Located: its database and, on PostgreSQL, home
+            home, db = db.host_options().get("home", home), db.db
         hosts.append(
             VirtualHost(db, HostOptions(**options), plan=plan, wall_start=wall_start, home=home)
         )

@@ -681,13 +681,12 @@ def test_kick_between_hands_at_an_owner_table_frees_the_seat(
     """G2: a kick between hands frees the seat; the player is not dealt into the next hand."""
     store = deployed_store
     host = virtual_host(
-        store.db,
+        store,
         systems=["lequ-showhand"],
         tables=1,
         speed=1.0,
         grace=1.0,
         seed="owner-kick",
-        **store.host_options(),
     )
     table_id = "lequ-showhand-table-1"
 
@@ -740,13 +739,12 @@ def test_an_adjustment_reaches_the_host_before_the_next_hand(
     """A hand started after `players adjust` seats the player with the adjusted coins."""
     store = deployed_store
     host = virtual_host(
-        store.db,
+        store,
         systems=["qq-showhand"],
         tables=3,
         speed=10.0,  # the game's seconds ten times as fast (fewer checkpoints and lease renewals)
         grace=1.0,
         seed="adjust",
-        **store.host_options(),
     )
     host.run_until(host.running_players, what="a running hand")
     seated = {p for t in gm.json("tables", "list", "--db", store.db, "--json") for p in t["seated"]}
@@ -814,14 +812,13 @@ def test_the_host_stops_within_its_grace_while_a_player_is_away(
     store = deployed_store
     grace = 1.0
     host = virtual_host(
-        store.db,
+        store,
         systems=["qq-showhand"],
         tables=3,
         speed=1.0,
         chaos=0.6,
         grace=grace,
         seed="grace",
-        **store.host_options(),
     )
     table_id, _ = host.run_until(lambda: _away_on_turn(host), what="a player away on their turn")[0]
     away_hand = _snapshots(host)[table_id]["hand"]

@@ -38,13 +38,12 @@ PLANS = [
 
 def start(virtual_host, located: Located, plan, tables: int = 1, **options):
     host = virtual_host(
-        located.db,
+        located,
         plan=[plan],
         tables=tables,
         seed="nb",
         listen="127.0.0.1:0",
         grace=600.0,
-        **located.host_options(),
         **options,
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")

@@ -55,12 +55,11 @@ def test_people_play_every_system_with_a_resume_an_escape_a_kick_and_a_close(
 ) -> None:
     tier, game = PLANS[profile]
     host = virtual_host(
-        deployed_store.db,
+        deployed_store,
         plan=[(profile, tier, game)],
         tables=1,
         seed=f"every-{profile}",
         listen="127.0.0.1:0",
-        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     table = next(iter(host.host.tables.values()))

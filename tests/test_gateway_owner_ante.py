@@ -32,14 +32,13 @@ def person(host, name: str):
 def lequ(virtual_host, deployed_store: Located):
     """A host with one lequ owner-ante table, one bot, and its gateway on loopback."""
     host = virtual_host(
-        deployed_store.db,
+        deployed_store,
         plan=PLAN,
         tables=1,
         seed="oa",
         listen="127.0.0.1:0",
         grace=600.0,
         bots=1,
-        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host

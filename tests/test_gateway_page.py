@@ -30,12 +30,11 @@ SQLITE_ONLY = pytest.mark.parametrize("deployed_store", ["sqlite"], indirect=Tru
 def listening(virtual_host, deployed_store: Located):
     """A host with one table and its gateway on a free loopback port."""
     host = virtual_host(
-        deployed_store.db,
+        deployed_store,
         plan=[("qq-showhand", "junior", "stud5")],
         tables=1,
         seed="page",
         listen="127.0.0.1:0",
-        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
@@ -192,12 +191,11 @@ def test_H4_after_a_look_the_turn_comes_again_with_the_legal_actions_of_now(
     page's buttons follow what the engine allows now (no second look, a seen player's
     amounts), so the look brings the turn again, by the same deadline."""
     host = virtual_host(
-        deployed_store.db,
+        deployed_store,
         plan=[("suihua-three-card", "chips-10", "three_card")],
         tables=1,
         seed="look",
         listen="127.0.0.1:0",
-        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     ann = host.stepper.run(open_client(host.host.gateway.url, _token(host), auto=False))

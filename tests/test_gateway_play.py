@@ -35,13 +35,12 @@ SQLITE_ONLY = pytest.mark.parametrize("deployed_store", ["sqlite"], indirect=Tru
 def played(virtual_host, deployed_store: Located):
     """A host with one QQ junior table and its gateway on a free loopback port."""
     host = virtual_host(
-        deployed_store.db,
+        deployed_store,
         plan=TABLE_PLAN,
         tables=1,
         seed="gw",
         listen="127.0.0.1:0",
         grace=600.0,
-        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     return host
@@ -282,12 +281,11 @@ def test_G3_no_frame_to_any_connection_holds_a_card_it_may_not_see(
     virtual_host, deployed_store: Located, plan
 ) -> None:
     host = virtual_host(
-        deployed_store.db,
+        deployed_store,
         plan=plan,
         tables=1,
         seed="g3",
         listen="127.0.0.1:0",
-        **deployed_store.host_options(),
     )
     host.run_until(lambda: host.host.gateway.url, what="the gateway listening")
     players = {name: join(host, name, coins=2_000_000) for name in ("ann", "bob", "cat")}

@@ -103,12 +103,12 @@ def test_a_killed_holder_leaves_its_lock_file_free(tmp_path: Path) -> None:
 
 
 KILLED_HOLDER = """
-import sys, time
+import signal, sys
 from pathlib import Path
 from gmtool.house.lock import HostLock
 lock = HostLock(Path(sys.argv[1])).acquire()
 print("locked", flush=True)
-time.sleep(600)
+signal.pause()  # held until the test kills it
 """
 
 

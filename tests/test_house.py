@@ -165,8 +165,7 @@ def test_g2_kick_during_a_hand_forfeits_to_the_banker_qq(
     and the hand ends at once."""
     located = deployed_store
     host = virtual_host(
-        located.db,
-        **located.host_options(),
+        located,
         systems=["qq-showhand"],
         tables=3,
         seed="kick-qq",
@@ -222,8 +221,7 @@ def test_s17_the_first_speakers_clock_starts_when_the_hand_does(
     (counted from the deal, not from the end of the hand before)."""
     located = deployed_store
     host = virtual_host(
-        located.db,
-        **located.host_options(),
+        located,
         systems=["qq-showhand"],
         tables=1,
         seed="first-clock",
@@ -254,8 +252,7 @@ def test_g2_a_kick_ends_the_wait_of_a_disconnected_player_at_once(
     does not sit out the rest of their reconnect window before it plays on."""
     located = deployed_store
     host = virtual_host(
-        located.db,
-        **located.host_options(),
+        located,
         systems=["qq-showhand"],
         tables=4,
         seed="kick-away",
@@ -297,8 +294,7 @@ def test_g2_kick_during_a_hand_folds_the_player_lequ(deployed_store: Located, vi
     it ends."""
     located = deployed_store
     host = virtual_host(
-        located.db,
-        **located.host_options(),
+        located,
         systems=["lequ-showhand"],
         tables=2,
         seed="kick-lequ",
@@ -356,9 +352,7 @@ def test_g2_a_command_for_a_table_not_hosted_here_fails_at_once(
     poll of the queue (PostgreSQL: it leaves it to the table's host; the console refuses a
     table no live host holds); the console refuses a table the store does not know at all."""
     located = deployed_store
-    host = virtual_host(
-        located.db, **located.host_options(), systems=["qq-showhand"], tables=2, seed="elsewhere"
-    )
+    host = virtual_host(located, systems=["qq-showhand"], tables=2, seed="elsewhere")
     store = host.store
     host.run_until(lambda: running_hands(store), what="a running hand")
     # queued straight into the store by another writer (the old console path), on the
@@ -427,8 +421,7 @@ def test_g2_a_gm_close_voids_the_running_hand(deployed_store: Located, virtual_h
     closes the table for good and the host plays on with its other tables."""
     located = deployed_store
     host = virtual_host(
-        located.db,
-        **located.host_options(),
+        located,
         systems=["qq-showhand"],
         tables=3,
         seed="close-qq",
@@ -557,9 +550,7 @@ def test_g5_a_profile_deployed_while_hands_run_applies_at_each_tables_next_hand(
         ),
         changed_profile(tmp_path, "lequ-showhand", "owner_ante.min_holding_antes", "100"),
     ]
-    host = virtual_host(
-        located.db, **located.host_options(), systems=profiles, tables=6, seed="g5", grace=2.0
-    )
+    host = virtual_host(located, systems=profiles, tables=6, seed="g5", grace=2.0)
     store = host.store
     old = {
         r["profile_id"]: r["config_id"]
@@ -639,8 +630,7 @@ def test_g5_an_owner_ante_table_switches_at_its_next_hand(
     versions = [(path, compile_file(path)["config_id"]) for path in (changed, original)]
     assert versions[0][1] != versions[1][1]
     host = virtual_host(
-        located.db,
-        **located.host_options(),
+        located,
         systems=["lequ-showhand"],
         tables=1,
         seed="g5-owner",
@@ -688,9 +678,7 @@ def test_a_stop_lets_running_hands_finish_within_the_grace(
     """With grace enough, every hand running at the stop is played to its end; no new hand
     starts; the host reports the tables that finished and voids nothing."""
     located = deployed_store
-    host = virtual_host(
-        located.db, **located.host_options(), systems=TWO, tables=6, seed="stop-grace", grace=600.0
-    )
+    host = virtual_host(located, systems=TWO, tables=6, seed="stop-grace", grace=600.0)
     store = host.store
     running = host.run_until(
         lambda: len(r := running_hands(store)) >= 3 and r, what="three running hands"
@@ -715,9 +703,7 @@ def test_a_stop_voids_the_hands_still_running_after_the_grace(
     `hand_voided` event saying why); the report names each hand it voided and each table
     whose hand ended first."""
     located = deployed_store
-    host = virtual_host(
-        located.db, **located.host_options(), systems=TWO, tables=6, seed="stop-void", grace=0.0
-    )
+    host = virtual_host(located, systems=TWO, tables=6, seed="stop-void", grace=0.0)
     store = host.store
     running = host.run_until(
         lambda: len(r := running_hands(store)) >= 3 and r, what="three running hands"
