@@ -5,8 +5,8 @@ equal keys are equal hands, which the betting rules then resolve (H7: the buyer 
 H8: the opened player wins). The key packs the category's strength (profile order)
 above the three comparison ranks, highest first (pair: the pair, then the single).
 
-All 22,100 hands of the 52-card deck are keyed once, lazily, into a table indexed by a
-card bitmask, so ranking is one dict look-up.
+A hand is keyed on first use into a table indexed by its card bitmask, so ranking is
+one dict look-up after that (`hand_keys` keys all 22,100 hands of the 52-card deck).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from itertools import combinations, combinations_with_replacement
 from math import comb
 
 from gmtool.engine.cards import (
+    SUIT_BITS,
     Card,
     Deck,
     HandError,
@@ -74,7 +75,8 @@ class ThreeCardRanking(KeyedRanking):
         self._shift = self._width * 3
         self._strength = {name: len(self.categories) - i for i, name in enumerate(self.categories)}
         self._by_strength = {v: k for k, v in self._strength.items()}
-        self._table: dict[int, int] | None = None
+        self._table: dict[int, int] | None = None  # every hand, once `_load` has run
+        self._keys = _Keys(self)  # the hands met so far, keyed as they come
         self._words: dict[int, str] = {}
 
     def key(self, cards: Sequence[Card]) -> int:
@@ -82,7 +84,7 @@ class ThreeCardRanking(KeyedRanking):
 
         One look-up by the hand's bitmask; pass this deck's cards (``deck.parse_cards``).
         """
-        table = self._table if self._table is not None else self._load()
+        table = self._table if self._table is not None else self._keys
         try:
             a, b, c = cards
             return table[a.mask | b.mask | c.mask]
@@ -143,7 +145,7 @@ class ThreeCardRanking(KeyedRanking):
 
     # ---- internals ----------------------------------------------------------------------
     def _load(self) -> dict[int, int]:
-        """Key every 3-card hand of the deck once (22,100 for 52 cards).
+        """Key every 3-card hand of the deck once (22,100 for 52 cards): `hand_keys`.
 
         A key depends only on the ranks (ascending) and whether one suit holds all three,
         so each of those shapes (910 for 13 ranks) is keyed once and every hand looks its
@@ -200,3 +202,31 @@ class ThreeCardRanking(KeyedRanking):
                 raise HandError(f"{hand_text(cards)}: {card} is not a card of this deck")
         if len(set(cards)) != 3:
             raise HandError(f"{hand_text(cards)}: a card is repeated")
+
+
+class _Keys(dict[int, int]):
+    """The keys of the hands met so far, by bitmask: a hand is keyed on first use (an audit
+    of a thousand three-card hands meets a few thousand of the 22,100, and keying all of
+    them first cost it more than replaying them). A mask that is not three cards of the
+    deck is a KeyError, as it is in the whole table."""
+
+    def __init__(self, ranking: ThreeCardRanking) -> None:
+        super().__init__()
+        self._ranking = ranking
+        self._deck_mask = sum(card.mask for card in ranking.deck.cards)
+
+    def __missing__(self, mask: int) -> int:
+        if type(mask) is not int or mask.bit_count() != 3 or mask & ~self._deck_mask:
+            raise KeyError(mask)
+        # the three bits low to high: canonical order, so the ranks come ascending
+        low = mask & -mask
+        rest = mask ^ low
+        mid = rest & -rest
+        high = rest ^ mid
+        b0, b1, b2 = low.bit_length() - 1, mid.bit_length() - 1, high.bit_length() - 1
+        suit = (1 << SUIT_BITS) - 1
+        one_suit = b0 & suit == b1 & suit == b2 & suit
+        key = self[mask] = self._ranking._key_of(
+            (b0 >> SUIT_BITS, b1 >> SUIT_BITS, b2 >> SUIT_BITS), one_suit
+        )
+        return key
