@@ -221,10 +221,10 @@ class Deck:
         return iter(self.cards)
 
     def __contains__(self, card: object) -> bool:
-        return (
-            isinstance(card, Card)
-            and self._by_symbols.get((card.rank_symbol, card.suit_symbol)) == card
-        )
+        if not isinstance(card, Card):
+            return False
+        found = self._by_symbols.get((card.rank_symbol, card.suit_symbol))
+        return found is card or found == card  # (the deck's own card: no __eq__ call)
 
     def card(self, rank: int, suit: int) -> Card:
         """The deck's card at rank index ``rank`` and suit index ``suit``."""

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from itertools import combinations
 from math import comb
+from operator import attrgetter
 
 from gmtool.engine.cards import (
     SUIT_BITS,
@@ -78,6 +79,7 @@ DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
 WORDS_LIMIT = 1 << 17  # memo entries kept at most (28 cards: 98,280 hands, 24,157 showings)
 TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
 _FIELDS = 6  # at most five rank fields and one suit field per key
+_RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's (rank, suit): its canonical order
 
 
 class RankingError(UsageError, ValueError):
@@ -378,7 +380,7 @@ class Stud5Ranking(KeyedRanking):
 
     def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card | None]:
         self.key(cards)  # validates the hand
-        ordered = sorted(cards, key=lambda c: (c.rank, c.suit))
+        ordered = sorted(cards, key=_RANK_THEN_SUIT)
         plain, suited = self._shape(tuple(c.rank for c in ordered))
         one_suit = len({c.suit for c in ordered}) == 1
         category, fields, pos, _ = suited if suited is not None and one_suit else plain

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 from gmtool.engine.cards import (
     Card,
@@ -128,7 +129,7 @@ class ShowingRanking:
         if not 1 <= count <= 4:
             raise HandError(f"showing cards are 1 to 4 face-up cards, got {count} (RULES S7)")
         _check(self.deck, cards, count)
-        ordered = sorted(cards, key=_rank_then_suit)
+        ordered = sorted(cards, key=_RANK_THEN_SUIT)
         r = tuple(c.rank for c in ordered)
         shape = self._shapes.get(r)
         if shape is None:
@@ -198,8 +199,7 @@ class ShowingRanking:
         return f"{text} with the {card.name}"
 
 
-def _rank_then_suit(card: Card) -> tuple[int, int]:
-    return card.rank, card.suit
+_RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's (rank, suit): its canonical order
 
 
 def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
@@ -218,8 +218,11 @@ def _check(deck: Deck, cards: Sequence[Card], size: int) -> None:
     """Raise HandError unless `cards` are `size` different cards of `deck`."""
     if isinstance(cards, str):
         raise HandError(f"{cards!r} is text: read it with deck.parse_cards first")
+    mask = 0
     for card in cards:
         if card not in deck:
             raise HandError(f"{hand_text(cards)}: {card} is not a card of this deck")
-    if len(set(cards)) != size:
+        mask |= card.mask
+    # cards of one deck are equal exactly when their bits are: a repeat leaves fewer bits
+    if mask.bit_count() != size:
         raise HandError(f"{hand_text(cards)}: a card is repeated")
