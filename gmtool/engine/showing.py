@@ -77,6 +77,7 @@ class ShowingRanking:
         self._ranks, self._suits = len(deck.ranks), len(deck.suits)
         self._width = max(self._ranks - 1, self._suits - 1, 1).bit_length()
         self._shift = self._width * _FIELDS
+        self._by_mask = {card.mask: card for card in deck.cards}  # the deck's own cards
         self._keys, self._words, self._shapes = _MEMOS.setdefault(
             (deck, wrap_straights, all_ranks), ({}, {}, {})
         )
@@ -128,7 +129,8 @@ class ShowingRanking:
         count = card_count(cards)
         if not 1 <= count <= 4:
             raise HandError(f"showing cards are 1 to 4 face-up cards, got {count} (RULES S7)")
-        _check(self.deck, cards, count)
+        if not _own(self._by_mask, cards, count):
+            _check(self.deck, cards, count)  # (raises, unless they are look-alikes)
         ordered = sorted(cards, key=_RANK_THEN_SUIT)
         r = tuple(c.rank for c in ordered)
         shape = self._shapes.get(r)
@@ -212,6 +214,21 @@ def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
         return mask, len(cards)
     except (AttributeError, TypeError):
         return None
+
+
+def _own(by_mask: Mapping[int, Card], cards: Sequence[Card], size: int) -> bool:
+    """Whether `cards` are `size` different cards, each the very card object of the deck
+    (`by_mask`: the deck's cards by bit), as dealt ones are: `_check` passes them."""
+    mask = 0
+    try:
+        for card in cards:
+            bit = card.mask
+            if by_mask.get(bit) is not card:
+                return False
+            mask |= bit
+    except (AttributeError, TypeError):
+        return False
+    return mask.bit_count() == size
 
 
 def _check(deck: Deck, cards: Sequence[Card], size: int) -> None:

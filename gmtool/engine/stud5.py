@@ -68,17 +68,19 @@ class Stud5Hand(Hand):
         self.limits = limits_for(config, self.tier, ante, self.revision)
         self.training = not self.tier.coins
         if not self.training:
-            check_holdings(
-                config,
-                tier_id,
-                {p.name: p.coins for p in self.players.values()},
-                need=self.limits.min_holding,
-            )  # = seating.seat_need (Q1, L7)
+            self.bound = min([p.coins for p in self.players.values()])  # D-7, kept up to date
+            if self.bound < self.limits.min_holding:  # someone cannot sit: name them
+                check_holdings(
+                    config,
+                    tier_id,
+                    {p.name: p.coins for p in self.players.values()},
+                    need=self.limits.min_holding,
+                )  # = seating.seat_need (Q1, L7)
         else:  # S22: virtual stacks; no coins move
             for player in self.players.values():
                 player.coins = self.limits.training_stack
+            self.bound = self.limits.training_stack  # D-7, kept up to date
         self.banker = banker
-        self.bound = min([p.coins for p in self.players.values()])  # D-7, kept up to date
         self._legal_memo: tuple[int, list[Legal]] = (-1, [])
         self.street = 1
         self.round_max = 0
