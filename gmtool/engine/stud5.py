@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gmtool.engine.chips import chip_sum
 from gmtool.engine.config import Compiled, EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Event
 from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import (
     AmountAction,
@@ -24,6 +25,7 @@ from gmtool.engine.hand import (
     PlayerAction,
     PlayerState,
     Seat,
+    _new_event,
 )
 from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier
@@ -96,10 +98,14 @@ class Stud5Hand(Hand):
             training=self.training,
             seats=[{"player": s.name, "coins": s.coins} for s in seats],
         )
+        ante, events = self.limits.ante, self.events
         for player in self.players.values():
-            self.put_in(player, self.limits.ante)
-            self.emit("ante", player=player.name, amount=self.limits.ante, rule="S9")
-        self.round_max = self.limits.ante
+            player.total += ante  # put_in, inline (a few per hand)
+            self.pot += ante
+            events.append(
+                _new_event(Event, ("ante", {"player": player.name, "amount": ante, "rule": "S9"}))
+            )
+        self.round_max = ante
         self._next_street()
 
     # -- streets, speakers, dealing (S10-S12) ------------------------------------------
@@ -120,17 +126,20 @@ class Stud5Hand(Hand):
             player.cards.append(card)
             player.showing |= card.mask
             dealt.append({"player": name, "card": card.text, "face": "up"})
-        self.emit("deal", street=self.street, cards=dealt, rule="S10")
+        events = self.events  # (emit, inline: the hot events of a hand)
+        events.append(
+            _new_event(Event, ("deal", {"street": self.street, "cards": dealt, "rule": "S10"}))
+        )
         self.banker = self._best_showing(turn)
         speaker = players[self.banker]
-        self.emit(
-            "first_speaker",
-            street=self.street,
-            player=self.banker,
-            showing=self.showing.describe(speaker.cards[1:], speaker.showing),
-            rule="S11",
-        )
-        for player in self.live():
+        fields = {
+            "street": self.street,
+            "player": self.banker,
+            "showing": self.showing.describe(speaker.cards[1:], speaker.showing),
+            "rule": "S11",
+        }
+        events.append(_new_event(Event, ("first_speaker", fields)))
+        for player in self._live if self._live is not None else self.live():
             player.acted = False
             player.raises = 0
         # S14: after an all-in the cards come without betting; a street at the hand cap is
@@ -237,7 +246,8 @@ class Stud5Hand(Hand):
 
     def _put_in(self, action: PlayerAction, amount: int, **extra: Any) -> None:
         player = self.players[action.player]
-        self.put_in(player, amount)
+        player.total += amount  # put_in, inline
+        self.pot += amount
         player.acted = True
         player.action_elapsed = 0
         if player.total > self.round_max:
@@ -245,14 +255,10 @@ class Stud5Hand(Hand):
             for other in self.live():
                 if other is not player:
                     other.acted = False
-        self.emit(
-            action.verb,
-            player=player.name,
-            amount=amount,
-            total=player.total,
-            pot=self.pot,
-            **extra,
-        )
+        fields = {"player": player.name, "amount": amount, "total": player.total, "pot": self.pot}
+        if extra:
+            fields.update(extra)
+        self.events.append(_new_event(Event, (action.verb, fields)))  # emit, inline
         self._advance()
 
     def _do_bet(self, action: AmountAction) -> None:
@@ -276,11 +282,11 @@ class Stud5Hand(Hand):
     def _do_check(self, action: PlayerAction) -> None:
         player = self.players[action.player]
         player.acted = True
-        self.emit("check", player=player.name, pot=self.pot)
+        self.events.append(_new_event(Event, ("check", {"player": player.name, "pot": self.pot})))
         self._advance()
 
     def _do_fold(self, action: PlayerAction) -> None:
-        self.emit("fold", player=action.player, pot=self.pot)
+        self.events.append(_new_event(Event, ("fold", {"player": action.player, "pot": self.pot})))
         self._fold(self.players[action.player])
 
     # -- flow -------------------------------------------------------------------------
@@ -307,7 +313,12 @@ class Stud5Hand(Hand):
     def _advance(self, after: str | None = None) -> None:
         if self.settlement is not None:
             return
-        if self._round_complete():
+        # _round_complete, inline (after every action)
+        target = self.allin_target if self.allin_target is not None else self.round_max
+        for player in self._live if self._live is not None else self.live():
+            if not player.acted or player.total != target:
+                break
+        else:
             self._start_turn(None)
             self._close_street()
             return
@@ -315,7 +326,8 @@ class Stud5Hand(Hand):
         self._start_turn(self.next_live(current))
 
     def _close_street(self) -> None:
-        self.emit("street_end", street=self.street, pot=self.pot, rule="S14")
+        fields = {"street": self.street, "pot": self.pot, "rule": "S14"}
+        self.events.append(_new_event(Event, ("street_end", fields)))  # emit, inline
         if self.street == LAST_STREET:
             self._showdown()
         else:
