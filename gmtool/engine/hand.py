@@ -368,7 +368,7 @@ class Hand(ABC):
             raise IllegalAction("G1", None, "time only moves forward (wait SECONDS >= 0)")
 
     def _do_wait(self, action: WaitAction) -> None:
-        self.emit("wait", amount=action.amount)
+        self.events.append(_new_event(Event, ("wait", {"amount": action.amount})))  # emit, inline
         if not self.revision.window_from_disconnect:
             self._wait_before_4(action.amount)
             return
@@ -582,5 +582,5 @@ class Hand(ABC):
     def _settle(self, settlement: Settlement, extra: Iterable[Event] = ()) -> None:
         self.to_act = None
         self.settlement = settlement
-        self.events.append(Event("settlement", settlement.as_json()))
+        self.events.append(_new_event(Event, ("settlement", settlement.as_json())))
         self.events.extend(extra)

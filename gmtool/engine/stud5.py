@@ -87,17 +87,17 @@ class Stud5Hand(Hand):
         self.street = 1
         self.round_max = 0
         self.allin_target: int | None = None
-        self.emit(
-            "hand_started",
-            game="stud5",
-            engine=self.revision.version,
-            config_id=config.config_id,
-            tier=tier_id,
-            ante=self.limits.ante,
-            banker=banker,
-            training=self.training,
-            seats=[{"player": s.name, "coins": s.coins} for s in seats],
-        )
+        started = {
+            "game": "stud5",
+            "engine": self.revision.version,
+            "config_id": config.config_id,
+            "tier": tier_id,
+            "ante": self.limits.ante,
+            "banker": banker,
+            "training": self.training,
+            "seats": [{"player": s.name, "coins": s.coins} for s in seats],
+        }
+        self.events.append(_new_event(Event, ("hand_started", started)))  # emit, inline
         ante, events = self.limits.ante, self.events
         for player in self.players.values():
             player.total += ante  # put_in, inline (a few per hand)
@@ -369,7 +369,8 @@ class Stud5Hand(Hand):
 
     def _end_without_showdown(self) -> None:
         winner = self.live()[0].name
-        self.emit("hand_ended", reason="all_folded", winners=[winner], pot=self.pot, rule="S16")
+        ended = {"reason": "all_folded", "winners": [winner], "pot": self.pot, "rule": "S16"}
+        self.events.append(_new_event(Event, ("hand_ended", ended)))  # emit, inline
         self._pay({winner: self.pot}, "all_folded")
 
     def _showdown(self) -> None:
@@ -388,8 +389,12 @@ class Stud5Hand(Hand):
             for p in live
         ]
         explanation = self.ranking.explain(ordered[0].cards, ordered[1].cards)
-        self.emit("showdown", hands=hands, winners=winners, explanation=explanation, rule="S14")
-        self.emit("hand_ended", reason="showdown", winners=winners, pot=self.pot, rule="S14")
+        shown = {"hands": hands, "winners": winners, "explanation": explanation, "rule": "S14"}
+        ended = {"reason": "showdown", "winners": winners, "pot": self.pot, "rule": "S14"}
+        self.events += (
+            _new_event(Event, ("showdown", shown)),
+            _new_event(Event, ("hand_ended", ended)),
+        )
         self._pay(split_pot(self.pot, winners), "showdown")
 
     def face_up(self, name: str) -> list[str]:

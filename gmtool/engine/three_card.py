@@ -47,6 +47,7 @@ from typing import Any, Protocol
 
 from gmtool.engine.config import Compiled, EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
+from gmtool.engine.events import Event
 from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import (
     AmountAction,
@@ -56,6 +57,7 @@ from gmtool.engine.hand import (
     PlayerAction,
     PlayerState,
     Seat,
+    _new_event,
 )
 from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier, seat_need
@@ -141,7 +143,8 @@ class ThreeCardHand(Hand):
         )
         for player in self.players.values():
             self.put_in(player, self.prices.ante)
-            self.emit("ante", player=player.name, amount=self.prices.ante, rule="H3")
+            fields = {"player": player.name, "amount": self.prices.ante, "rule": "H3"}
+            self.events.append(_new_event(Event, ("ante", fields)))  # emit, inline
         first = self.next_live(banker)
         dealt = []
         turn = self.from_player(first)
@@ -149,8 +152,10 @@ class ThreeCardHand(Hand):
             for name, card in zip(turn, self.source.deal(turn)):
                 self.players[name].cards.append(card)
                 dealt.append({"player": name, "card": card.text, "face": "down"})
-        self.emit("deal", cards=dealt, rule="H1")
-        self.emit("first_speaker", player=first, rule="H2")
+        self.events += (
+            _new_event(Event, ("deal", {"cards": dealt, "rule": "H1"})),
+            _new_event(Event, ("first_speaker", {"player": first, "rule": "H2"})),
+        )  # emit, inline
         self._start_turn(first)
 
     # -- queries -----------------------------------------------------------------------
@@ -223,7 +228,7 @@ class ThreeCardHand(Hand):
 
     def _do_look(self, action: PlayerAction) -> None:
         self.seen[action.player] = True
-        self.emit("look", player=action.player, rule="H4")
+        self.events.append(_new_event(Event, ("look", {"player": action.player, "rule": "H4"})))
 
     # -- follow (H3, H5) -----------------------------------------------------------------------
 
@@ -249,17 +254,19 @@ class ThreeCardHand(Hand):
         bet = Bet(action.amount, self.seen[player.name], player.name)
         self.put_in(player, bet.amount)
         self.bets[player.name] = self.last_bet = bet
-        self.emit(
-            "follow",
-            player=player.name,
-            amount=bet.amount,
-            state=state_word(bet.seen),
-            previous=previous.as_json() if previous is not None else None,
-            minimum=self.prices.minimum_json(previous, bet.seen) if previous is not None else None,
-            total=player.total,
-            pot=self.pot,
-            rule="H5",
-        )
+        fields = {
+            "player": player.name,
+            "amount": bet.amount,
+            "state": state_word(bet.seen),
+            "previous": previous.as_json() if previous is not None else None,
+            "minimum": (
+                self.prices.minimum_json(previous, bet.seen) if previous is not None else None
+            ),
+            "total": player.total,
+            "pot": self.pot,
+            "rule": "H5",
+        }
+        self.events.append(_new_event(Event, ("follow", fields)))  # emit, inline
         self._end_turn(player.name)
 
     # -- pass (H6) ---------------------------------------------------------------------------
@@ -268,7 +275,8 @@ class ThreeCardHand(Hand):
         self._require_turn(action, "H2")
 
     def _do_pass(self, action: PlayerAction) -> None:
-        self.emit("pass", player=action.player, pot=self.pot, rule="H6")
+        fields = {"player": action.player, "pot": self.pot, "rule": "H6"}
+        self.events.append(_new_event(Event, ("pass", fields)))  # emit, inline
         self._leave(self.players[action.player], "passed")
 
     def _timeout_fold(self, player: PlayerState) -> None:
@@ -401,7 +409,8 @@ class ThreeCardHand(Hand):
         self._turns.add(name)
         following = self.next_live(name)
         if following in self._turns:
-            self.emit("round_end", round=self.round, pot=self.pot, rule="H11")
+            fields = {"round": self.round, "pot": self.pot, "rule": "H11"}
+            self.events.append(_new_event(Event, ("round_end", fields)))  # emit, inline
             if self.max_rounds and self.round >= self.max_rounds:
                 self._round_limit(following)
                 return
