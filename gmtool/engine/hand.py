@@ -266,9 +266,8 @@ class Hand(ABC):
         """Players still in the hand, in seat order (kept until someone folds: do not
         modify the list)."""
         if self._live is None:
-            self._live = [
-                self.players[name] for name in self.order if not self.players[name].folded
-            ]
+            # (`players` is keyed in seat order: it is made from the seats, as `order` is)
+            self._live = [player for player in self.players.values() if not player.folded]
         return self._live
 
     def put_in(self, player: PlayerState, amount: int) -> None:

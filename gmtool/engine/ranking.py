@@ -80,6 +80,7 @@ WORDS_LIMIT = 1 << 17  # memo entries kept at most (28 cards: 98,280 hands, 24,1
 TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
 _FIELDS = 6  # at most five rank fields and one suit field per key
 _RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's (rank, suit): its canonical order
+_RANK = attrgetter("rank")
 
 
 class RankingError(UsageError, ValueError):
@@ -381,7 +382,7 @@ class Stud5Ranking(KeyedRanking):
     def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card | None]:
         self.key(cards)  # validates the hand
         ordered = sorted(cards, key=_RANK_THEN_SUIT)
-        plain, suited = self._shape(tuple(c.rank for c in ordered))
+        plain, suited = self._shape(tuple(map(_RANK, ordered)))
         one_suit = len({c.suit for c in ordered}) == 1
         category, fields, pos, _ = suited if suited is not None and one_suit else plain
         return category, fields, (ordered[pos] if pos is not None else None)
@@ -412,7 +413,12 @@ class _DirectLookup(dict[int, int]):
             raise KeyError(mask)
         if len(self) >= self._limit:
             self.clear()  # bounded memory: 2.6M keys of a 52-card deck would be ~300 MB
-        bits = [i for i in range(mask.bit_length()) if mask >> i & 1]  # canonical order
+        bits = []  # the five bits, low to high: canonical order
+        rest = mask
+        while rest:
+            low = rest & -rest
+            bits.append(low.bit_length() - 1)
+            rest ^= low
         key = self[mask] = ranking._key_of(
             tuple(b >> SUIT_BITS for b in bits), [b & ((1 << SUIT_BITS) - 1) for b in bits]
         )

@@ -132,7 +132,7 @@ class ShowingRanking:
         if not _own(self._by_mask, cards, count):
             _check(self.deck, cards, count)  # (raises, unless they are look-alikes)
         ordered = sorted(cards, key=_RANK_THEN_SUIT)
-        r = tuple(c.rank for c in ordered)
+        r = tuple(map(_RANK, ordered))
         shape = self._shapes.get(r)
         if shape is None:
             shape = self._shapes[r] = self._shape(r)
@@ -202,6 +202,7 @@ class ShowingRanking:
 
 
 _RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's (rank, suit): its canonical order
+_RANK = attrgetter("rank")
 
 
 def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
