@@ -201,9 +201,9 @@ def replay_loaded(
             seats,
             hand_row["banker"],
             shuffled_source(setup.cards, seed),
-            ante=hand_row["ante"],
-            ranking=setup.ranking,
-            engine=engine,
+            hand_row["ante"],  # ante, ranking, engine (positional: a call a hand)
+            setup.ranking,
+            engine,
         )
 
     try:

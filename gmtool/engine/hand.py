@@ -247,7 +247,8 @@ class Hand(ABC):
             )
         self.order = names  # counterclockwise seat order
         # every seat's view of the table: itself, then the others counterclockwise
-        self._round_from = {name: names[i:] + names[:i] for i, name in enumerate(names)}
+        twice, count = names + names, len(names)
+        self._round_from = {name: twice[i : i + count] for i, name in enumerate(names)}
         self.players = {seat.name: PlayerState(seat.name, seat.coins) for seat in seats}
         self.source = source
         self.events: list[Event] = []

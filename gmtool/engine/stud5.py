@@ -301,7 +301,7 @@ class Stud5Hand(Hand):
         if len(self.live()) == 1:
             self._end_without_showdown()
         elif was_to_act or self._round_complete():
-            self._advance(after=player.name)
+            self._advance(player.name)  # (after them)
 
     def _round_complete(self) -> bool:
         target = self.allin_target if self.allin_target is not None else self.round_max

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from gmtool.engine.config import Compiled, EngineConfig
+from gmtool.engine.config import Compiled, EngineConfig, Tier
 from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import Event
 from gmtool.engine.games import ranking_for
@@ -63,7 +63,7 @@ from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier, seat_need
 from gmtool.engine.settlement import Entry, Result
 from gmtool.engine.three_card_pricing import Bet, Prices, state_word
-from gmtool.engine.versions import ENGINE_VERSION
+from gmtool.engine.versions import ENGINE_VERSION, Revision
 
 CARDS_EACH = 3
 
@@ -73,6 +73,24 @@ class BuyAction(PlayerAction, Protocol):
 
     @property
     def target(self) -> str: ...
+
+
+def _prices(config: EngineConfig, tier: Tier, revision: Revision) -> Prices:
+    """`Prices.for_tier`, made once per room and engine version: prices never change once
+    made (nothing writes to them), so the hands of a room share them, as stud5's share
+    their limits (kept with the typed config and tier, so their ids stay their own)."""
+    key = (id(config), id(tier), revision.version)
+    kept = _PRICES.get(key)
+    if kept is not None and kept[0] is config and kept[1] is tier:
+        return kept[2]
+    prices = Prices.for_tier(config, tier, revision)
+    if len(_PRICES) >= 256:
+        _PRICES.clear()
+    _PRICES[key] = (config, tier, prices)
+    return prices
+
+
+_PRICES: dict[tuple[int, int, str], tuple[EngineConfig, Tier, Prices]] = {}
 
 
 class ThreeCardHand(Hand):
@@ -100,20 +118,16 @@ class ThreeCardHand(Hand):
         self.tier = open_tier(config, tier_id)
         if banker not in self.players:
             raise SetupError("H2", f"dealer {banker!r} is not seated")
-        self.prices = Prices.for_tier(config, self.tier, self.revision)
+        self.prices = _prices(config, self.tier, self.revision)
         self.training = not self.tier.coins
         if not self.training:
-            coins = {p.name: p.coins for p in self.players.values()}
             if self.revision.seat_for_a_follow:  # H12: the ante plus one follow at the cap
-                check_holdings(config, tier_id, coins, need=seat_need(config, self.tier))
+                need, rule = seat_need(config, self.tier), None
             else:  # engines before 4: the ante the system posts was enough (H3)
-                check_holdings(
-                    config,
-                    tier_id,
-                    coins,
-                    need=max(self.prices.ante, self.prices.min_holding),
-                    rule="H3",
-                )
+                need, rule = max(self.prices.ante, self.prices.min_holding), "H3"
+            if min([p.coins for p in self.players.values()]) < need:  # someone cannot sit
+                coins = {p.name: p.coins for p in self.players.values()}
+                check_holdings(config, tier_id, coins, need=need, rule=rule)
         self.ranking = ranking or ranking_for(config)
         self.banker = banker
         # [three_card] is there: Prices.for_tier has read it
