@@ -133,7 +133,7 @@ class ThreeCardHand(Hand):
         # [three_card] is there: Prices.for_tier has read it
         self.max_rounds = config.three_card.max_rounds  # type: ignore[union-attr]
         self.seen = {name: False for name in self.order}
-        posted = Bet(self.prices.ante, seen=False)
+        posted = Bet(self.prices.ante, False)  # (blind)
         self.bets = {name: posted for name in self.order}  # current bets (H5)
         # the previous bet the next follow answers (H5): none before the first bet
         self.last_bet: Bet | None = None if self.revision.first_bet_own_state else posted
@@ -141,30 +141,35 @@ class ThreeCardHand(Hand):
         self.bought = False  # the player to act won a buy this turn and now follows (H7)
         self._turns: set[str] = set()  # who has had a turn in this round (H11)
         self._left: dict[str, str] = {}  # how each player left the hand
-        self.emit(
-            "hand_started",
-            game=self.game,
-            engine=self.revision.version,
-            config_id=config.config_id,
-            tier=tier_id,
-            ante=self.prices.ante,
-            cap=self.prices.cap,
-            banker=banker,
-            training=self.training,
-            max_rounds=self.max_rounds,
-            seats=[{"player": s.name, "coins": s.coins} for s in seats],
-            rule="H2",
-        )
+        started = {
+            "game": self.game,
+            "engine": self.revision.version,
+            "config_id": config.config_id,
+            "tier": tier_id,
+            "ante": self.prices.ante,
+            "cap": self.prices.cap,
+            "banker": banker,
+            "training": self.training,
+            "max_rounds": self.max_rounds,
+            "seats": [{"player": s.name, "coins": s.coins} for s in seats],
+            "rule": "H2",
+        }
+        events = self.events
+        events.append(_new_event(Event, ("hand_started", started)))  # emit, inline
+        ante = self.prices.ante
         for player in self.players.values():
-            self.put_in(player, self.prices.ante)
-            fields = {"player": player.name, "amount": self.prices.ante, "rule": "H3"}
-            self.events.append(_new_event(Event, ("ante", fields)))  # emit, inline
+            player.total += ante  # put_in, inline
+            self.pot += ante
+            events.append(
+                _new_event(Event, ("ante", {"player": player.name, "amount": ante, "rule": "H3"}))
+            )
         first = self.next_live(banker)
         dealt = []
         turn = self.from_player(first)
+        cards_of = [self.players[name].cards for name in turn]
         for _ in range(CARDS_EACH):
-            for name, card in zip(turn, self.source.deal(turn)):
-                self.players[name].cards.append(card)
+            for name, cards, card in zip(turn, cards_of, self.source.deal(turn)):
+                cards.append(card)
                 dealt.append({"player": name, "card": card.text, "face": "down"})
         self.events += (
             _new_event(Event, ("deal", {"cards": dealt, "rule": "H1"})),
