@@ -33,13 +33,20 @@ class BatchHeads:
         value `record`: None if not JSON), and the hash event `first - 1` of `table` has
         now (`before`, read with it)."""
         if isinstance(record, dict):
-            last, head = _sql_value(record.get("last")), _sql_value(record.get("head"))
+            last, head = record.get("last"), record.get("head")
+            if type(last) is not int:  # (an int and a str are as SQLite reads them)
+                last = _sql_value(last)
+            if type(head) is not str:
+                head = _sql_value(head)
         else:  # not an object's JSON: SQLite reads no last and no head from it
             last = head = None
         held = self._last.get(table)
         if held is not None:
-            follows = type(first) is int and type(held[2]) is int and first == held[2] + 1
-            self._judge(table, held, before if follows else None, follows)
+            if type(first) is int and type(held[2]) is int and first == held[2] + 1:
+                if before != held[3] and table not in self._first_bad:  # (_judge, inline)
+                    self._first_bad[table] = held[:3]
+            else:
+                self._judge(table, held, None, False)
         self._last[table] = (idx, first, last, head)
 
     def rewritten(self) -> list[tuple[int, Any, Any, Any]]:

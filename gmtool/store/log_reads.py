@@ -473,19 +473,26 @@ def _key_columns(kind: str) -> tuple[str, str]:
     return ("tkey", "nkey") if kind in NAMED_KINDS else ("nkey", "tkey")
 
 
-def _proper(store: Store, kind: str) -> str:
-    """The records of `kind` whose index says so, from `?` (start) on, without those of
-    the JSON list `?` (suspects): the text of a WHERE clause."""
-    key, other = _key_columns(kind)
-    return (
-        f"kind = '{kind}' AND {other} IS NULL AND idx >= ? AND idx NOT IN "
-        f"({json_values(store, 'bigint')})"
-    )
+def _proper(store: Store, kind: str, start: int, suspects: str) -> tuple[str, tuple]:
+    """The records of `kind` whose index says so, from `start` on, without those of the
+    JSON list `suspects`: the text of a WHERE clause and its parameters."""
+    _, other = _key_columns(kind)
+    outside, params = _not_in("idx", suspects, json_values(store, "bigint"))
+    return f"kind = '{kind}' AND {other} IS NULL AND idx >= ?{outside}", (start, *params)
 
 
 def _keys(store: Store, kind: str) -> str:
     """The JSON list `?` of a kind's keys as a subquery (names, or ids)."""
     return json_values(store, "text" if kind in NAMED_KINDS else "bigint")
+
+
+def _not_in(column: str, values: str, subquery: str) -> tuple[str, tuple]:
+    """` AND column NOT IN (subquery)` of the JSON list `values` (the subquery's `?`) and
+    its parameters; nothing for an empty list (NOT IN no value holds for every value,
+    NULL too), so the audit of a store with nothing to leave out probes no list."""
+    if values == "[]":
+        return "", ()
+    return f" AND {column} NOT IN ({subquery})", (values,)
 
 
 def rows_unlike_records(
@@ -502,12 +509,13 @@ def rows_unlike_records(
     # Each row's last record by one seek down the log's index (kind, key): no table of
     # every key's last record made and indexed first (SQLite's plan for a join on a
     # grouped subquery).
+    proper, params = _proper(store, kind, start, suspects)
+    outside, held = _not_in(f"r.{column}", keys, "SELECT value FROM json_each(?)")
     cursor = store.conn.execute(
         f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN log l ON l.idx = (SELECT "
-        f"MAX(idx) FROM log WHERE {_proper(store, kind)} AND {key} = r.{column}) WHERE r.{column} "
-        f"NOT IN (SELECT value FROM json_each(?)) AND (l.idx IS NULL OR l.body IS NOT "
-        f"{rebuilt}) ORDER BY r.{column}",
-        (start, suspects, keys),
+        f"MAX(idx) FROM log WHERE {proper} AND {key} = r.{column}) WHERE TRUE{outside} AND "
+        f"(l.idx IS NULL OR l.body IS NOT {rebuilt}) ORDER BY r.{column}",
+        (*params, *held),
     )
     names = [c[0] for c in cursor.description]
     for values in cursor:
@@ -524,12 +532,14 @@ def _rows_unlike_records_pg(
     rows, column, _ = STREAMED[kind]
     key, _ = _key_columns(kind)
     body_of = LOGGED_ROWS[kind][1]
+    proper, params = _proper(store, kind, start, suspects)
+    outside, held = _not_in(f"r.{column}", keys, _keys(store, kind))
     cursor = stream(
         store,
         f"SELECT r.*, l.body AS _body FROM ({rows}) r LEFT JOIN log l ON l.idx = (SELECT "
-        f"MAX(idx) FROM log WHERE {_proper(store, kind)} AND {key} = r.{column}) WHERE "
-        f"r.{column} NOT IN ({_keys(store, kind)}) ORDER BY r.{column}",
-        (start, suspects, keys),
+        f"MAX(idx) FROM log WHERE {proper} AND {key} = r.{column}) WHERE TRUE{outside} "
+        f"ORDER BY r.{column}",
+        (*params, *held),
         tuples=False,
     )
     for values in cursor:
@@ -550,12 +560,14 @@ def streamed_counts(
     key, _ = _key_columns(kind)
     # The records grouped by key in the index's order (no temporary b-tree of distinct
     # keys); COUNT(k) leaves out the group of records without a key, as COUNT(DISTINCT).
+    proper, params = _proper(store, kind, start, suspects)
+    rowed, rows_held = _not_in(f"r.{column}", keys, _keys(store, kind))
+    logged, logged_held = _not_in(key, keys, _keys(store, kind))
     found = store.conn.execute(
         f"SELECT {statement(store, 'log.total')}, COUNT(k), (SELECT COUNT(DISTINCT "
-        f"r.{column}) FROM ({rows}) r WHERE r.{column} NOT IN ({_keys(store, kind)})) FROM "
-        f"(SELECT {key} AS k, COUNT(*) AS n FROM log WHERE {_proper(store, kind)} AND {key} "
-        f"NOT IN ({_keys(store, kind)}) GROUP BY {key}) counted",
-        (keys, start, suspects, keys),
+        f"r.{column}) FROM ({rows}) r WHERE TRUE{rowed}) FROM (SELECT {key} AS k, COUNT(*) "
+        f"AS n FROM log WHERE {proper}{logged} GROUP BY {key}) counted",
+        (*rows_held, *params, *logged_held),
     ).fetchone()
     return int(found[0]), found[1], found[2]
 
@@ -567,12 +579,13 @@ def records_without_rows(
     row has (keys in the JSON list `keys` left to the caller), in key order."""
     rows, column, _ = STREAMED[kind]
     key, _ = _key_columns(kind)
+    proper, params = _proper(store, kind, start, suspects)
+    outside, held = _not_in("last.k", keys, _keys(store, kind))
     return store.conn.execute(
         f"SELECT last.k, l.idx, l.body FROM (SELECT {key} AS k, MAX(idx) AS idx FROM log "
-        f"WHERE {_proper(store, kind)} GROUP BY {key}) last JOIN log l ON l.idx = last.idx WHERE "
-        f"last.k NOT IN ({_keys(store, kind)}) AND NOT EXISTS (SELECT 1 FROM "
-        f"({rows}) r WHERE r.{column} = last.k) ORDER BY last.k",
-        (start, suspects, keys),
+        f"WHERE {proper} GROUP BY {key}) last JOIN log l ON l.idx = last.idx WHERE TRUE{outside} "
+        f"AND NOT EXISTS (SELECT 1 FROM ({rows}) r WHERE r.{column} = last.k) ORDER BY last.k",
+        (*params, *held),
     )
 
 
@@ -582,11 +595,12 @@ def records_logged_twice(
     """(key, index, body) of every record of a key of `kind` logged more than once (keys
     in the JSON list `keys` left to the caller), in key order, then index order."""
     key, _ = _key_columns(kind)
+    proper, params = _proper(store, kind, start, suspects)
+    outside, held = _not_in(key, keys, _keys(store, kind))
     return store.conn.execute(
-        f"SELECT {key}, idx, body FROM log WHERE {_proper(store, kind)} AND {key} IN (SELECT {key} "
-        f"FROM log WHERE {_proper(store, kind)} GROUP BY {key} HAVING COUNT(*) > 1) AND {key} "
-        f"NOT IN ({_keys(store, kind)}) ORDER BY {key}, idx",
-        (start, suspects, start, suspects, keys),
+        f"SELECT {key}, idx, body FROM log WHERE {proper} AND {key} IN (SELECT {key} FROM log "
+        f"WHERE {proper} GROUP BY {key} HAVING COUNT(*) > 1){outside} ORDER BY {key}, idx",
+        (*params, *params, *held),
     )
 
 
@@ -598,10 +612,11 @@ def records_of_key(
     value = _as_column(store, key, value)
     if value is _MISSING:
         return []
+    proper, params = _proper(store, kind, start, suspects)
     return store.conn.execute(
-        f"SELECT idx, body FROM log WHERE {_proper(store, kind)} AND {key} "
-        f"{statement(store, 'log.is')} ? ORDER BY idx",
-        (start, suspects, value),
+        f"SELECT idx, body FROM log WHERE {proper} AND {key} {statement(store, 'log.is')} ? "
+        "ORDER BY idx",
+        (*params, value),
     ).fetchall()
 
 

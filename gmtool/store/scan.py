@@ -87,14 +87,15 @@ def table_hands(
     store: Store, table_id: str, since=None, until=None, table=None, player=None, from_hand: int = 0
 ) -> sqlite3.Cursor:
     """A table's hand rows in id order (from id `from_hand` on): `HAND_COLUMNS` plus whether
-    the filter selects it."""
+    the filter selects it. (The table's ids come from its index, sorted alone, and each
+    row is read by id: no sort of whole rows.)"""
     where, params = hand_filter(store, since, until, table, player)
     selected = f"({where[7:]})" if where else "1"
     return iter(
         _tuples(
             store,
-            f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE "
-            "table_id = ? AND id >= ? ORDER BY id",
+            f"SELECT {', '.join(HAND_COLUMNS)}, {selected} FROM hands WHERE id IN (SELECT "
+            "id FROM hands WHERE table_id = ? AND id >= ?) ORDER BY id",
             [*params, table_id, from_hand],
         )
     )
@@ -102,13 +103,13 @@ def table_hands(
 
 def table_ledger(store: Store, table_id: str, from_hand: int = 0) -> sqlite3.Cursor:
     """(hand_id, player, delta, reason) of a table's hands (from id `from_hand` on), in hand
-    order."""
+    order. (Read through the ledger's index on hand_id, for the table's hand ids in order:
+    no sort of the rows.)"""
     return iter(
         _tuples(
             store,
-            "SELECT l.hand_id, l.player, l.delta, l.reason FROM hands h JOIN "
-            "ledger l ON l.hand_id = h.id WHERE h.table_id = ? AND h.id >= ? ORDER BY "
-            "h.id",
+            "SELECT hand_id, player, delta, reason FROM ledger WHERE hand_id IN (SELECT id "
+            "FROM hands WHERE table_id = ? AND id >= ?) ORDER BY hand_id",
             [table_id, from_hand],
         )
     )
