@@ -272,7 +272,8 @@ class Hand(ABC):
         return self._live
 
     def put_in(self, player: PlayerState, amount: int) -> None:
-        """Move `amount` of `player`'s chips into the pot (the one place totals grow)."""
+        """Move `amount` of `player`'s chips into the pot. (Stud5's antes and `_put_in`, and
+        three-card's antes, do these two additions inline: they run at every bet.)"""
         player.total += amount
         self.pot += amount
 
