@@ -313,12 +313,7 @@ class Stud5Hand(Hand):
     def _advance(self, after: str | None = None) -> None:
         if self.settlement is not None:
             return
-        # _round_complete, inline (after every action)
-        target = self.allin_target if self.allin_target is not None else self.round_max
-        for player in self._live if self._live is not None else self.live():
-            if not player.acted or player.total != target:
-                break
-        else:
+        if self._round_complete():
             self._start_turn(None)
             self._close_street()
             return
