@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from gmtool.errors import UsageError
 
@@ -36,6 +37,8 @@ RANK_WORDS = {
 }
 _VARIATION_SELECTOR = "\ufe0f"  # "♠️" as typed on phones
 SUIT_BITS = 3  # a card's mask bit is rank * 8 + suit, so a deck has at most 8 suits
+RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's canonical order: a sort key
+RANK_OF = attrgetter("rank")
 
 
 class CardError(UsageError, ValueError):

@@ -17,9 +17,10 @@ from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from itertools import combinations
 from math import comb
-from operator import attrgetter
 
 from gmtool.engine.cards import (
+    RANK_OF,
+    RANK_THEN_SUIT,
     SUIT_BITS,
     Card,
     Deck,
@@ -79,8 +80,6 @@ DEFAULT_CATEGORIES = tuple(str(c) for c in Category)
 WORDS_LIMIT = 1 << 17  # memo entries kept at most (28 cards: 98,280 hands, 24,157 showings)
 TABLE_LIMIT = 400_000  # precompute when a deck has at most this many 5-card hands
 _FIELDS = 6  # at most five rank fields and one suit field per key
-_RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's (rank, suit): its canonical order
-_RANK = attrgetter("rank")
 
 
 class RankingError(UsageError, ValueError):
@@ -381,8 +380,8 @@ class Stud5Ranking(KeyedRanking):
 
     def _value(self, cards: Sequence[Card]) -> tuple[str, tuple[int, ...], Card | None]:
         self.key(cards)  # validates the hand
-        ordered = sorted(cards, key=_RANK_THEN_SUIT)
-        plain, suited = self._shape(tuple(map(_RANK, ordered)))
+        ordered = sorted(cards, key=RANK_THEN_SUIT)
+        plain, suited = self._shape(tuple(map(RANK_OF, ordered)))
         one_suit = len({c.suit for c in ordered}) == 1
         category, fields, pos, _ = suited if suited is not None and one_suit else plain
         return category, fields, (ordered[pos] if pos is not None else None)

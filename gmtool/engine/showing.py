@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from operator import attrgetter
 
 from gmtool.engine.cards import (
+    RANK_OF,
+    RANK_THEN_SUIT,
     Card,
     Deck,
     HandError,
@@ -131,8 +132,8 @@ class ShowingRanking:
             raise HandError(f"showing cards are 1 to 4 face-up cards, got {count} (RULES S7)")
         if not _own(self._by_mask, cards, count):
             _check(self.deck, cards, count)  # (raises, unless they are look-alikes)
-        ordered = sorted(cards, key=_RANK_THEN_SUIT)
-        r = tuple(map(_RANK, ordered))
+        ordered = sorted(cards, key=RANK_THEN_SUIT)
+        r = tuple(map(RANK_OF, ordered))
         shape = self._shapes.get(r)
         if shape is None:
             shape = self._shapes[r] = self._shape(r)
@@ -199,10 +200,6 @@ class ShowingRanking:
         else:
             text = _WORDS[category].format(*head)
         return f"{text} with the {card.name}"
-
-
-_RANK_THEN_SUIT = attrgetter("rank", "suit")  # a card's (rank, suit): its canonical order
-_RANK = attrgetter("rank")
 
 
 def _mask(cards: Sequence[Card]) -> tuple[int, int] | None:
