@@ -44,6 +44,10 @@ class Event(NamedTuple):
         return self.fields.get(name, default)
 
 
+new_event = tuple.__new__  # new_event(Event, (type_, fields)): an Event without the
+# Python-level __new__ of a NamedTuple (the engine makes a few dozen a hand)
+
+
 def event(type_: str, **fields: Any) -> Event:
     return Event(type_, fields)
 

@@ -29,14 +29,12 @@ from gmtool.engine.cards import Card
 from gmtool.engine.chips import chip_sum
 from gmtool.engine.config import Compiled, EngineConfig, engine_config
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import AMOUNT_VERBS, Action, Event
+from gmtool.engine.events import AMOUNT_VERBS, Action, Event, new_event
 from gmtool.engine.settlement import Entry, Result, Settlement
 from gmtool.engine.versions import ENGINE_VERSION, revision
 
 if TYPE_CHECKING:
     pass
-
-_new_event = tuple.__new__  # builds an Event without the Python-level __new__ of a NamedTuple
 
 
 class Seat(NamedTuple):
@@ -349,7 +347,7 @@ class Hand(ABC):
         return True
 
     def emit(self, type_: str, **fields: Any) -> None:
-        self.events.append(_new_event(Event, (type_, fields)))  # Event(type_, fields), sooner
+        self.events.append(new_event(Event, (type_, fields)))  # Event(type_, fields), sooner
 
     def _require_turn(self, action: PlayerAction, rule: str = "S12") -> PlayerState:
         if action.player != self.to_act:
@@ -369,7 +367,7 @@ class Hand(ABC):
             raise IllegalAction("G1", None, "time only moves forward (wait SECONDS >= 0)")
 
     def _do_wait(self, action: WaitAction) -> None:
-        self.events.append(_new_event(Event, ("wait", {"amount": action.amount})))  # emit, inline
+        self.events.append(new_event(Event, ("wait", {"amount": action.amount})))  # emit, inline
         if not self.revision.window_from_disconnect:
             self._wait_before_4(action.amount)
             return
@@ -583,5 +581,5 @@ class Hand(ABC):
     def _settle(self, settlement: Settlement, extra: Iterable[Event] = ()) -> None:
         self.to_act = None
         self.settlement = settlement
-        self.events.append(_new_event(Event, ("settlement", settlement.as_json())))
+        self.events.append(new_event(Event, ("settlement", settlement.as_json())))
         self.events.extend(extra)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gmtool.engine.chips import chip_sum
 from gmtool.engine.config import Compiled, EngineConfig
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Event
+from gmtool.engine.events import Event, new_event
 from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import (
     AmountAction,
@@ -25,7 +25,6 @@ from gmtool.engine.hand import (
     PlayerAction,
     PlayerState,
     Seat,
-    _new_event,
 )
 from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier
@@ -97,13 +96,13 @@ class Stud5Hand(Hand):
             "training": self.training,
             "seats": [{"player": s.name, "coins": s.coins} for s in seats],
         }
-        self.events.append(_new_event(Event, ("hand_started", started)))  # emit, inline
+        self.events.append(new_event(Event, ("hand_started", started)))  # emit, inline
         ante, events = self.limits.ante, self.events
         for player in self.players.values():
             player.total += ante  # put_in, inline (a few per hand)
             self.pot += ante
             events.append(
-                _new_event(Event, ("ante", {"player": player.name, "amount": ante, "rule": "S9"}))
+                new_event(Event, ("ante", {"player": player.name, "amount": ante, "rule": "S9"}))
             )
         self.round_max = ante
         self._next_street()
@@ -128,7 +127,7 @@ class Stud5Hand(Hand):
             dealt.append({"player": name, "card": card.text, "face": "up"})
         events = self.events  # (emit, inline: the hot events of a hand)
         events.append(
-            _new_event(Event, ("deal", {"street": self.street, "cards": dealt, "rule": "S10"}))
+            new_event(Event, ("deal", {"street": self.street, "cards": dealt, "rule": "S10"}))
         )
         self.banker = self._best_showing(turn)
         speaker = players[self.banker]
@@ -138,7 +137,7 @@ class Stud5Hand(Hand):
             "showing": self.showing.describe(speaker.cards[1:], speaker.showing),
             "rule": "S11",
         }
-        events.append(_new_event(Event, ("first_speaker", fields)))
+        events.append(new_event(Event, ("first_speaker", fields)))
         for player in self._live if self._live is not None else self.live():
             player.acted = False
             player.raises = 0
@@ -258,7 +257,7 @@ class Stud5Hand(Hand):
         fields = {"player": player.name, "amount": amount, "total": player.total, "pot": self.pot}
         if extra:
             fields.update(extra)
-        self.events.append(_new_event(Event, (action.verb, fields)))  # emit, inline
+        self.events.append(new_event(Event, (action.verb, fields)))  # emit, inline
         self._advance()
 
     def _do_bet(self, action: AmountAction) -> None:
@@ -282,11 +281,11 @@ class Stud5Hand(Hand):
     def _do_check(self, action: PlayerAction) -> None:
         player = self.players[action.player]
         player.acted = True
-        self.events.append(_new_event(Event, ("check", {"player": player.name, "pot": self.pot})))
+        self.events.append(new_event(Event, ("check", {"player": player.name, "pot": self.pot})))
         self._advance()
 
     def _do_fold(self, action: PlayerAction) -> None:
-        self.events.append(_new_event(Event, ("fold", {"player": action.player, "pot": self.pot})))
+        self.events.append(new_event(Event, ("fold", {"player": action.player, "pot": self.pot})))
         self._fold(self.players[action.player])
 
     # -- flow -------------------------------------------------------------------------
@@ -322,7 +321,7 @@ class Stud5Hand(Hand):
 
     def _close_street(self) -> None:
         fields = {"street": self.street, "pot": self.pot, "rule": "S14"}
-        self.events.append(_new_event(Event, ("street_end", fields)))  # emit, inline
+        self.events.append(new_event(Event, ("street_end", fields)))  # emit, inline
         if self.street == LAST_STREET:
             self._showdown()
         else:
@@ -365,7 +364,7 @@ class Stud5Hand(Hand):
     def _end_without_showdown(self) -> None:
         winner = self.live()[0].name
         ended = {"reason": "all_folded", "winners": [winner], "pot": self.pot, "rule": "S16"}
-        self.events.append(_new_event(Event, ("hand_ended", ended)))  # emit, inline
+        self.events.append(new_event(Event, ("hand_ended", ended)))  # emit, inline
         self._pay({winner: self.pot}, "all_folded")
 
     def _showdown(self) -> None:
@@ -387,8 +386,8 @@ class Stud5Hand(Hand):
         shown = {"hands": hands, "winners": winners, "explanation": explanation, "rule": "S14"}
         ended = {"reason": "showdown", "winners": winners, "pot": self.pot, "rule": "S14"}
         self.events += (
-            _new_event(Event, ("showdown", shown)),
-            _new_event(Event, ("hand_ended", ended)),
+            new_event(Event, ("showdown", shown)),
+            new_event(Event, ("hand_ended", ended)),
         )
         self._pay(split_pot(self.pot, winners), "showdown")
 

@@ -47,7 +47,7 @@ from typing import Any, Protocol
 
 from gmtool.engine.config import Compiled, EngineConfig, Tier
 from gmtool.engine.errors import IllegalAction, SetupError
-from gmtool.engine.events import Event
+from gmtool.engine.events import Event, new_event
 from gmtool.engine.games import ranking_for
 from gmtool.engine.hand import (
     AmountAction,
@@ -57,7 +57,6 @@ from gmtool.engine.hand import (
     PlayerAction,
     PlayerState,
     Seat,
-    _new_event,
 )
 from gmtool.engine.rankings import Ranking
 from gmtool.engine.seating import check_holdings, open_tier, seat_need
@@ -155,13 +154,13 @@ class ThreeCardHand(Hand):
             "rule": "H2",
         }
         events = self.events
-        events.append(_new_event(Event, ("hand_started", started)))  # emit, inline
+        events.append(new_event(Event, ("hand_started", started)))  # emit, inline
         ante = self.prices.ante
         for player in self.players.values():
             player.total += ante  # put_in, inline
             self.pot += ante
             events.append(
-                _new_event(Event, ("ante", {"player": player.name, "amount": ante, "rule": "H3"}))
+                new_event(Event, ("ante", {"player": player.name, "amount": ante, "rule": "H3"}))
             )
         first = self.next_live(banker)
         dealt = []
@@ -172,8 +171,8 @@ class ThreeCardHand(Hand):
                 cards.append(card)
                 dealt.append({"player": name, "card": card.text, "face": "down"})
         self.events += (
-            _new_event(Event, ("deal", {"cards": dealt, "rule": "H1"})),
-            _new_event(Event, ("first_speaker", {"player": first, "rule": "H2"})),
+            new_event(Event, ("deal", {"cards": dealt, "rule": "H1"})),
+            new_event(Event, ("first_speaker", {"player": first, "rule": "H2"})),
         )  # emit, inline
         self._start_turn(first)
 
@@ -247,7 +246,7 @@ class ThreeCardHand(Hand):
 
     def _do_look(self, action: PlayerAction) -> None:
         self.seen[action.player] = True
-        self.events.append(_new_event(Event, ("look", {"player": action.player, "rule": "H4"})))
+        self.events.append(new_event(Event, ("look", {"player": action.player, "rule": "H4"})))
 
     # -- follow (H3, H5) -----------------------------------------------------------------------
 
@@ -285,7 +284,7 @@ class ThreeCardHand(Hand):
             "pot": self.pot,
             "rule": "H5",
         }
-        self.events.append(_new_event(Event, ("follow", fields)))  # emit, inline
+        self.events.append(new_event(Event, ("follow", fields)))  # emit, inline
         self._end_turn(player.name)
 
     # -- pass (H6) ---------------------------------------------------------------------------
@@ -295,7 +294,7 @@ class ThreeCardHand(Hand):
 
     def _do_pass(self, action: PlayerAction) -> None:
         fields = {"player": action.player, "pot": self.pot, "rule": "H6"}
-        self.events.append(_new_event(Event, ("pass", fields)))  # emit, inline
+        self.events.append(new_event(Event, ("pass", fields)))  # emit, inline
         self._leave(self.players[action.player], "passed")
 
     def _timeout_fold(self, player: PlayerState) -> None:
@@ -429,7 +428,7 @@ class ThreeCardHand(Hand):
         following = self.next_live(name)
         if following in self._turns:
             fields = {"round": self.round, "pot": self.pot, "rule": "H11"}
-            self.events.append(_new_event(Event, ("round_end", fields)))  # emit, inline
+            self.events.append(new_event(Event, ("round_end", fields)))  # emit, inline
             if self.max_rounds and self.round >= self.max_rounds:
                 self._round_limit(following)
                 return
