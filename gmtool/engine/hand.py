@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from gmtool.engine.cards import Card
 from gmtool.engine.chips import chip_sum
@@ -32,9 +32,6 @@ from gmtool.engine.errors import IllegalAction, SetupError
 from gmtool.engine.events import AMOUNT_VERBS, Action, Event, new_event
 from gmtool.engine.settlement import Entry, Result, Settlement
 from gmtool.engine.versions import ENGINE_VERSION, revision
-
-if TYPE_CHECKING:
-    pass
 
 
 class Seat(NamedTuple):
