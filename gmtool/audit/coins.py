@@ -72,6 +72,7 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1) -
     GM log row records; and every adjustment the log says was made has its row (ledger
     rows and GM actions from the ids given on)."""
     openings: set[str] = set()
+    paid: dict[object, int] = {}  # GM action id -> the ledger row that carries it
     for row in scan.grants(store, from_ledger):
         where = {"player": row["player"], "at": row["created_at"]}
         if row["reason"] == "opening_balance":
@@ -89,6 +90,21 @@ def verify_grants(store: Store, from_ledger: int = 1, from_gm_action: int = 1) -
                 )
             openings.add(row["player"])
         elif row["reason"] == "gm_adjust" and row["gm_action_id"] is not None:
+            action_id = row["gm_action_id"]
+            # An adjustment's one row is written with its GM action, in one transaction:
+            # a second row for it, or a row after a checkpoint for an action before it,
+            # pays the signed adjustment again.
+            again = paid.get(action_id)
+            if again is not None or (type(action_id) is int and action_id < from_gm_action):
+                before = f"ledger row {again}" if again is not None else "a row before"
+                yield Finding(
+                    "unjustified_coins",
+                    f"ledger row {row['id']}: {amount(row['delta'])} for {row['player']} "
+                    f"pays GM action {action_id} again ({before} carries it: minted)",
+                    gm_action=action_id,
+                    **where,
+                )
+            paid.setdefault(action_id, row["id"])
             outcome = json_or_none(row["outcome"])
             if row["action"] is not None and (
                 row["action"] != "adjust"

@@ -173,6 +173,13 @@ def _records(
             continue
         if kind == "events":
             batches.append(body)
+        elif (kind, body.get("id")) in bodies:  # the newer would pass for the signed one
+            problems.append(
+                _log_problem(
+                    hand_id,
+                    f"log record {record['index']} logs its {kind} record a second time",
+                )
+            )
         else:
             bodies[(kind, body.get("id"))] = body
     expected = [("hand", hand_body(row))]

@@ -123,6 +123,12 @@ def _seeds_around(store: Store, check: _Check, hands: tuple[int, list[int]]) -> 
         yield from check.hand(row)
 
 
+def _slot_of(hand_id: object, table: object, number: object) -> bool:
+    """Whether a hand row names a slot its seed can be checked against: a table's name and
+    a whole number, under a row id SQLite gives (from 1 on)."""
+    return type(hand_id) is int and hand_id >= 1 and isinstance(table, str) and type(number) is int
+
+
 @dataclass
 class _Check:
     """Each hand's seed against the seed key in force for it (or the old host key)."""
@@ -177,8 +183,10 @@ class _Check:
     ) -> bool:
         """Whether `hand` finds nothing in this hand's seed, by the same tests without its
         findings (a full audit asks it first of every hand: most hold)."""
-        if seed is None or not isinstance(number, int) or not isinstance(table, str):
+        if seed is None:
             return True
+        if not _slot_of(hand_id, table, number):
+            return False
         body = self.in_force(hand_id, host)
         if body is None:
             return self.key is None and host is None
@@ -196,7 +204,19 @@ class _Check:
 
     def hand(self, row) -> Iterator[Finding]:
         seed, number, table, hand_id = row["seed"], row["number"], row["table_id"], row["id"]
-        if seed is None or not isinstance(number, int) or not isinstance(table, str):
+        if seed is None:
+            return
+        if not _slot_of(hand_id, table, number):
+            # A seed is checked against its slot: a hand without one (a number written as
+            # text, a row id SQLite never gives) would otherwise pass with any deck.
+            yield Finding(
+                "seed",
+                f"hand {hand_id!r} is {table!r} #{number!r}, which is no slot a seed key "
+                "signs (a table's name, a whole hand number, a positive row id): its seed "
+                "cannot be checked, so nothing shows its deck was not chosen (edited or "
+                "inserted)",
+                hand=hand_id,
+            )
             return
         host = row["host"]
         body = self.in_force(hand_id, host)
