@@ -4,6 +4,7 @@ row, exit 1, never an internal error; `gmtool audit` reports the same rows as fi
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -119,3 +120,52 @@ def test_a_seat_list_of_valid_json_but_no_seats_is_skipped_by_the_player_filters
     shown = gm("players", "show", player, "--db", host_copy)
     assert "malformed" not in shown.stderr and player in shown.stdout
     assert gm("audit", "--db", host_copy, expect=1).returncode == 1
+
+
+# Values of a type gmtool never writes in their column (the outside attack run of
+# 2026-12-05): each stopped `gmtool audit` (or `hands show`) with an internal error, so
+# a one-byte edit left no report on anything else. Now the rows are named, exit 1.
+TYPE_EDITS = {
+    "a blob for a player's kind": (
+        "UPDATE players SET kind = X'ff' WHERE name = 'bot-003'",
+        "players row 'bot-003': kind holds blob",
+    ),
+    "a blob for a hand's seats": (
+        f"UPDATE hands SET seats = X'5b5d' WHERE id = {HAND}",
+        "hands row",
+    ),
+    "text for an event's hand": (
+        f"UPDATE events SET hand_id = 'zz' WHERE hand_id = {HAND} AND seq = "
+        f"(SELECT MAX(seq) FROM events WHERE hand_id = {HAND})",
+        "hand_id holds text",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TYPE_EDITS))
+def test_audit_names_a_value_of_a_type_gmtool_never_writes(gm, host_copy: Path, case: str) -> None:
+    sql, named = TYPE_EDITS[case]
+    _edit(host_copy, sql)
+    run = gm("audit", "--db", host_copy, "--json", expect=1)
+    assert "internal error" not in run.stderr, run.stderr
+    problems = json.loads(run.stdout)["problems"]
+    assert any(p["kind"] == "row_type" and named in p["detail"] for p in problems), problems
+
+
+def test_a_config_whose_compiled_rules_are_a_number_is_a_finding(gm, host_copy: Path) -> None:
+    _edit(host_copy, "UPDATE configs SET compiled = 1.5")
+    run = gm("audit", "--db", host_copy, expect=1)
+    assert "internal error" not in run.stderr and "not a JSON object" in run.stdout, run.stdout
+
+
+def test_hands_show_names_an_event_sequence_number_edited_into_text(gm, host_copy: Path) -> None:
+    hand = str(_first(host_copy, f"SELECT {HAND}"))
+    _edit(
+        host_copy,
+        f"UPDATE events SET seq = 'zz' WHERE hand_id = {hand} AND seq = "
+        f"(SELECT MAX(seq) FROM events WHERE hand_id = {hand})",
+    )
+    for command in (("hands", "show", hand), ("hands", "export", hand, "--format", "json")):
+        run = gm(*command, "--db", host_copy, expect=1)
+        assert "internal error" not in run.stderr, (command, run.stderr)
+        assert "seq holds text" in run.stderr, (command, run.stderr)

@@ -36,12 +36,13 @@ from gmtool.audit.seeds import verify_seeds
 from gmtool.audit.signatures import verify_signatures
 from gmtool.audit.tallies import verify_tallies
 from gmtool.audit.witnesses import verify_witnesses
-from gmtool.errors import UsageError
+from gmtool.errors import GmtoolError, UsageError
 from gmtool.evidence.note import Checkpoint, Verifier
 from gmtool.findings import Finding, finding_of
 from gmtool.store import scan
 from gmtool.store.db import Store, undecodable
 from gmtool.store.queries import check_names
+from gmtool.store.row_types import mistyped_rows
 
 
 @dataclass
@@ -261,11 +262,47 @@ def run_audit(
             progress(count)
 
     try:
-        return _audit(*args, monotone if progress else None, strict=True)
+        try:
+            return _audit(*args, monotone if progress else None, strict=True)
+        except Exception as error:
+            if not undecodable(error):
+                raise
+        return _audit(*args, monotone if progress else None, strict=False)
     except Exception as error:
-        if not undecodable(error):
+        if isinstance(error, GmtoolError):
             raise
-    return _audit(*args, monotone if progress else None, strict=False)
+        stopped = stopped_by_edits(store)
+        if stopped is None:  # no edited row explains it: gmtool's own error, not hidden
+            raise
+        report = AuditReport()
+        for finding in stopped:
+            report.add(finding)
+        return report
+
+
+def stopped_by_edits(store: Store) -> list[Finding] | None:
+    """After a check stopped on an error: the rows that hold a value of a type gmtool never
+    writes (a blob in a text column, text in an integer one), which stopped it, and a
+    finding that says the rest was not checked; None when there are none."""
+    rows = mistyped_rows(store)
+    if not rows:
+        return None
+    findings = [
+        Finding(
+            "row_type",
+            f"{row.table} row {row.key}: {row.column} holds {row.found}, which gmtool never "
+            f"writes there (its column is {row.declared}): edited",
+        )
+        for row in rows
+    ]
+    findings.append(
+        Finding(
+            "audit_stopped",
+            "the checks stopped on the edited row(s) above and the rest of the store was not "
+            "checked: restore those rows (from a backup) and audit again",
+        )
+    )
+    return findings
 
 
 def _audit(

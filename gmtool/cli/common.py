@@ -116,8 +116,27 @@ def open_store(db: str | None, create: bool = False, write: bool = False, postgr
 
 def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Open the store for reading, run `action(store, *args, **kwargs)`, close it: its result."""
-    with open_store(db) as store:
+    with open_store(db) as store, _edits_named(store):
         return action(store, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _edits_named(store: Any) -> Iterator[None]:
+    """A reading command that stops on an error a row edited into a value of a type gmtool
+    never writes explains (a blob, text in a number's column) says which rows, exit 1."""
+    from gmtool.errors import GmtoolError
+
+    try:
+        yield
+    except Exception as error:
+        if isinstance(error, GmtoolError):
+            raise
+        from gmtool.store.row_types import damaged_by_edits
+
+        damaged = damaged_by_edits(store)
+        if damaged is None:
+            raise
+        raise damaged from None
 
 
 @contextlib.contextmanager
@@ -125,7 +144,7 @@ def reading_any(db: str | None) -> Iterator[Any]:
     """The store for a reading command that runs on PostgreSQL too; there, with the hosts'
     files read in `$GMTOOL_HOME` when it is set (their checkpoint verifier key and witness
     folders, found as beside a SQLite file: the same home the GM writes read)."""
-    with open_store(db, postgres=True) as store:
+    with open_store(db, postgres=True) as store, _edits_named(store):
         yield _at_home(store)
 
 

@@ -138,11 +138,16 @@ def load_config(store: Store, config_id: str) -> dict:
     if row is None:
         raise NoSuchRecord(f"no config {config_id} in the store")
     try:
-        return json.loads(row["compiled"])
+        compiled = json.loads(row["compiled"])
     except (TypeError, ValueError):
         raise StoreError(
             f"config {config_id[:12]} is damaged: its compiled rules are not JSON (edited)"
         ) from None
+    if not isinstance(compiled, dict):  # a number or a list in the column (edited)
+        raise StoreError(
+            f"config {config_id[:12]} is damaged: its compiled rules are not a JSON object (edited)"
+        )
+    return compiled
 
 
 def stored_configs(store: Store):
