@@ -57,8 +57,7 @@ def bots(
     from gmtool.errors import UsageError
     from gmtool.ops import netbots
 
-    if not connect.startswith("ws://"):
-        raise UsageError(f"--connect {connect!r}: a gateway address is ws://HOST:PORT")
+    _gateway_address(connect)  # before anything is written (tokens, grants)
     where = _room(room)
     styles = netbots.policies(policy or [])
     rules: dict = {}
@@ -91,6 +90,23 @@ def bots(
     )
     for refused in report["refused"]:
         console.warning(f"refused: {refused}")
+
+
+def _gateway_address(connect: str) -> None:
+    """A usage error unless `connect` is a ws:// address with a host and, if any, a port
+    from 1 to 65535 (the URL parser's own complaint said plainly)."""
+    from urllib.parse import urlsplit
+
+    from gmtool.errors import UsageError
+
+    usage = f"--connect {connect!r}: a gateway address is ws://HOST:PORT"
+    try:
+        parts = urlsplit(connect)
+        port = parts.port
+    except ValueError as error:
+        raise UsageError(f"{usage} ({error})") from None
+    if parts.scheme != "ws" or not parts.hostname or port == 0:
+        raise UsageError(usage)
 
 
 def _room(text: str | None) -> tuple[str, str] | None:

@@ -77,15 +77,23 @@ class Gateway:
         from websockets.asyncio.server import serve
 
         name, _, port = self.address.rpartition(":")
-        self.server = await serve(
-            self._serve,
-            name.strip("[]") or None,
-            int(port),
-            max_size=8 * MAX_FRAME,
-            process_request=http_answer,
-            backlog=BACKLOG,
-            compression=None,  # frames of a few hundred bytes: deflate costs memory, saves little
-        )
+        try:
+            self.server = await serve(
+                self._serve,
+                name.strip("[]") or None,
+                int(port),
+                max_size=8 * MAX_FRAME,
+                process_request=http_answer,
+                backlog=BACKLOG,
+                compression=None,  # frames of a few hundred bytes: deflate costs memory
+            )
+        except OSError as error:  # an address of another machine, a port in use
+            from gmtool.errors import Unavailable
+
+            raise Unavailable(
+                f"--listen {self.address}: cannot listen there "
+                f"({error.strerror or error}): name an address of this machine and a free port"
+            ) from None
         bound = self.server.sockets[0].getsockname()
         self.url = f"ws://{self.address.rpartition(':')[0] or bound[0]}:{bound[1]}"
         if self.host.ownership is not None:  # the lobbies of the store's other hosts

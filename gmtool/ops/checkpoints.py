@@ -26,7 +26,17 @@ from gmtool.store.log_append import origin_of
 
 
 def witness_folders(store: Store, given: str | None) -> tuple[list[Path], list[str]]:
-    """The folders whose checkpoints a check reads, and the warnings to show first."""
+    """The folders whose checkpoints a check reads, and the warnings to show first. A
+    `--witness` that names no folder is a usage error (a typo is not deleted evidence)."""
+    if given is not None and not Path(str(given)).is_dir():
+        place = Path(str(given))
+        raise UsageError(
+            f"--witness {given} is a file, not a witness folder: name the folder that "
+            "holds the checkpoints (`audit --checkpoint` takes one checkpoint file)"
+            if place.exists()
+            else f"--witness {given}: there is no such folder (name the folder that holds "
+            "the store's checkpoints)"
+        )
     recorded = witnesses.disagreement(store, given)
     if recorded is not None:
         return [Path(str(given))], [

@@ -223,14 +223,23 @@ def set_in_file(path: Path, key: str, value_text: str) -> EditedProfile:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """`text` into the profile at `path`, whole or not at all: through a symbolic link to
+    the file it names (the link stays), a temporary file beside that file, then a rename;
+    a folder that cannot be written is one plain message."""
+    target = path.resolve()  # a link is written through, never replaced by a copy
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as error:
+        raise UsageError(
+            f"{path}: cannot write it ({error.strerror or error}): nothing was changed"
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, path.stat().st_mode & 0o7777)
-        os.replace(temporary, path)
+        os.chmod(temporary, target.stat().st_mode & 0o7777)
+        os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -194,6 +194,8 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM, write: bool
         )
     if path.exists() and path.is_dir():
         raise StoreError(f"{path} is a folder, not a database file")
+    if path.exists() and not path.is_file():  # SQLite would wait on a pipe for ever
+        raise StoreError(f"{path} is not a regular file (a pipe or a device), not a database file")
     if create and (not path.exists() or path.stat().st_size == 0):
         _create_private(path)
     elif not create and write and path.is_file() and path.stat().st_size == 0:
