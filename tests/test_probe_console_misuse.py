@@ -87,3 +87,34 @@ def test_a_listen_address_of_another_machine_is_one_plain_message(gm, deployed_d
         "--hands", "1", expect=2,
     )  # fmt: skip
     assert "--listen 203.0.113.1:80: cannot listen there" in run.stderr, run.stderr
+
+
+ENGINE_3 = Path(__file__).resolve().parent / "data" / "stores" / "engine-3.sqlite"
+
+
+def _migrations(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_refused_writing_command_leaves_an_older_store_as_it_was(gm, tmp_path: Path) -> None:
+    """Writers upgraded an older store as they opened it, before refusing the command (a
+    missing profile, an adjustment of 0): for good, since an older gmtool cannot open it
+    afterwards. Only `db init` upgrades now."""
+    old = tmp_path / ENGINE_3.name
+    for source in ENGINE_3.parent.glob(ENGINE_3.name + "*"):
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, tmp_path / source.name)
+    before = _migrations(old)
+    for command in (
+        ("deploy", tmp_path / "missing.toml", "--as", OPERATOR),
+        ("players", "adjust", "bot-001", "0", "--reason", "x", "--as", OPERATOR),
+        ("tables", "close", "no-such-table", "--reason", "x", "--as", OPERATOR),
+    ):
+        run = gm(*command, "--db", old, expect=2)
+        assert "gmtool db init" in run.stderr, (command, run.stderr)
+        assert _migrations(old) == before, command
+    gm("db", "init", "--db", old, "--as", OPERATOR)
+    assert _migrations(old) > before

@@ -107,11 +107,14 @@ def number_option(
 
 def open_store(db: str | None, create: bool = False, write: bool = False, postgres: bool = False):
     """The store for reading (read-only: nothing is changed, not even the schema), or with
-    `write` for writing (the file is checked and the schema brought up to date). A
-    PostgreSQL URL is refused (exit 2) but where the command runs on it (`postgres`)."""
+    `write` for writing (the file is checked; an older schema is refused: `db init`, the
+    one command that `create`s, upgrades it). A PostgreSQL URL is refused (exit 2) but
+    where the command runs on it (`postgres`)."""
     from gmtool.store.db import open_location
 
-    return open_location(db, create=create, write=write or create, postgres=postgres)
+    return open_location(
+        db, create=create, write=write or create, postgres=postgres, upgrade=create
+    )
 
 
 def with_store(db: str | None, action: Callable[..., T], *args: Any, **kwargs: Any) -> T:

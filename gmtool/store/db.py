@@ -3,7 +3,8 @@
 Readers open the store read-only and change nothing: a store the user may only read (a
 read-only file or folder, WAL included) reads fine, and an older schema is never
 migrated by a read. Writers check that the file is whole (`PRAGMA quick_check`) before
-anything is written, and bring the schema up to date.
+anything is written, and bring the schema up to date (the console's writers but `db
+init` refuse an older store instead: an upgrade cannot be undone).
 
 Every write transaction begins IMMEDIATE: a DEFERRED transaction that reads and then
 writes gets SQLITE_BUSY at once, without waiting for the busy timeout, when another
@@ -184,9 +185,16 @@ def undecodable(error: BaseException) -> bool:
     )
 
 
-def connect(path: Path, create: bool = False, clock: Clock = SYSTEM, write: bool = True) -> Store:
+def connect(
+    path: Path,
+    create: bool = False,
+    clock: Clock = SYSTEM,
+    write: bool = True,
+    upgrade: bool = True,
+) -> Store:
     """Open the store at `path` (with `create`, create it first): writers check the file and
-    bring its schema up to date; readers (`write=False`) open it read-only and change
+    bring its schema up to date (with `upgrade`: the console's writers leave that to `db
+    init`, and refuse an older store); readers (`write=False`) open it read-only and change
     nothing. Rows a writer adds are stamped by `clock`."""
     if not create and not path.exists():
         raise StoreError(
@@ -208,7 +216,7 @@ def connect(path: Path, create: bool = False, clock: Clock = SYSTEM, write: bool
     except sqlite3.DatabaseError as error:
         raise StoreError(_cannot_use(path, error)) from None
     try:
-        _check_schema(store, create)
+        _check_schema(store, create, upgrade)
     except sqlite3.DatabaseError as error:
         store.close()
         raise StoreError(_cannot_use(path, error)) from None
@@ -224,6 +232,7 @@ def open_location(
     write: bool = True,
     clock: Clock = SYSTEM,
     postgres: bool = False,
+    upgrade: bool = True,
 ) -> Store:
     """The store `db` names (store/url.py), opened as `connect` opens a file; a PostgreSQL
     URL only where the caller runs on PostgreSQL (`postgres`), else NotOnPostgres."""
@@ -231,8 +240,10 @@ def open_location(
     if location.url is not None and postgres:
         from gmtool.store import pg_open
 
-        return pg_open.connect(location.url, create=create, clock=clock, write=write)  # type: ignore[return-value]
-    return connect(resolve_path(db), create=create, clock=clock, write=write)
+        return pg_open.connect(  # type: ignore[return-value]
+            location.url, create=create, clock=clock, write=write, upgrade=upgrade
+        )
+    return connect(resolve_path(db), create=create, clock=clock, write=write, upgrade=upgrade)
 
 
 def _create_private(path: Path) -> None:
@@ -325,7 +336,7 @@ def _open_for_reading(path: Path, clock: Clock) -> Store:
     raise StoreError(f"{path}: cannot open it for reading")  # not reached
 
 
-def _check_schema(store: Store, create: bool) -> None:
+def _check_schema(store: Store, create: bool, upgrade: bool = True) -> None:
     path = store.path
     state = schema_state(store.db)
     if state == "newer":
@@ -350,6 +361,11 @@ def _check_schema(store: Store, create: bool) -> None:
             f"{path} was written by an older gmtool: run `gmtool db init --db "
             f"{path}` (as a user who may write it) to upgrade it; reading "
             "commands never change a store"
+        )
+    if not (create or upgrade):  # an upgrade cannot be undone: only `db init` makes one
+        raise StoreError(
+            f"{path} was written by an older gmtool: run `gmtool db init --db {path}` to "
+            "upgrade it (an older gmtool cannot open it afterwards); nothing was changed"
         )
     migrate(store.db)
 

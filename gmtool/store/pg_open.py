@@ -30,7 +30,9 @@ def _read_only_database(store: PgStore) -> None:
         store.conn.raw.execute(JSON_OR_NULL)
 
 
-def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool = True) -> PgStore:
+def connect(
+    url: str, create: bool = False, clock: Clock = SYSTEM, write: bool = True, upgrade: bool = True
+) -> PgStore:
     """Open the PostgreSQL store at `url`: with `create`, make gmtool's schema in an empty
     database (the database itself must exist); writers bring an older schema up to date,
     readers (`write=False`) read in read-only transactions and change nothing."""
@@ -43,7 +45,7 @@ def connect(url: str, create: bool = False, clock: Clock = SYSTEM, write: bool =
             raw.execute(JSON_OR_NULL)
         if store.read_only:
             raw.execute("SET default_transaction_read_only = on")
-        pg_schema.check(store, create)
+        pg_schema.check(store, create, upgrade)
     except psycopg.errors.InsufficientPrivilege as error:
         store.close()
         raise StoreError(

@@ -248,7 +248,7 @@ def migrate(store: PgStore) -> None:
             )
 
 
-def check(store: PgStore, create: bool) -> None:
+def check(store: PgStore, create: bool, upgrade: bool = True) -> None:
     """Refuse a database gmtool must not use; bring an older schema up to date (writers)."""
     where = store.path
     state = schema_state(store.conn)
@@ -273,5 +273,10 @@ def check(store: PgStore, create: bool) -> None:
         raise StoreError(
             f"{where} was written by an older gmtool: run `gmtool db init --db URL` (as a "
             "role that owns its tables) to upgrade it; reading commands never change a store"
+        )
+    if not (create or upgrade):  # an upgrade cannot be undone: only `db init` makes one
+        raise StoreError(
+            f"{where} was written by an older gmtool: run `gmtool db init --db URL` (as a "
+            "role that owns its tables) to upgrade it; nothing was changed"
         )
     migrate(store)
