@@ -68,3 +68,11 @@ def _unnamed(character: str) -> str:
     kind = unicodedata.category(character)
     words = {"Cs": "a lone surrogate", "Co": "a private-use character", "Cn": "unassigned"}
     return f"({words.get(kind, 'a control character')})"
+
+
+def composed(text: str) -> str:
+    """`text` in Unicode's composed form (NFC): "jose" + U+0301 and "josé" are one name. A
+    name a person types is composed before it is used (or made); one a machine sends in
+    another form is refused, so no two players' names differ only in how an accent is
+    encoded."""
+    return unicodedata.normalize("NFC", text)

@@ -102,6 +102,7 @@ def test_every_required_claim_must_be_there(missing: str) -> None:
         ({"sub": "evil \u202egnp"}, "subject"),
         ({"sub": ""}, "subject"),
         ({"sub": "x" * 65}, "subject"),
+        ({"sub": "jose\u0301"}, "subject"),  # decomposed: a look-alike of "jos\u00e9"
     ],
 )
 def test_times_lifetimes_and_names_are_checked(claims: dict, code: str) -> None:

@@ -118,3 +118,19 @@ def test_a_refused_writing_command_leaves_an_older_store_as_it_was(gm, tmp_path:
         assert _migrations(old) == before, command
     gm("db", "init", "--db", old, "--as", OPERATOR)
     assert _migrations(old) > before
+
+
+def test_a_name_typed_decomposed_is_the_player_who_looks_the_same(gm, deployed_db: Path) -> None:
+    """ "jose" + U+0301 and "jos\u00e9" look the same: typed either way they are one player,
+    so a grant never lands on a look-alike account made beside the real one."""
+    composed, decomposed = "jos\u00e9", "jose\u0301"
+    gm("players", "token", composed, "--db", deployed_db, "--as", OPERATOR)
+    gm("players", "token", decomposed, "--db", deployed_db, "--as", OPERATOR)
+    args = ("--reason", "grant", "--db", deployed_db, "--as", OPERATOR)
+    gm("players", "adjust", decomposed, "500", *args)
+    conn = sqlite3.connect(deployed_db)
+    try:
+        rows = conn.execute("SELECT name, coins FROM players WHERE name LIKE 'jos%'").fetchall()
+    finally:
+        conn.close()
+    assert rows == [(composed, 500)]

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gmtool.bounds import MAX_BALANCE, unsafe_characters
+from gmtool.bounds import MAX_BALANCE, composed, unsafe_characters
 from gmtool.engine.events import AMOUNT_VERBS, STUD5_VERBS, THREE_CARD_VERBS
 
 PROTOCOL = 1  # the version a client names in `hello`; docs/protocol.md says what changes it
@@ -188,7 +188,12 @@ def _check(kind: str, value: Any) -> str | None:
     if kind == _VERB:
         return None if value in ACT_VERBS else f"must be one of {', '.join(ACT_VERBS)}"
     if kind == "name":
-        if not 0 < len(value) <= MAX_NAME or unsafe_characters(value) or value != value.strip():
+        if (
+            not 0 < len(value) <= MAX_NAME
+            or unsafe_characters(value)
+            or value != value.strip()
+            or value != composed(value)
+        ):
             return f"is not a player's name (1 to {MAX_NAME} characters, plain text)"
         return None
     if not _TOKEN.fullmatch(value):  # the one other string: a token

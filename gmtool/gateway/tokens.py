@@ -21,7 +21,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from gmtool.bounds import unsafe_characters
+from gmtool.bounds import composed, unsafe_characters
 
 ALGORITHM = "EdDSA"
 LEEWAY_S = 30  # clock skew allowed between the login service and the host
@@ -215,4 +215,6 @@ def _subject_problem(subject: object) -> str | None:
         return f"a player's name is 1 to {MAX_SUBJECT} characters"
     if subject != subject.strip() or unsafe_characters(subject):
         return "a player's name is plain text: no control, invisible or edge space"
+    if subject != composed(subject):  # a look-alike of the composed name's player
+        return "a player's name is in Unicode's composed form (NFC)"
     return None

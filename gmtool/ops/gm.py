@@ -12,7 +12,7 @@ and their keys. A refusal is itself logged.
 
 from __future__ import annotations
 
-from gmtool.bounds import MAX_BALANCE, MAX_TEXT, unsafe_characters
+from gmtool.bounds import MAX_BALANCE, MAX_TEXT, composed, unsafe_characters
 from gmtool.errors import GmtoolError, NotFound, Refused, UsageError
 from gmtool.evidence import request as requests
 from gmtool.evidence.gm_keys import check_name, key_dir
@@ -135,14 +135,15 @@ def text(value: str | None, what: str, required: bool = True) -> str | None:
 def plain_name(value: str, what: str) -> str:
     """A player or table named in a GM command, as the log will keep it: UsageError when it
     holds a control, bidirectional or invisible character (no such player or table exists:
-    gmtool never makes one, and the GM log never keeps a disguised name)."""
+    gmtool never makes one, and the GM log never keeps a disguised name); in composed
+    form (NFC), as every name gmtool makes is."""
     unsafe = unsafe_characters(value)
     if unsafe:
         raise UsageError(
             f"{what} {value!r} contains control, bidirectional or invisible characters "
             f"({', '.join(unsafe)})"
         )
-    return value
+    return composed(value)  # typed decomposed, it names the player who looks the same
 
 
 def add_user(store: Store, actor: Gm, name: str, role: str, key: str | None = None) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gmtool.bounds import composed
 from gmtool.errors import UsageError
 from gmtool.evidence.request import Gm
 from gmtool.gateway import tokens
@@ -55,6 +56,7 @@ def mint(store: Store, actor: Gm, player: str, ttl_s: int) -> dict:
     """A token for `player` on this store, signed with `<db>.token.key`; the key is made
     (mode 0600) and registered first where needed. {"token", "store", "kid", "expires",
     "made", "registered"}."""
+    player = composed(player)  # as typed, decomposed or not: the player who looks so
     path = key_path(files_of(store))  # (a PostgreSQL store: in its hosts' home)
     made = False
     if path.exists():
