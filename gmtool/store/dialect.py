@@ -43,7 +43,7 @@ PG_SEATS = (
 # The same on SQLite: a seats value that is not JSON, or JSON but not an array, is no seats
 # (WHEN is tried in order: json_type only sees valid JSON); an element that is not an
 # object is no seat (json_extract would parse a bare string as JSON and stop).
-_SQLITE_SEATS = (
+SQLITE_SEATS = (
     "json_each(CASE WHEN NOT json_valid({seats}) THEN '[]' WHEN json_type({seats}) = 'array' "
     "THEN {seats} ELSE '[]' END)"
 )
@@ -55,7 +55,7 @@ STATEMENTS: dict[str, dict[str, str]] = {
         SQLITE: "SELECT h.id, "
         + _SQLITE_SEAT.format(s="s.", field="coins")
         + " FROM hands h, "
-        + _SQLITE_SEATS.format(seats="h.seats")
+        + SQLITE_SEATS.format(seats="h.seats")
         + " s WHERE h.outcome = 'running' AND "
         + _SQLITE_SEAT.format(s="s.", field="player")
         + " = ? ORDER BY h.id DESC LIMIT 1",
@@ -67,7 +67,7 @@ STATEMENTS: dict[str, dict[str, str]] = {
     # queries.hand_filter: the hands a player sat in (a WHERE clause over `hands`)
     "queries.seated": {
         SQLITE: "EXISTS (SELECT 1 FROM "
-        + _SQLITE_SEATS.format(seats="hands.seats")
+        + SQLITE_SEATS.format(seats="hands.seats")
         + " WHERE "
         + _SQLITE_SEAT.format(s="", field="player")
         + " = ?)",
@@ -80,7 +80,7 @@ STATEMENTS: dict[str, dict[str, str]] = {
         SQLITE: "SELECT h.id, h.table_id, h.started_at, h.outcome, COALESCE(SUM(l.delta), 0) "
         "AS delta FROM hands h LEFT JOIN ledger l ON l.hand_id = h.id AND l.player = ? WHERE "
         "EXISTS (SELECT 1 FROM "
-        + _SQLITE_SEATS.format(seats="h.seats")
+        + SQLITE_SEATS.format(seats="h.seats")
         + " WHERE "
         + _SQLITE_SEAT.format(s="", field="player")
         + " = ?) GROUP BY h.id ORDER BY h.id DESC LIMIT ?",
