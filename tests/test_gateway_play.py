@@ -145,6 +145,44 @@ def test_S17_a_player_who_does_not_act_is_timed_out_on_the_host_clock(played) ->
     assert ann.of("your_turn")[0]["seconds"] == action_s
 
 
+@SQLITE_ONLY
+def test_S17_a_drop_and_a_resume_do_not_give_the_player_to_act_a_fresh_clock(played) -> None:
+    """An outside probe dropped and resumed every 12 s of a 15 s turn and was told 15 s
+    each time, holding the table for as long as it liked: the seconds used before a drop
+    count against the turn's clock, so the turn ends."""
+    table = next(iter(played.host.tables.values()))
+    action_s = table.config.timeouts.action_s
+    ann = join(played, "ann", auto=False)
+    played.run_until(lambda: ann.of("your_turn"), what="ann's turn")
+    hand = table.current_hand()
+    client, told = ann, []
+    for _ in range(action_s):  # more drops than the clock has seconds
+        played.advance(action_s - 3)
+        if hand.is_over or hand.players["ann"].folded:
+            break
+        seq = client.events()[-1][0]
+        played.stepper.run(client.close())
+        played.run_until(lambda: "ann" in table.away or hand.players["ann"].folded, what="the drop")
+        if hand.players["ann"].folded:
+            break
+        client = back = played.stepper.run(
+            open_client(
+                played.host.gateway.url,
+                token(played, "ann"),
+                False,  # she never acts: she only drops and resumes
+                resume={"table": table.id, "seq": seq},
+            )
+        )
+        played.run_until(
+            lambda back=back: back.of("your_turn") or hand.players["ann"].folded or hand.is_over,
+            what="ann's turn again, or her timeout",
+        )
+        told += [turn["seconds"] for turn in back.of("your_turn")]
+    kinds = [(e.type, e.get("player")) for e in hand.events]
+    assert ("timeout", "ann") in kinds, (told, kinds[-6:])
+    assert all(seconds < action_s for seconds in told), told
+
+
 @pytest.mark.parametrize("why", ["expired", "audience", "unknown_key"])
 def test_a_token_that_opens_nothing_here_is_closed_with_4001(played, why) -> None:
     from gmtool.gateway import tokens

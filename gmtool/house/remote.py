@@ -12,6 +12,7 @@ act; a reconnect inside it resumes the seat, past it the engine counts an escape
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from gmtool.engine.events import Action
@@ -83,6 +84,13 @@ def disconnected(table: HostedTable, name: str) -> None:
     if player.folded or not player.connected:
         return
     sync_time(table, hand)
+    if not table.away and hand.to_act == name:
+        # The seconds of their turn so far count against their clock (S17): told now, or
+        # a drop and a resume would give them a fresh clock each time (an outside probe
+        # held a table's turn for minutes so). A part of a second counts as one.
+        used = math.ceil((table.clock.monotonic() - table.turn_started) * table.host.speed)
+        if used > 0:
+            table.apply(Action("wait", amount=used))
     if hand.is_over or player.folded:
         return
     if not table.away:
