@@ -18,6 +18,7 @@ from backends import (  # noqa: F401
 from gateway_clients import open_client
 from helpers import gm_identity
 
+from gmtool.errors import UsageError
 from gmtool.ops.gm import adjust
 from gmtool.ops.player_tokens import mint
 from gmtool.store import log_append
@@ -376,8 +377,39 @@ def test_G2_a_kicked_player_is_told_and_their_socket_closes_with_4003(played) ->
     assert again.of("error")[0]["error"] == "kicked"  # sits out the host's run, as a bot does
 
 
+def _service_token(host, player: str) -> str:
+    """A token a login service would mint with the store's registered key (the console's
+    `players token` refuses a bot's account itself)."""
+    from gmtool.gateway import tokens
+    from gmtool.ops.player_tokens import key_path
+
+    token(host, "ann")  # (makes and registers the key beside the store)
+    key = tokens.load_private_pem(key_path(files_of(host.store)).read_bytes())
+    store_id = log_append.store_id(host.store)
+    return tokens.mint(key, store_id, player, 3600, host.clock.wall())
+
+
 def test_a_token_for_one_of_the_hosts_bots_is_refused(played) -> None:
-    bot = played.stepper.run(open_client(played.host.gateway.url, token(played, "bot-001")))
+    text = _service_token(played, "bot-001")
+    bot = played.stepper.run(open_client(played.host.gateway.url, text))
+    played.run_until(lambda: bot.closed, what="the close")
+    assert (bot.close_code, bot.close_reason) == (4001, "bot")
+    with pytest.raises(UsageError, match="bot's account"):
+        token(played, "bot-001")
+
+
+@SQLITE_ONLY
+def test_a_token_for_a_bot_an_earlier_run_enrolled_is_refused(played) -> None:
+    """A bot the host's pool does not hold now (an earlier run had more --bots) is still a
+    bot's account: a person playing it would play its coins (outside probe of 2026-12-05)."""
+    from gmtool.store import ledger
+
+    with played.store.write():
+        ledger.ensure_player(played.store, "bot-999", "bot")
+    assert "bot-999" not in played.host.pool.styles
+    bot = played.stepper.run(
+        open_client(played.host.gateway.url, _service_token(played, "bot-999"))
+    )
     played.run_until(lambda: bot.closed, what="the close")
     assert (bot.close_code, bot.close_reason) == (4001, "bot")
 

@@ -197,8 +197,10 @@ class Gateway:
             await socket.close(CLOSE["token"], error.code)
             return None
         player = claims.subject
-        if player in self.host.pool.styles:  # the host's own bot: no person plays it
-            self.host.notify(f"gateway: a token for the host's bot {player} refused")
+        # A bot of this host's pool, or one a host enrolled before (a run with more
+        # --bots): no person plays it, nor its coins.
+        if player in self.host.pool.styles or ledger.is_bot(store, player):
+            self.host.notify(f"gateway: a token for the bot {player} refused")
             await socket.close(CLOSE["token"], "bot")
             return None
         if claims.token_id is not None and not self.token_ids.use(

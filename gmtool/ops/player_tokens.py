@@ -57,6 +57,11 @@ def mint(store: Store, actor: Gm, player: str, ttl_s: int) -> dict:
     (mode 0600) and registered first where needed. {"token", "store", "kid", "expires",
     "made", "registered"}."""
     player = composed(player)  # as typed, decomposed or not: the player who looks so
+    if ledger.is_bot(store, player):
+        raise UsageError(
+            f"{player} is a bot's account (a host enrolled it): a token would let a person "
+            "play it and its coins; name a person's account"
+        )
     path = key_path(files_of(store))  # (a PostgreSQL store: in its hosts' home)
     made = False
     if path.exists():

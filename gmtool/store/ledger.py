@@ -22,6 +22,12 @@ TALLY_COLUMNS = {
 }
 
 
+def is_bot(store: Store, name: str) -> bool:
+    """Whether `name` is a bot's account (a host enrolled it: no person plays it)."""
+    row = store.one("SELECT kind FROM players WHERE name = ?", (name,))
+    return row is not None and row[0] == "bot"
+
+
 def ensure_player(store: Store, name: str, kind: str = "human") -> None:
     """Create the player if new (with zero coins: coins arrive through the ledger)."""
     cursor = store.conn.execute(
