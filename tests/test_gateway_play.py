@@ -635,3 +635,30 @@ def test_tables_list_and_players_show_say_who_is_connected_and_who_is_away(
         )["connection"]
         is None
     )
+
+
+@SQLITE_ONLY
+def test_refused_hellos_are_said_at_most_so_many_a_minute(played) -> None:
+    """An outside probe's junk hellos, 8,450 in 10 s, were 8,450 lines of the host's
+    output (24 MB: each repeated the attacker's 3 KB `alg`): at most `REFUSALS_SAID` a
+    minute are said now, each short, and the number held back comes with the next."""
+    import base64
+
+    from gmtool.gateway.limits import REFUSAL_PERIOD_S, REFUSALS_SAID
+
+    header = base64.urlsafe_b64encode(json.dumps({"alg": "A" * 3000}).encode()).rstrip(b"=")
+    junk = header.decode() + ".e30.AAAA"
+
+    def refusals() -> list[str]:
+        return [m for m in played.messages if "a token refused" in m]
+
+    for _ in range(3 * REFUSALS_SAID):
+        client = played.stepper.run(open_client(played.host.gateway.url, junk))
+        played.run_until(lambda client=client: client.closed, what="the close")
+        assert (client.close_code, client.close_reason) == (4001, "algorithm")
+    said = refusals()
+    assert len(said) == REFUSALS_SAID and all(len(m) < 200 for m in said), said[:2]
+    played.advance(REFUSAL_PERIOD_S)
+    client = played.stepper.run(open_client(played.host.gateway.url, junk))
+    played.run_until(lambda: client.closed, what="the close")
+    assert f"({2 * REFUSALS_SAID} more refused hello(s) not shown before it)" in refusals()[-1]

@@ -62,3 +62,32 @@ class TokenIds:
             return False
         self.seen[token_id] = expires
         return True
+
+
+REFUSALS_SAID = 20  # refused hellos said on the host's output a minute, at most
+REFUSAL_PERIOD_S = 60.0
+
+
+class Quieted:
+    """The host's lines about refused hellos, at most `REFUSALS_SAID` a minute: a client
+    that never authenticates may send junk hellos at any pace, and each would otherwise
+    be a line of the host's output (an outside probe wrote 24 MB in 10 s so). The lines
+    held back are counted, and their number said with the next line shown."""
+
+    def __init__(self) -> None:
+        self.since = float("-inf")  # when the current minute began
+        self.said = 0
+        self.held = 0
+
+    def line(self, now: float, text: str) -> str | None:
+        """`text` to show now (after how many were held back), or None to hold it back."""
+        if now - self.since >= REFUSAL_PERIOD_S:
+            self.since, self.said = now, 0
+        if self.said >= REFUSALS_SAID:
+            self.held += 1
+            return None
+        self.said += 1
+        if self.held:
+            text = f"{text} ({self.held} more refused hello(s) not shown before it)"
+            self.held = 0
+        return text

@@ -158,7 +158,7 @@ def verify(token: str, keys: Mapping[str, Ed25519PublicKey], store: str, now: fl
     kid = header.get("kid")
     if header.get("alg") != ALGORITHM:
         raise TokenError(
-            "algorithm", f"a token is signed with {ALGORITHM}, not {header.get('alg')!r}"
+            "algorithm", f"a token is signed with {ALGORITHM}, not {header.get('alg')!r:.40}"
         )
     if not isinstance(kid, str) or kid not in keys:
         raise TokenError("unknown_key", "the token's key is not registered in this store")

@@ -19,7 +19,7 @@ from gmtool.engine.errors import IllegalAction
 from gmtool.engine.events import Action
 from gmtool.engine.seating import coins_to_sit
 from gmtool.gateway import pages
-from gmtool.gateway.limits import RATE_PER_S, TokenIds
+from gmtool.gateway.limits import RATE_PER_S, Quieted, TokenIds
 from gmtool.gateway.protocol import MAX_FRAME, PROTOCOL, ClientMessage, ProtocolError, encode
 from gmtool.gateway.protocol import read_client as read
 from gmtool.gateway.tokens import LEEWAY_S, TokenError, keys_of, verify
@@ -70,6 +70,13 @@ class Gateway:
         # this host as the lobby names it: its leases' name on a shared store
         self.name = host.ownership.name if host.ownership is not None else host_name()
         self._open = 0
+        self.quieted = Quieted()  # refused hellos said, at most so many a minute
+
+    def _refused(self, line: str) -> None:
+        """A refused hello said on the host's output, unless too many were this minute."""
+        said = self.quieted.line(self.host.clock.monotonic(), line)
+        if said is not None:
+            self.host.notify(said)
 
     # -- the server ---------------------------------------------------------------------
 
@@ -193,20 +200,20 @@ class Gateway:
                 message["token"], self._keys(), log_append.store_id(store), clock.wall()
             )
         except TokenError as error:
-            self.host.notify(f"gateway: a token refused ({error.code}: {error})")
+            self._refused(f"gateway: a token refused ({error.code}: {error})")
             await socket.close(CLOSE["token"], error.code)
             return None
         player = claims.subject
         # A bot of this host's pool, or one a host enrolled before (a run with more
         # --bots): no person plays it, nor its coins.
         if player in self.host.pool.styles or ledger.is_bot(store, player):
-            self.host.notify(f"gateway: a token for the bot {player} refused")
+            self._refused(f"gateway: a token for the bot {player} refused")
             await socket.close(CLOSE["token"], "bot")
             return None
         if claims.token_id is not None and not self.token_ids.use(
             claims.token_id, claims.expires + LEEWAY_S, clock.wall()
         ):
-            self.host.notify(f"gateway: a used token replayed for {player} (its jti) refused")
+            self._refused(f"gateway: a used token replayed for {player} (its jti) refused")
             await socket.close(CLOSE["token"], "replayed")
             return None
         with store.write():
