@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -41,6 +42,29 @@ def _queued(db: Path, before: int) -> dict:
             "the console's command in the store",
         )[0]
     )
+
+
+def _stopped_outside_a_write(db: Path, pid: int) -> bool:
+    """Stop process `pid` with SIGSTOP, and keep it stopped only if it holds no write
+    transaction on the store (a writer may take the write lock at once)."""
+    os.kill(pid, signal.SIGSTOP)
+    until(
+        lambda: all(
+            (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+            for task in Path(f"/proc/{pid}/task").iterdir()
+        ),
+        "the stop",
+    )
+    conn = sqlite3.connect(db, timeout=0)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.rollback()
+        return True
+    except sqlite3.OperationalError:  # locked: it was stopped inside a write
+        os.kill(pid, signal.SIGCONT)
+        return False
+    finally:
+        conn.close()
 
 
 def _last_command(db: Path) -> int:
@@ -192,7 +216,11 @@ def test_a_kick_whose_console_is_killed_before_the_running_host_takes_it_is_with
 
         hand, table, seats = host.wait_until(seated_in_a_hand)
         player = seats[0]["player"]
-        os.kill(host.proc.pid, signal.SIGSTOP)
+        # Stopped outside a write: a host frozen inside one holds the store's write lock,
+        # and the console could never queue its kick (CI, on a loaded machine).
+        until(
+            lambda: _stopped_outside_a_write(db, host.proc.pid), "the host stopped between writes"
+        )
         try:
             before = _last_command(db)
             # --wait: however slowly the console starts, the stopped host's heartbeat
