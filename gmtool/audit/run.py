@@ -42,7 +42,7 @@ from gmtool.findings import Finding, finding_of
 from gmtool.store import scan
 from gmtool.store.db import Store, undecodable
 from gmtool.store.queries import check_names
-from gmtool.store.row_types import mistyped_rows
+from gmtool.store.row_types import TYPE_ERRORS, mistyped_rows
 
 
 @dataclass
@@ -269,7 +269,7 @@ def run_audit(
                 raise
         return _audit(*args, monotone if progress else None, strict=False)
     except Exception as error:
-        if isinstance(error, GmtoolError):
+        if isinstance(error, GmtoolError) or not isinstance(error, TYPE_ERRORS):
             raise
         stopped = stopped_by_edits(store)
         if stopped is None:  # no edited row explains it: gmtool's own error, not hidden

@@ -132,9 +132,10 @@ def _edits_named(store: Any) -> Iterator[None]:
     try:
         yield
     except Exception as error:
-        if isinstance(error, GmtoolError):
+        from gmtool.store.row_types import TYPE_ERRORS, damaged_by_edits
+
+        if isinstance(error, GmtoolError) or not isinstance(error, TYPE_ERRORS):
             raise
-        from gmtool.store.row_types import damaged_by_edits
 
         damaged = damaged_by_edits(store)
         if damaged is None:

@@ -10,6 +10,7 @@ enforces its columns' types itself: nothing to find there.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import NamedTuple
 
 from gmtool.errors import Damaged
@@ -57,6 +58,20 @@ def mistyped_rows(store: Store, limit: int = 20) -> list[Mistyped]:
             )
             found += [Mistyped(table, name, column, declared, kind) for name, kind in rows]
     return found
+
+
+# The errors a value of an unexpected type raises where gmtool reads it (a comparison, a
+# JSON function, an attribute of what was to be an object): only these are worth asking
+# about (a closed pipe or an interrupt never is, and the question reads every table).
+TYPE_ERRORS = (
+    TypeError,
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    OverflowError,
+    sqlite3.DatabaseError,
+)
 
 
 def damaged_by_edits(store: Store) -> Damaged | None:
