@@ -84,6 +84,9 @@ TARGET_P99_MS = 100.0
 # -- write: the real write path against a bare executemany ------------------------------------
 
 
+OPENING = 10**11  # a hand starts only if each player's balance covers their seat (stakes.cover)
+
+
 def play_hands(configs: dict[str, dict], count: int, seed: int) -> list[tuple]:
     """Hands played in memory by the house bots: (profile, tier, number, seed, batches),
     where batches are the engine's events per input, as the host hands them over."""
@@ -149,8 +152,8 @@ def fresh_store(folder: Path, configs: dict[str, dict]):
     store = connect(path)
     for profile, tier in ROOMS:
         table_store.open_table(store, f"{profile}-{tier}", profile, tier, "", os.getpid())
-    for player in PLAYERS:
-        ledger.grant(store, player, 10_000_000, "opening_balance", kind="bot")
+    for player in PLAYERS:  # every seat brings 10,000,000: a balance that covers any run
+        ledger.grant(store, player, OPENING, "opening_balance", kind="bot")
     return store
 
 

@@ -79,7 +79,13 @@ def cover(store: Store, seats: Iterable[Mapping]) -> None:
     elsewhere = brought(store, names)
     short = [name for name in names if balances.get(name, 0) - elsewhere[name] < wanted[name]]
     if short:
+        staked = [name for name in short if elsewhere[name]]
         raise NotCovered(
-            f"{', '.join(short)}: coins already at stake at another table (a host's hand "
-            "there has not ended); the hand did not start"
+            f"{', '.join(short)}: "
+            + (
+                "coins already at stake at another table (a hand there has not ended)"
+                if staked
+                else "the balance is less than the hand seats them with"
+            )
+            + "; the hand did not start"
         )
