@@ -19,6 +19,7 @@ from pathlib import Path
 
 from conftest import OPERATOR, LiveHost
 from helpers import clean_env, gmtool_command, query, until
+from postgres import _stop as stop
 
 WAIT_S = 120  # the most any awaited event may take on a busy machine
 
@@ -47,14 +48,7 @@ def _queued(db: Path, before: int) -> dict:
 def _stopped_outside_a_write(db: Path, pid: int) -> bool:
     """Stop process `pid` with SIGSTOP, and keep it stopped only if it holds no write
     transaction on the store (a writer may take the write lock at once)."""
-    os.kill(pid, signal.SIGSTOP)
-    until(
-        lambda: all(
-            (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
-            for task in Path(f"/proc/{pid}/task").iterdir()
-        ),
-        "the stop",
-    )
+    stop(pid)  # (every thread stopped, as tests/postgres.py stops a host there)
     conn = sqlite3.connect(db, timeout=0)
     try:
         conn.execute("BEGIN IMMEDIATE")
